@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the package, packs it, and checks the tarball as a consumer sees it: the exports map
+# resolves, the types check under NodeNext, and a small program runs against the packed files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+npm run build --silent
+work=$(mktemp -d "$PWD/.pack-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tarball=$(npm pack --silent --pack-destination "$work" | tail -n 1)
+mkdir -p "$work/consumer/node_modules/effect-chat-memory"
+tar -xzf "$work/$tarball" -C "$work/consumer/node_modules/effect-chat-memory" --strip-components 1
+
+if tar -tzf "$work/$tarball" | grep -qE '(^package/(src|test)/|\.map$)'; then
+  echo "check-pack: the tarball holds sources, tests or source maps" >&2
+  exit 1
+fi
+
+cat >"$work/consumer/package.json" <<'JSON'
+{ "name": "consumer", "private": true, "type": "module" }
+JSON
+cat >"$work/consumer/main.ts" <<'TS'
+import { Effect, Layer } from "effect"
+import { ApproximateTokenCounter, ChatMemoryService, MemoryRepository, SlidingWindowStrategy } from "effect-chat-memory"
+import * as NoopStrategy from "effect-chat-memory/strategies/NoopStrategy"
+
+const MemoryLive = ChatMemoryService.layer.pipe(
+  Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: 100 })),
+  Layer.provideMerge(MemoryRepository.layer),
+  Layer.provideMerge(ApproximateTokenCounter.layer)
+)
+const program = Effect.gen(function*() {
+  const memory = yield* ChatMemoryService.ChatMemoryService
+  yield* memory.addMessages("c", [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }])
+  const context = yield* memory.getContext("c")
+  // A subpath export resolves too.
+  const whole = yield* Effect.provide(
+    Effect.flatMap(ChatMemoryService.ChatMemoryService, (m) => m.addMessages("d", [{ role: "user", content: "x" }])),
+    ChatMemoryService.layer.pipe(
+      Layer.provideMerge(NoopStrategy.layer),
+      Layer.provideMerge(MemoryRepository.layer),
+      Layer.provideMerge(ApproximateTokenCounter.layer)
+    )
+  )
+  console.log(`packed ok: ${context.recent.length} messages, ${context.tokenCount} tokens; ${whole.length} via a subpath`)
+})
+await Effect.runPromise(Effect.provide(program, MemoryLive))
+TS
+cat >"$work/consumer/tsconfig.json" <<'JSON'
+{
+  "extends": "../../tsconfig.base.json",
+  "compilerOptions": { "noEmit": true, "skipLibCheck": false, "lib": ["ES2022", "DOM"] },
+  "files": ["main.ts"]
+}
+JSON
+npx tsc -p "$work/consumer/tsconfig.json" 2>&1 | grep -E "main\.ts|effect-chat-memory/" && { echo "check-pack: the packed types do not check" >&2; exit 1; }
+(cd "$work/consumer" && npx tsx main.ts)

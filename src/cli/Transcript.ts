@@ -1,0 +1,88 @@
+/**
+ * Reading a conversation transcript: JSONL of `{ role, content, metadata? }`, or a JSON array.
+ */
+import { FileSystem } from "@effect/platform"
+import { Effect, ParseResult, Schema } from "effect"
+import { MessageInput } from "../domain/Message.js"
+import { formatPath } from "../internal/validation.js"
+
+/**
+ * A transcript that cannot be read, with the line (1-based) of the bad entry when there is one.
+ */
+export class TranscriptError extends Schema.TaggedError<TranscriptError>()("TranscriptError", {
+  path: Schema.String,
+  line: Schema.optional(Schema.Int),
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.path}${this.line === undefined ? "" : `:${this.line}`}: ${this.reason}`
+  }
+}
+
+const decodeMessage = Schema.decodeUnknownEither(MessageInput, { errors: "first", onExcessProperty: "error" })
+
+const parseEntry = (path: string, line: number | undefined, value: unknown) => {
+  const decoded = decodeMessage(value)
+  if (decoded._tag === "Right") return Effect.succeed(decoded.right)
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+  const field = formatPath(issue?.path ?? [], "")
+  return Effect.fail(
+    new TranscriptError({ path, line, reason: `invalid ${field === "input" ? "message" : field}: ${issue?.message}` })
+  )
+}
+
+const parseJson = (path: string, line: number | undefined, text: string) =>
+  Effect.try({
+    try: (): unknown => JSON.parse(text),
+    catch: () => new TranscriptError({ path, line, reason: "not valid JSON" })
+  })
+
+/**
+ * Parses a transcript's text: a JSON array of messages, or one JSON message per line (blank
+ * lines are skipped).
+ */
+export const parse = (path: string, text: string): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
+  Effect.gen(function*() {
+    if (text.trimStart().startsWith("[")) {
+      const entries = yield* parseJson(path, undefined, text)
+      if (!Array.isArray(entries)) return yield* new TranscriptError({ path, reason: "expected a JSON array" })
+      return yield* Effect.forEach(entries, (entry: unknown, i) => parseEntry(path, i + 1, entry))
+    }
+    const messages: Array<MessageInput> = []
+    for (const [i, raw] of text.split("\n").entries()) {
+      if (raw.trim().length === 0) continue
+      messages.push(yield* parseEntry(path, i + 1, yield* parseJson(path, i + 1, raw)))
+    }
+    if (messages.length === 0) return yield* new TranscriptError({ path, reason: "holds no messages" })
+    return messages
+  })
+
+/** Reads and parses a transcript file. */
+export const read = (path: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new TranscriptError({ path, reason: error.message }))
+    )
+    return yield* parse(path, text)
+  })
+
+/**
+ * Splits messages into the chunks an agent would add turn by turn: the opening (up to the first
+ * user message) goes with the first turn; each later chunk starts at a user message.
+ */
+export const turnsOf = (messages: ReadonlyArray<MessageInput>): ReadonlyArray<ReadonlyArray<MessageInput>> => {
+  const chunks: Array<Array<MessageInput>> = []
+  let current: Array<MessageInput> = []
+  let seenUser = false
+  for (const message of messages) {
+    if (message.role === "user" && seenUser) {
+      chunks.push(current)
+      current = []
+    }
+    if (message.role === "user") seenUser = true
+    current.push(message)
+  }
+  if (current.length > 0) chunks.push(current)
+  return chunks
+}

@@ -1,0 +1,46 @@
+/**
+ * The key of a conversation: a branded, validated string.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * The longest conversation id accepted, in characters.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxLength = 255
+
+// Control characters (C0, DEL, C1) make ids unprintable in logs and ambiguous in URLs and keys.
+const controlCharacter = /\p{Cc}/u
+
+/**
+ * A conversation id: non-empty, at most 255 characters, no control characters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ConversationId = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(MaxLength, { message: () => `must be at most ${MaxLength} characters` }),
+  Schema.filter((s) => !controlCharacter.test(s), { message: () => "must not contain control characters" }),
+  Schema.brand("ConversationId"),
+  Schema.annotations({ identifier: "ConversationId" })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ConversationId = typeof ConversationId.Type
+
+/**
+ * Builds a `ConversationId` from a string known to be valid; throws on an invalid one.
+ * Meant for literals in tests and examples; decode outside input with the schema.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (id: string) => ConversationId = Schema.decodeSync(ConversationId)

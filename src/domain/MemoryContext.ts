@@ -1,0 +1,112 @@
+/**
+ * What `getContext` returns: the messages a model should see next, inside a token budget, and
+ * an account of what was left out.
+ *
+ * @since 0.1.0
+ */
+import { Prompt } from "@effect/ai"
+import { Schema } from "effect"
+import { factsText, summaryText } from "../internal/render.js"
+import { ConversationId } from "./ConversationId.js"
+import { Fact } from "./Fact.js"
+import { Message } from "./Message.js"
+
+/**
+ * The assembled context, in prompt order: `system` (the conversation's leading system messages,
+ * never trimmed), `facts`, `summary`, then `recent` (the newest turns, verbatim).
+ *
+ * Accounting: every message of the conversation is either covered by the summary
+ * (`seq <= summarizedUpTo`), shown (`system`, `recent`), or counted in `messagesOmitted`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")({
+  conversationId: ConversationId,
+  /** The strategy that assembled it. */
+  strategy: Schema.String,
+  system: Schema.Array(Message),
+  facts: Schema.Array(Fact),
+  /** The running summary as shown (possibly truncated), or null when there is none. */
+  summary: Schema.NullOr(Schema.String),
+  recent: Schema.Array(Message),
+  /** Tokens of everything above, as the configured `TokenCounter` counts them. */
+  tokenCount: Schema.NonNegativeInt,
+  /** The budget it was assembled in, or null when the strategy has none. */
+  tokenBudget: Schema.NullOr(Schema.NonNegativeInt),
+  turnsShown: Schema.NonNegativeInt,
+  /** Turns neither shown nor covered by the summary. */
+  turnsOmitted: Schema.NonNegativeInt,
+  /** Messages neither shown nor covered by the summary. */
+  messagesOmitted: Schema.NonNegativeInt,
+  summaryTruncated: Schema.Boolean,
+  /** The cursor of the summary shown: the highest seq it covers (0 for none). */
+  summarizedUpTo: Schema.NonNegativeInt
+}) {}
+
+const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined => {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content }
+    case "user":
+      return { role: "user", content: [{ type: "text", text: message.content }] }
+    case "assistant": {
+      const text: Array<Prompt.AssistantMessagePartEncoded> = message.content.length > 0
+        ? [{ type: "text", text: message.content }]
+        : []
+      const calls = (message.metadata.toolCalls ?? []).map((call): Prompt.AssistantMessagePartEncoded => ({
+        type: "tool-call",
+        id: call.id,
+        name: call.name,
+        params: call.params,
+        providerExecuted: false
+      }))
+      return { role: "assistant", content: [...text, ...calls] }
+    }
+    case "tool":
+      return {
+        role: "tool",
+        content: [{
+          type: "tool-result",
+          id: message.metadata.toolCallId ?? "",
+          name: message.metadata.toolName ?? "tool",
+          isFailure: message.metadata.isError ?? false,
+          result: message.content,
+          providerExecuted: false
+        }]
+      }
+    case "summary":
+      // Summary messages are records of the log; the context carries the summary separately.
+      return undefined
+  }
+}
+
+/**
+ * The context as `@effect/ai` prompt messages, in order. Facts and the summary become system
+ * messages; tool calls and results become tool-call and tool-result parts.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toPromptMessages = (context: MemoryContext): Array<Prompt.MessageEncoded> => {
+  const out: Array<Prompt.MessageEncoded> = []
+  for (const message of context.system) {
+    const encoded = toPromptMessage(message)
+    if (encoded !== undefined) out.push(encoded)
+  }
+  if (context.facts.length > 0) out.push({ role: "system", content: factsText(context.facts) })
+  if (context.summary !== null) out.push({ role: "system", content: summaryText(context.summary) })
+  for (const message of context.recent) {
+    const encoded = toPromptMessage(message)
+    if (encoded !== undefined) out.push(encoded)
+  }
+  return out
+}
+
+/**
+ * The context as an `@effect/ai` `Prompt`, ready for `LanguageModel.generateText`.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toPrompt = (context: MemoryContext): Prompt.Prompt => Prompt.make(toPromptMessages(context))

@@ -1,0 +1,56 @@
+/**
+ * The summary state of a conversation and the record of each summarization run.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { ConversationId } from "./ConversationId.js"
+import { Fact } from "./Fact.js"
+
+/**
+ * What the memory knows of the older part of a conversation: a narrative and facts that cover
+ * every message up to `cursor` (`summarizedUpTo`). `version` counts the changes; the state only
+ * changes by compare-and-set on (`cursor`, `version`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class SummaryState extends Schema.Class<SummaryState>("SummaryState")({
+  conversationId: ConversationId,
+  narrative: Schema.String,
+  facts: Schema.Array(Fact),
+  cursor: Schema.NonNegativeInt,
+  version: Schema.NonNegativeInt,
+  updatedAt: Schema.NullOr(Schema.DateTimeUtc)
+}) {}
+
+/**
+ * The state of a conversation nothing has been summarized of yet.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const initial = (conversationId: ConversationId): SummaryState =>
+  new SummaryState({ conversationId, narrative: "", facts: [], cursor: 0, version: 0, updatedAt: null })
+
+/**
+ * One summarization run that was applied: the range of seqs it covered, what it produced and what
+ * it cost. Identified by the conversation and the summary-state `version` it produced.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class SummarizationRecord extends Schema.Class<SummarizationRecord>("SummarizationRecord")({
+  conversationId: ConversationId,
+  version: Schema.Int.pipe(Schema.positive()),
+  fromSeq: Schema.Int.pipe(Schema.positive()),
+  toSeq: Schema.Int.pipe(Schema.positive()),
+  summary: Schema.String,
+  mode: Schema.String,
+  skillId: Schema.String,
+  model: Schema.NullOr(Schema.String),
+  inputTokens: Schema.NonNegativeInt,
+  outputTokens: Schema.NonNegativeInt,
+  durationMs: Schema.NonNegativeInt,
+  createdAt: Schema.DateTimeUtc
+}) {}

@@ -1,0 +1,25 @@
+/**
+ * A failure of the store.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * The store failed during `operation` (connection lost, constraint violated, rows that do not
+ * decode, …). Nothing of a failed write was applied; callers may retry.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RepositoryError extends Schema.TaggedError<RepositoryError>()("RepositoryError", {
+  /** The repository operation that failed, e.g. `appendMessages`. */
+  operation: Schema.String,
+  conversationId: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    const where = this.conversationId === undefined ? "" : ` (conversation ${JSON.stringify(this.conversationId)})`
+    return `Store failure during ${this.operation}${where}`
+  }
+}

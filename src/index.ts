@@ -1,0 +1,56 @@
+/**
+ * effect-chat-memory: long-running conversation memory for Effect-based LLM agents.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as ConversationId from "./domain/ConversationId.js"
+/** @since 0.1.0 */
+export * as Fact from "./domain/Fact.js"
+/** @since 0.1.0 */
+export * as MemoryContext from "./domain/MemoryContext.js"
+/** @since 0.1.0 */
+export * as Message from "./domain/Message.js"
+/** @since 0.1.0 */
+export * as SummaryState from "./domain/SummaryState.js"
+/** @since 0.1.0 */
+export * as Text from "./domain/Text.js"
+
+/** @since 0.1.0 */
+export * as ChatMemoryError from "./errors/ChatMemoryError.js"
+/** @since 0.1.0 */
+export * as ConversationNotFoundError from "./errors/ConversationNotFoundError.js"
+/** @since 0.1.0 */
+export * as DataValidationError from "./errors/DataValidationError.js"
+/** @since 0.1.0 */
+export * as EntityNotFoundError from "./errors/EntityNotFoundError.js"
+/** @since 0.1.0 */
+export * as GenericMemoryError from "./errors/GenericMemoryError.js"
+/** @since 0.1.0 */
+export * as RepositoryError from "./errors/RepositoryError.js"
+/** @since 0.1.0 */
+export * as SkillExecutionError from "./errors/SkillExecutionError.js"
+
+/** @since 0.1.0 */
+export * as ChatMemoryService from "./services/ChatMemoryService.js"
+/** @since 0.1.0 */
+export * as MemoryManagementStrategy from "./services/MemoryManagementStrategy.js"
+/** @since 0.1.0 */
+export * as RepositoryService from "./services/RepositoryService.js"
+/** @since 0.1.0 */
+export * as SkillService from "./services/SkillService.js"
+/** @since 0.1.0 */
+export * as TokenCounter from "./services/TokenCounter.js"
+
+/** @since 0.1.0 */
+export * as NoopStrategy from "./strategies/NoopStrategy.js"
+/** @since 0.1.0 */
+export * as SlidingWindowStrategy from "./strategies/SlidingWindowStrategy.js"
+
+/** @since 0.1.0 */
+export * as ApproximateTokenCounter from "./layers/ApproximateTokenCounter.js"
+/** @since 0.1.0 */
+export * as ExactTokenCounter from "./layers/ExactTokenCounter.js"
+/** @since 0.1.0 */
+export * as MemoryRepository from "./layers/MemoryRepository.js"

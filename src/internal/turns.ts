@@ -1,0 +1,93 @@
+/**
+ * Turns: a user message and everything that answers it. Memory cuts the log only between turns,
+ * so a tool call is never separated from its result.
+ */
+import type { Message } from "../domain/Message.js"
+
+/** A turn: consecutive messages of the log, never empty, in seq order. */
+export interface Turn {
+  readonly messages: ReadonlyArray<Message>
+  readonly tokenCount: number
+  readonly firstSeq: number
+  readonly lastSeq: number
+}
+
+/** The result of grouping a run of messages. */
+export interface Grouped {
+  readonly turns: ReadonlyArray<Turn>
+  /**
+   * Whether the first turn is whole. Only a partial read (a run that does not start at the
+   * beginning of the conversation's turns) can have a cut first turn: when it does not start at a
+   * user message, or when it holds a tool result whose call lies before the run.
+   */
+  readonly firstTurnComplete: boolean
+}
+
+const makeTurn = (messages: ReadonlyArray<Message>): Turn => {
+  let tokenCount = 0
+  for (const message of messages) tokenCount += message.tokenCount
+  return {
+    messages,
+    tokenCount,
+    firstSeq: messages[0]?.seq ?? 0,
+    lastSeq: messages[messages.length - 1]?.seq ?? 0
+  }
+}
+
+/**
+ * Groups messages (ascending by seq) into turns. A new turn starts at each user message, except
+ * where a tool result after it answers a call made before it: such a boundary is skipped, so the
+ * call and its result stay in one turn. `summary` messages are records of the log, not part of
+ * the conversation, and are left out. Messages before the first user message form a turn of their
+ * own. With `partial`, the run is a suffix of a longer log: a tool result whose call is not in
+ * the run forbids every boundary before it.
+ */
+export const groupTurns = (all: ReadonlyArray<Message>, options?: { readonly partial?: boolean }): Grouped => {
+  const messages = all.filter((message) => message.role !== "summary")
+  const n = messages.length
+  // forbidden[i] > 0 (after prefix sums) means no turn may start at index i.
+  const forbidden = new Array<number>(n + 1).fill(0)
+  const callIndex = new Map<string, number>()
+  let unresolved = -1
+  for (const [i, message] of messages.entries()) {
+    for (const call of message.metadata.toolCalls ?? []) callIndex.set(call.id, i)
+    const answers = message.role === "tool" ? message.metadata.toolCallId : undefined
+    if (answers === undefined) continue
+    const call = callIndex.get(answers)
+    if (call !== undefined) {
+      forbidden[call + 1] = (forbidden[call + 1] ?? 0) + 1
+      forbidden[i + 1] = (forbidden[i + 1] ?? 0) - 1
+    } else if (options?.partial === true) {
+      unresolved = i
+    }
+  }
+  const turns: Array<Turn> = []
+  let current: Array<Message> = []
+  let depth = 0
+  for (const [i, message] of messages.entries()) {
+    depth += forbidden[i] ?? 0
+    const boundary = message.role === "user" && depth === 0 && i > unresolved
+    if (boundary && current.length > 0) {
+      turns.push(makeTurn(current))
+      current = []
+    }
+    current.push(message)
+  }
+  if (current.length > 0) turns.push(makeTurn(current))
+  const first = messages[0]
+  const firstTurnComplete = options?.partial !== true ||
+    (unresolved < 0 && first !== undefined && first.role === "user")
+  return { turns, firstTurnComplete }
+}
+
+/** The number of newest turns that fit `available` tokens together (a contiguous suffix). */
+export const newestThatFit = (turns: ReadonlyArray<Turn>, available: number): number => {
+  let used = 0
+  let count = 0
+  for (let i = turns.length - 1; i >= 0; i--) {
+    used += turns[i]?.tokenCount ?? 0
+    if (used > available) break
+    count += 1
+  }
+  return count
+}

@@ -1,0 +1,203 @@
+/**
+ * Reading the newest turns of a conversation without reading its whole history, and assembling
+ * a context from protected messages, an optional summary and facts, and the newest turns that
+ * fit the budget.
+ */
+import { Effect } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import type { Fact } from "../domain/Fact.js"
+import { MemoryContext } from "../domain/MemoryContext.js"
+import type { Message } from "../domain/Message.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+import { groupTurns, newestThatFit, type Turn } from "./turns.js"
+
+/** The first page read backwards from the newest message; each further page is twice as large. */
+const firstPageSize = 64
+
+/** Newest complete turns of a range, oldest first. */
+export interface RecentTurns {
+  readonly turns: ReadonlyArray<Turn>
+  /** Every message read, oldest first: a suffix of the range that holds `turns`. */
+  readonly loaded: ReadonlyArray<Message>
+  /** Whether `turns` start at the beginning of the range (nothing older is left unread). */
+  readonly reachedStart: boolean
+}
+
+const sumTokens = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.tokenCount, 0)
+
+/**
+ * Reads the complete turns of the messages after seq `after`, newest first in doubling pages,
+ * until they hold more than `available` tokens or the range is exhausted. The cost depends on
+ * the budget, not on the length of the history.
+ */
+export const loadRecentTurns = (
+  repository: RepositoryService.Service,
+  conversationId: ConversationId,
+  options: { readonly after: number; readonly available: number }
+) =>
+  Effect.gen(function*() {
+    let loaded: ReadonlyArray<Message> = []
+    let before: number | undefined = undefined
+    let pageSize = firstPageSize
+    while (true) {
+      const page: ReadonlyArray<Message> = yield* repository.listMessages(conversationId, {
+        after: options.after,
+        before,
+        limit: pageSize,
+        from: "newest"
+      })
+      loaded = [...page, ...loaded]
+      const reachedStart = page.length < pageSize
+      const grouped = groupTurns(loaded, { partial: !reachedStart })
+      const turns = grouped.firstTurnComplete ? grouped.turns : grouped.turns.slice(1)
+      const oldest: Message | undefined = page[0]
+      if (reachedStart || oldest === undefined || sumTokens(turns) > options.available) {
+        return { turns, loaded, reachedStart } satisfies RecentTurns
+      }
+      before = oldest.seq
+      pageSize *= 2
+    }
+  })
+
+/** What a strategy puts in front of the recent turns. */
+export interface Preamble {
+  readonly facts: ReadonlyArray<Fact>
+  /** The summary as shown, or null for none. */
+  readonly summary: string | null
+  /** Tokens the facts and summary blocks take. */
+  readonly tokens: number
+  readonly summaryTruncated: boolean
+  /** The highest seq the summary covers (0 for none). */
+  readonly summarizedUpTo: number
+}
+
+/** No facts, no summary. */
+export const emptyPreamble: Preamble = {
+  facts: [],
+  summary: null,
+  tokens: 0,
+  summaryTruncated: false,
+  summarizedUpTo: 0
+}
+
+/** The leading system messages of a conversation: protected, never trimmed. */
+export const loadSystemPrefix = (
+  repository: RepositoryService.Service,
+  info: RepositoryService.ConversationInfo
+): Effect.Effect<ReadonlyArray<Message>, RepositoryService.Errors> =>
+  info.systemPrefixSeq === 0
+    ? Effect.succeed([])
+    : repository.listMessages(info.conversationId, { before: info.systemPrefixSeq + 1 })
+
+/** Omitted turns and messages: neither shown nor covered by the summary. */
+interface Omitted {
+  readonly turns: number
+  readonly messages: number
+}
+
+/**
+ * Counts what a context leaves out: the range `(after, firstShownSeq)`. From the messages read
+ * when they reach back to `after`; from the conversation's counters when the range starts at the
+ * leading system messages (the sliding window over a long history: no scan of the history);
+ * otherwise by counting the range, which then lies within the unsummarized buffer.
+ */
+const countOmitted = (
+  repository: RepositoryService.Service,
+  info: RepositoryService.ConversationInfo,
+  recent: RecentTurns,
+  shownCount: number,
+  after: number
+): Effect.Effect<Omitted, RepositoryService.Errors> => {
+  const omittedTurns = recent.turns.slice(0, recent.turns.length - shownCount)
+  if (recent.reachedStart) {
+    return Effect.succeed({ turns: omittedTurns.length, messages: sumMessages(omittedTurns) })
+  }
+  const firstShownSeq = recent.turns[recent.turns.length - shownCount]?.firstSeq ?? info.lastSeq + 1
+  if (after === info.systemPrefixSeq) {
+    let laterMessages = 0
+    let laterUsers = 0
+    for (const message of recent.loaded) {
+      if (message.seq < firstShownSeq || message.role === "summary") continue
+      laterMessages += 1
+      if (message.role === "user") laterUsers += 1
+    }
+    const messages = info.messageCount - info.roleCounts.summary - info.systemPrefixSeq - laterMessages
+    const users = info.roleCounts.user - laterUsers
+    if (messages === 0) return Effect.succeed({ turns: 0, messages: 0 })
+    return Effect.map(opensWithUser(repository, info), (opens) => ({ turns: users + (opens ? 0 : 1), messages }))
+  }
+  return Effect.map(
+    repository.countMessages(info.conversationId, { after, before: firstShownSeq }),
+    (counts) => ({ turns: counts.user, messages: counts.total - counts.summary })
+  )
+}
+
+/**
+ * Whether the conversation's first turn starts with a user message. Only the first turn may
+ * start with something else (an assistant greeting), and it counts as a turn too.
+ */
+const opensWithUser = (repository: RepositoryService.Service, info: RepositoryService.ConversationInfo) =>
+  Effect.map(
+    repository.listMessages(info.conversationId, { after: info.systemPrefixSeq, limit: 1 }),
+    ([first]) => first === undefined || first.role === "user"
+  )
+
+/**
+ * Assembles a context: the leading system messages, the preamble (facts and summary), then the
+ * newest turns after `after` that fit what the budget leaves (all of them without a budget).
+ */
+export const assemble = (
+  repository: RepositoryService.Service,
+  options: {
+    readonly strategy: string
+    readonly info: RepositoryService.ConversationInfo
+    readonly system: ReadonlyArray<Message>
+    readonly preamble: Preamble
+    readonly after: number
+    readonly budget: number | null
+  }
+) =>
+  Effect.gen(function*() {
+    const { info, preamble, system } = options
+    const systemTokens = system.reduce((sum, message) => sum + message.tokenCount, 0)
+    const available = options.budget === null
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, options.budget - systemTokens - preamble.tokens)
+    const recent = yield* loadRecentTurns(repository, info.conversationId, { after: options.after, available })
+    const shownCount = newestThatFit(recent.turns, available)
+    const shown = recent.turns.slice(recent.turns.length - shownCount)
+    const omitted = yield* countOmitted(repository, info, recent, shownCount, options.after)
+    const tokenCount = systemTokens + preamble.tokens + sumTokens(shown)
+    if (omitted.turns > 0) {
+      yield* Effect.logDebug("context omits turns").pipe(
+        Effect.annotateLogs({
+          conversationId: info.conversationId,
+          turnsOmitted: omitted.turns,
+          messagesOmitted: omitted.messages,
+          turnsShown: shownCount
+        })
+      )
+    }
+    if (options.budget !== null && tokenCount > options.budget) {
+      yield* Effect.logWarning("leading system messages alone exceed the token budget").pipe(
+        Effect.annotateLogs({ conversationId: info.conversationId, tokenCount, budget: options.budget })
+      )
+    }
+    return new MemoryContext({
+      conversationId: info.conversationId,
+      strategy: options.strategy,
+      system,
+      facts: preamble.facts,
+      summary: preamble.summary,
+      recent: shown.flatMap((turn) => turn.messages),
+      tokenCount,
+      tokenBudget: options.budget,
+      turnsShown: shownCount,
+      turnsOmitted: omitted.turns,
+      messagesOmitted: omitted.messages,
+      summaryTruncated: preamble.summaryTruncated,
+      summarizedUpTo: preamble.summarizedUpTo
+    }, { disableValidation: true })
+  })
+
+const sumMessages = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.messages.length, 0)

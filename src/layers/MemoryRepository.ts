@@ -1,0 +1,262 @@
+/**
+ * The in-memory `RepositoryService`: a real implementation kept in a `Ref`, for tests, embedded
+ * use and as the repository users compose in their own tests.
+ *
+ * @since 0.1.0
+ */
+import { Chunk, DateTime, Effect, HashMap, HashSet, Layer, Option, Ref } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import { Message } from "../domain/Message.js"
+import * as SummaryState from "../domain/SummaryState.js"
+import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import { CommitResult, RepositoryService } from "../services/RepositoryService.js"
+
+type Store = HashMap.HashMap<ConversationId, Conversation>
+
+interface Conversation {
+  readonly info: RepositoryService.ConversationInfo
+  /** Ascending by seq; gaps only where messages were pruned. */
+  readonly messages: Chunk.Chunk<Message>
+  readonly state: SummaryState.SummaryState
+  readonly records: Chunk.Chunk<SummaryState.SummarizationRecord>
+}
+
+const noMessages: RepositoryService.PerRole = { system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
+
+/** The index of the first message whose seq is greater than `seq`. */
+const indexAfter = (messages: Chunk.Chunk<Message>, seq: number): number => {
+  let lo = 0
+  let hi = Chunk.size(messages)
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (Chunk.unsafeGet(messages, mid).seq <= seq) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** The index range `[start, end)` of the messages with `after < seq < before`. */
+const rangeOf = (
+  messages: Chunk.Chunk<Message>,
+  query: { readonly after?: number | undefined; readonly before?: number | undefined }
+): readonly [number, number] => {
+  const start = query.after === undefined ? 0 : indexAfter(messages, query.after)
+  const end = query.before === undefined ? Chunk.size(messages) : indexAfter(messages, query.before - 1)
+  return [start, Math.max(start, end)]
+}
+
+const slice = (messages: Chunk.Chunk<Message>, start: number, end: number): Array<Message> => {
+  const out: Array<Message> = []
+  for (let i = start; i < end; i++) out.push(Chunk.unsafeGet(messages, i))
+  return out
+}
+
+/**
+ * Builds an empty in-memory repository.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(function*() {
+  const store = yield* Ref.make<Store>(HashMap.empty())
+  const locks = yield* Ref.make(HashSet.empty<ConversationId>())
+
+  const find = (conversationId: ConversationId) =>
+    Effect.flatMap(
+      Ref.get(store),
+      (conversations) =>
+        Option.match(HashMap.get(conversations, conversationId), {
+          onNone: () => Effect.fail(new ConversationNotFoundError({ conversationId })),
+          onSome: Effect.succeed
+        })
+    )
+
+  return RepositoryService.of({
+    appendMessages: Effect.fn("MemoryRepository.appendMessages")(function*(conversationId, newMessages) {
+      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+      const now = yield* DateTime.now
+      return yield* Ref.modify(store, (conversations): readonly [RepositoryService.AppendResult, Store] => {
+        const existing = HashMap.get(conversations, conversationId)
+        if (newMessages.length === 0) {
+          const messageCount = Option.match(existing, { onNone: () => 0, onSome: (c) => c.info.messageCount })
+          return [{ messages: [], messageCount }, conversations]
+        }
+        const current: Conversation = Option.getOrElse(existing, () => ({
+          info: {
+            conversationId,
+            lastSeq: 0,
+            messageCount: 0,
+            roleCounts: noMessages,
+            tokenCount: 0,
+            systemPrefixSeq: 0,
+            createdAt: now,
+            updatedAt: now
+          },
+          messages: Chunk.empty(),
+          state: SummaryState.initial(conversationId),
+          records: Chunk.empty()
+        }))
+        let { lastSeq, systemPrefixSeq, tokenCount } = current.info
+        const roleCounts = { ...current.info.roleCounts }
+        const stored: Array<Message> = []
+        for (const message of newMessages) {
+          lastSeq += 1
+          roleCounts[message.role] += 1
+          if (message.role === "system" && systemPrefixSeq === lastSeq - 1) systemPrefixSeq = lastSeq
+          tokenCount += message.tokenCount
+          stored.push(new Message({ ...message, conversationId, seq: lastSeq }, { disableValidation: true }))
+        }
+        const messageCount = current.info.messageCount + stored.length
+        const next: Conversation = {
+          ...current,
+          info: { ...current.info, lastSeq, systemPrefixSeq, tokenCount, messageCount, roleCounts, updatedAt: now },
+          messages: Chunk.appendAll(current.messages, Chunk.unsafeFromArray(stored))
+        }
+        return [{ messages: stored, messageCount }, HashMap.set(conversations, conversationId, next)]
+      })
+    }),
+
+    getConversation: Effect.fn("MemoryRepository.getConversation")(function*(conversationId) {
+      return (yield* find(conversationId)).info
+    }),
+
+    listMessages: Effect.fn("MemoryRepository.listMessages")(function*(conversationId, query) {
+      const { messages } = yield* find(conversationId)
+      const [start, end] = rangeOf(messages, query)
+      const limit = query.limit ?? Number.POSITIVE_INFINITY
+      return query.from === "newest"
+        ? slice(messages, Math.max(start, end - limit), end)
+        : slice(messages, start, Math.min(end, start + limit))
+    }),
+
+    countMessages: Effect.fn("MemoryRepository.countMessages")(function*(conversationId, query) {
+      const { messages } = yield* find(conversationId)
+      const [start, end] = rangeOf(messages, query)
+      const counts = { total: end - start, ...noMessages }
+      for (let i = start; i < end; i++) counts[Chunk.unsafeGet(messages, i).role] += 1
+      return counts
+    }),
+
+    deleteConversation: Effect.fn("MemoryRepository.deleteConversation")(function*(conversationId) {
+      const removed = yield* Ref.modify(store, (conversations) =>
+        HashMap.has(conversations, conversationId)
+          ? [true, HashMap.remove(conversations, conversationId)]
+          : [false, conversations])
+      if (!removed) return yield* new ConversationNotFoundError({ conversationId })
+    }),
+
+    getSummaryState: Effect.fn("MemoryRepository.getSummaryState")(function*(conversationId) {
+      return (yield* find(conversationId)).state
+    }),
+
+    commitSummary: Effect.fn("MemoryRepository.commitSummary")(function*(commit) {
+      const { conversationId } = commit
+      const now = yield* DateTime.now
+      const outcome = yield* Ref.modify(
+        store,
+        (
+          conversations
+        ): readonly [Option.Option<Option.Option<RepositoryService.CommitResult>>, Store] => {
+          const found = HashMap.get(conversations, conversationId)
+          if (Option.isNone(found)) return [Option.none(), conversations]
+          const current = found.value
+          const { state, info } = current
+          if (state.cursor !== commit.expected.cursor || state.version !== commit.expected.version) {
+            return [Option.some(Option.some(CommitResult.Stale({ current: state }))), conversations]
+          }
+          if (commit.cursor < state.cursor || commit.cursor > info.lastSeq) {
+            return [Option.some(Option.none()), conversations]
+          }
+          const version = state.version + 1
+          const record = new SummaryState.SummarizationRecord({
+            ...commit.record,
+            conversationId,
+            version,
+            createdAt: now
+          }, { disableValidation: true })
+          const nextState = new SummaryState.SummaryState({
+            conversationId,
+            narrative: commit.narrative,
+            facts: commit.facts,
+            cursor: commit.cursor,
+            version,
+            updatedAt: now
+          }, { disableValidation: true })
+          let messages = current.messages
+          let { lastSeq, messageCount, tokenCount } = info
+          const roleCounts = { ...info.roleCounts }
+          if (commit.prune === true) {
+            const kept: Array<Message> = []
+            for (const m of messages) {
+              if (m.seq <= info.systemPrefixSeq || m.seq > nextState.cursor || m.role === "summary") {
+                kept.push(m)
+              } else {
+                messageCount -= 1
+                roleCounts[m.role] -= 1
+                tokenCount -= m.tokenCount
+              }
+            }
+            messages = Chunk.unsafeFromArray(kept)
+          }
+          if (commit.summaryMessage !== undefined) {
+            lastSeq += 1
+            messageCount += 1
+            roleCounts.summary += 1
+            tokenCount += commit.summaryMessage.tokenCount
+            messages = Chunk.append(
+              messages,
+              new Message({
+                conversationId,
+                seq: lastSeq,
+                role: "summary",
+                content: commit.summaryMessage.content,
+                metadata: { summaryMetadataId: version },
+                tokenCount: commit.summaryMessage.tokenCount,
+                createdAt: now
+              }, { disableValidation: true })
+            )
+          }
+          const next: Conversation = {
+            info: { ...info, lastSeq, messageCount, roleCounts, tokenCount, updatedAt: now },
+            messages,
+            state: nextState,
+            records: Chunk.append(current.records, record)
+          }
+          return [
+            Option.some(Option.some(CommitResult.Committed({ state: nextState, record }))),
+            HashMap.set(conversations, conversationId, next)
+          ]
+        }
+      )
+      if (Option.isNone(outcome)) return yield* new ConversationNotFoundError({ conversationId })
+      // A cursor behind the current one or past the last message is a bug of the caller (the
+      // strategies compute it from messages they read), not a condition to recover from.
+      if (Option.isNone(outcome.value)) {
+        return yield* Effect.dieMessage(
+          `commitSummary: cursor ${commit.cursor} outside [${commit.expected.cursor}, lastSeq]`
+        )
+      }
+      return outcome.value.value
+    }),
+
+    listSummarizations: Effect.fn("MemoryRepository.listSummarizations")(function*(conversationId) {
+      return Chunk.toReadonlyArray((yield* find(conversationId)).records)
+    }),
+
+    withSummarizationLock: (conversationId, effect) =>
+      Effect.acquireUseRelease(
+        Ref.modify(locks, (held) =>
+          HashSet.has(held, conversationId) ? [false, held] : [true, HashSet.add(held, conversationId)]),
+        (acquired) => (acquired ? Effect.asSome(effect) : Effect.succeedNone),
+        (acquired) => (acquired ? Ref.update(locks, HashSet.remove(conversationId)) : Effect.void)
+      ).pipe(Effect.withSpan("MemoryRepository.withSummarizationLock", { attributes: { conversationId } }))
+  })
+})
+
+/**
+ * A layer with a fresh, empty in-memory repository.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<RepositoryService> = Layer.effect(RepositoryService, make)

@@ -1,0 +1,65 @@
+/**
+ * The policy port: what to do after messages are added, and how to assemble the context.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import { Context } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import type { MemoryContext } from "../domain/MemoryContext.js"
+import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
+
+/**
+ * A memory policy. `NoopStrategy`, `SlidingWindowStrategy`, `SummarizationStrategy` and
+ * `HierarchicalStrategy` provide it; swapping the policy is swapping this one layer.
+ *
+ * Laws (the strategy laws every implementation is tested against):
+ * - `postAddMessagesHook` returns promptly and never fails: background work is forked and
+ *   reports its own failures.
+ * - `buildContext` fails only on store errors and unknown conversations; with a budget, the
+ *   context fits it whenever the leading system messages do; it keeps the newest turns verbatim
+ *   (at least the strategy's minimum when they fit), never splits a tool call from its result,
+ *   never drops a leading system message, and accounts for every message (covered by the
+ *   summary, shown, or counted as omitted).
+ * - `awaitIdle` completes once no background work of the conversation (of any, without one) runs.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class MemoryManagementStrategy extends Context.Tag("effect-chat-memory/MemoryManagementStrategy")<
+  MemoryManagementStrategy,
+  MemoryManagementStrategy.Service
+>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace MemoryManagementStrategy {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** The strategy's name, reported in every context it builds. */
+    readonly name: string
+    /** Runs after every successful `addMessages`. */
+    readonly postAddMessagesHook: (input: PostAddMessagesInput) => Effect.Effect<void>
+    /** Assembles the context for the next model call. */
+    readonly buildContext: (
+      conversationId: ConversationId
+    ) => Effect.Effect<MemoryContext, ConversationNotFoundError | RepositoryError>
+    /** Waits until no background work runs for the conversation, or for any without one. */
+    readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface PostAddMessagesInput {
+    readonly conversationId: ConversationId
+    readonly addedMessagesCount: number
+    readonly totalMessagesCount: number
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The port to the model "skills" the memory needs: fold turns into a narrative summary, and
+ * extract facts plus a narrative as structured output.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import { Context } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import type { Fact } from "../domain/Fact.js"
+import type { SkillExecutionError } from "../errors/SkillExecutionError.js"
+
+/**
+ * Runs model skills. Implementations: a `LanguageModel` of `@effect/ai`, an offline extractive
+ * skill (no model, deterministic), scripted skills for tests.
+ *
+ * Laws:
+ * - A skill never fails with anything but `SkillExecutionError`, and reports what it cost
+ *   (`usage`) and who answered (`skillId`, `model`).
+ * - A skill does not write to the store: the strategy decides what to commit.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SkillService extends Context.Tag("effect-chat-memory/SkillService")<
+  SkillService,
+  SkillService.Service
+>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace SkillService {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** Fold new turns into the running narrative. */
+    readonly summarize: (input: SummarizeInput) => Effect.Effect<SkillOutput<string>, SkillExecutionError>
+    /** Extract facts and a narrative; existing facts are passed in to be merged, updated or removed. */
+    readonly extractFacts: (
+      input: ExtractFactsInput
+    ) => Effect.Effect<SkillOutput<FactsAndNarrative>, SkillExecutionError>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface SummarizeInput {
+    readonly conversationId: ConversationId
+    /** The model input: EXISTING_SUMMARY and NEW_TURNS sections. */
+    readonly text: string
+    /** The summary the output should not exceed, in tokens. */
+    readonly maxTokens: number
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface ExtractFactsInput extends SummarizeInput {
+    readonly existingFacts: ReadonlyArray<Fact>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface FactsAndNarrative {
+    readonly facts: ReadonlyArray<Fact>
+    readonly narrative: string
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface SkillOutput<A> {
+    readonly value: A
+    /** Which skill answered, with its prompt version, e.g. `openai/summarize@1`. */
+    readonly skillId: string
+    /** The model that answered, or null for skills without one. */
+    readonly model: string | null
+    readonly usage: { readonly inputTokens: number; readonly outputTokens: number }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The strategy that does nothing: never summarizes; the context is the whole conversation.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { assemble, emptyPreamble, loadSystemPrefix } from "../internal/window.js"
+import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import { RepositoryService } from "../services/RepositoryService.js"
+
+/**
+ * Builds the no-op strategy. Its context has no budget: every message, in order.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const repository = yield* RepositoryService
+  return MemoryManagementStrategy.of({
+    name: "noop",
+    postAddMessagesHook: () => Effect.void,
+    buildContext: Effect.fn("NoopStrategy.buildContext")(function*(conversationId) {
+      const info = yield* repository.getConversation(conversationId)
+      const system = yield* loadSystemPrefix(repository, info)
+      return yield* assemble(repository, {
+        strategy: "noop",
+        info,
+        system,
+        preamble: emptyPreamble,
+        after: info.systemPrefixSeq,
+        budget: null
+      })
+    }),
+    awaitIdle: () => Effect.void
+  })
+})
+
+/**
+ * The no-op strategy as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<MemoryManagementStrategy, never, RepositoryService> = Layer.effect(
+  MemoryManagementStrategy,
+  make
+)

@@ -1,0 +1,83 @@
+/**
+ * The sliding-window strategy: the leading system messages and the newest turns that fit the
+ * token budget. Nothing is summarized; older turns are left out and reported as omitted.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Schema } from "effect"
+import type { DataValidationError } from "../errors/DataValidationError.js"
+import { decode } from "../internal/validation.js"
+import { assemble, emptyPreamble, loadSystemPrefix } from "../internal/window.js"
+import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import { RepositoryService } from "../services/RepositoryService.js"
+
+/**
+ * Options of the sliding window.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Options = Schema.Struct({
+  /** Tokens the context may take, leading system messages included. */
+  promptTokenBudget: Schema.Int.pipe(Schema.positive())
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = typeof Options.Type
+
+/**
+ * The defaults (DESIGN §6): a budget of 3000 tokens.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults: Options = { promptTokenBudget: 3000 }
+
+const decodeOptions = decode(Options, "SlidingWindowStrategy.make", "options")
+
+/**
+ * Builds the strategy. The context holds the leading system messages and then the newest whole
+ * turns whose tokens fit what is left of the budget: a contiguous run ending at the newest turn,
+ * so the newest K turns are always there whenever they fit, for every K.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Partial<Options> = {}
+): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, RepositoryService> =>
+  Effect.gen(function*() {
+    const { promptTokenBudget } = yield* decodeOptions({ ...defaults, ...options })
+    const repository = yield* RepositoryService
+    return MemoryManagementStrategy.of({
+      name: "sliding-window",
+      postAddMessagesHook: () => Effect.void,
+      buildContext: Effect.fn("SlidingWindowStrategy.buildContext")(function*(conversationId) {
+        const info = yield* repository.getConversation(conversationId)
+        const system = yield* loadSystemPrefix(repository, info)
+        return yield* assemble(repository, {
+          strategy: "sliding-window",
+          info,
+          system,
+          preamble: emptyPreamble,
+          after: info.systemPrefixSeq,
+          budget: promptTokenBudget
+        })
+      }),
+      awaitIdle: () => Effect.void
+    })
+  })
+
+/**
+ * The sliding-window strategy as a layer; invalid options fail its construction.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Partial<Options> = {}
+): Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService> =>
+  Layer.effect(MemoryManagementStrategy, make(options))

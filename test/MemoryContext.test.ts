@@ -1,0 +1,66 @@
+import { Prompt } from "@effect/ai"
+import { assert, describe, it } from "@effect/vitest"
+import { DateTime } from "effect"
+import * as ConversationId from "../src/domain/ConversationId.js"
+import * as MemoryContext from "../src/domain/MemoryContext.js"
+import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
+
+const conversationId = ConversationId.make("prompt")
+const message = (seq: number, role: Role, content: string, metadata: MessageMetadata = {}) =>
+  new Message({ conversationId, seq, role, content, metadata, tokenCount: 1, createdAt: DateTime.unsafeMake(0) })
+
+describe("MemoryContext.toPrompt", () => {
+  it("orders system, facts, summary and recent turns, with tool calls and results as parts", () => {
+    const context = new MemoryContext.MemoryContext({
+      conversationId,
+      strategy: "test",
+      system: [message(1, "system", "Be brief.")],
+      facts: [{ key: "order", value: "ORD-2024-88417", category: "ENTITY" }],
+      summary: "The customer ordered 12 units.",
+      recent: [
+        message(8, "user", "Stock?"),
+        message(9, "assistant", "", {
+          toolCalls: [{ id: "call_1", name: "check_inventory", params: { sku: "R-290" } }]
+        }),
+        message(10, "tool", "{\"available\":40}", { toolCallId: "call_1", toolName: "check_inventory" }),
+        message(11, "assistant", "40 in stock.")
+      ],
+      tokenCount: 10,
+      tokenBudget: 100,
+      turnsShown: 1,
+      turnsOmitted: 0,
+      messagesOmitted: 0,
+      summaryTruncated: false,
+      summarizedUpTo: 7
+    })
+    const prompt = MemoryContext.toPrompt(context)
+    assert.isTrue(Prompt.isPrompt(prompt))
+    assert.deepStrictEqual(prompt.content.map((m) => m.role), [
+      "system",
+      "system",
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "assistant"
+    ])
+    const [system, facts, summary, , call, result] = prompt.content
+    assert.strictEqual(system?.role === "system" && system.content, "Be brief.")
+    assert.strictEqual(
+      facts?.role === "system" && facts.content,
+      "Known facts about this conversation:\n- order: ORD-2024-88417"
+    )
+    assert.strictEqual(
+      summary?.role === "system" && summary.content,
+      "Summary of the earlier conversation:\nThe customer ordered 12 units."
+    )
+    assert.deepStrictEqual(
+      call?.role === "assistant" && call.content.map((p) => p.type === "tool-call" && [p.id, p.name, p.params]),
+      [["call_1", "check_inventory", { sku: "R-290" }]]
+    )
+    assert.deepStrictEqual(
+      result?.role === "tool" && result.content.map((p) => [p.id, p.name, p.result, p.isFailure]),
+      [["call_1", "check_inventory", "{\"available\":40}", false]]
+    )
+  })
+})

@@ -170,10 +170,13 @@ describe("loadRecentTurns", () => {
         newMessage("assistant", "ok", {}, 1)
       ])
       // With room for 70 tokens the big turn (142) cannot fit, and no part of it may be offered.
-      const some = yield* loadRecentTurns(repository, conversationId, { after: 0, available: 70 })
+      // A window read of one small page forces the further, doubling pages.
+      const window = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: 1 })
+      const page = { ...window, recent: window.recent.slice(-3), reachedStart: false }
+      const some = yield* loadRecentTurns(repository, page, 70)
       const shown = some.turns.slice(some.turns.length - newestThatFit(some.turns, 70))
       assert.deepStrictEqual(shown.map((t) => t.messages.length), [2])
-      const all = yield* loadRecentTurns(repository, conversationId, { after: 0, available: 1000 })
+      const all = yield* loadRecentTurns(repository, page, 1000)
       assert.isTrue(all.reachedStart)
       assert.deepStrictEqual(all.turns.map((t) => t.messages.length), [142, 2])
     }).pipe(Effect.provide(MemoryRepository.layer)))

@@ -8,6 +8,25 @@ import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"
 
 /**
+ * One chunk summary of the `layered` mode: the summary of the messages `fromSeq..toSeq`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SummaryLayer = Schema.Struct({
+  fromSeq: Schema.Int.pipe(Schema.positive()),
+  toSeq: Schema.Int.pipe(Schema.positive()),
+  text: Schema.String,
+  tokenCount: Schema.NonNegativeInt
+}).annotations({ identifier: "SummaryLayer" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SummaryLayer = typeof SummaryLayer.Type
+
+/**
  * What the memory knows of the older part of a conversation: a narrative and facts that cover
  * every message up to `cursor` (`summarizedUpTo`). `version` counts the changes; the state only
  * changes by compare-and-set on (`cursor`, `version`).
@@ -19,6 +38,8 @@ export class SummaryState extends Schema.Class<SummaryState>("SummaryState")({
   conversationId: ConversationId,
   narrative: Schema.String,
   facts: Schema.Array(Fact),
+  /** The per-chunk summaries of the `layered` mode, oldest first (empty in other modes). */
+  layers: Schema.Array(SummaryLayer),
   cursor: Schema.NonNegativeInt,
   version: Schema.NonNegativeInt,
   updatedAt: Schema.NullOr(Schema.DateTimeUtc)
@@ -31,7 +52,7 @@ export class SummaryState extends Schema.Class<SummaryState>("SummaryState")({
  * @category constructors
  */
 export const initial = (conversationId: ConversationId): SummaryState =>
-  new SummaryState({ conversationId, narrative: "", facts: [], cursor: 0, version: 0, updatedAt: null })
+  new SummaryState({ conversationId, narrative: "", facts: [], layers: [], cursor: 0, version: 0, updatedAt: null })
 
 /**
  * One summarization run that was applied: the range of seqs it covered, what it produced and what

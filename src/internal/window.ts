@@ -4,15 +4,11 @@
  * fit the budget.
  */
 import { Effect } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
 import type { Fact } from "../domain/Fact.js"
 import { MemoryContext } from "../domain/MemoryContext.js"
 import type { Message } from "../domain/Message.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
 import { groupTurns, newestThatFit, type Turn } from "./turns.js"
-
-/** The first page read backwards from the newest message; each further page is twice as large. */
-const firstPageSize = 64
 
 /** Newest complete turns of a range, oldest first. */
 export interface RecentTurns {
@@ -26,36 +22,35 @@ export interface RecentTurns {
 const sumTokens = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.tokenCount, 0)
 
 /**
- * Reads the complete turns of the messages after seq `after`, newest first in doubling pages,
- * until they hold more than `available` tokens or the range is exhausted. The cost depends on
- * the budget, not on the length of the history.
+ * The complete turns of the window's range, from the messages the window read and, when those
+ * do not hold `available` tokens of complete turns yet, further pages read backwards (each twice
+ * as large). The cost depends on the budget, not on the length of the history.
  */
 export const loadRecentTurns = (
   repository: RepositoryService.Service,
-  conversationId: ConversationId,
-  options: { readonly after: number; readonly available: number }
+  window: RepositoryService.WindowRead,
+  available: number
 ) =>
   Effect.gen(function*() {
-    let loaded: ReadonlyArray<Message> = []
-    let before: number | undefined = undefined
-    let pageSize = firstPageSize
+    let loaded = window.recent
+    let reachedStart = window.reachedStart
+    let pageSize = Math.max(32, loaded.length)
     while (true) {
-      const page: ReadonlyArray<Message> = yield* repository.listMessages(conversationId, {
-        after: options.after,
-        before,
+      const grouped = groupTurns(loaded, { partial: !reachedStart })
+      const turns = grouped.firstTurnComplete ? grouped.turns : grouped.turns.slice(1)
+      const oldest: Message | undefined = loaded[0]
+      if (reachedStart || oldest === undefined || sumTokens(turns) > available) {
+        return { turns, loaded, reachedStart } satisfies RecentTurns
+      }
+      pageSize *= 2
+      const page: ReadonlyArray<Message> = yield* repository.listMessages(window.info.conversationId, {
+        after: window.after,
+        before: oldest.seq,
         limit: pageSize,
         from: "newest"
       })
       loaded = [...page, ...loaded]
-      const reachedStart = page.length < pageSize
-      const grouped = groupTurns(loaded, { partial: !reachedStart })
-      const turns = grouped.firstTurnComplete ? grouped.turns : grouped.turns.slice(1)
-      const oldest: Message | undefined = page[0]
-      if (reachedStart || oldest === undefined || sumTokens(turns) > options.available) {
-        return { turns, loaded, reachedStart } satisfies RecentTurns
-      }
-      before = oldest.seq
-      pageSize *= 2
+      reachedStart = page.length < pageSize
     }
   })
 
@@ -79,15 +74,6 @@ export const emptyPreamble: Preamble = {
   summaryTruncated: false,
   summarizedUpTo: 0
 }
-
-/** The leading system messages of a conversation: protected, never trimmed. */
-export const loadSystemPrefix = (
-  repository: RepositoryService.Service,
-  info: RepositoryService.ConversationInfo
-): Effect.Effect<ReadonlyArray<Message>, RepositoryService.Errors> =>
-  info.systemPrefixSeq === 0
-    ? Effect.succeed([])
-    : repository.listMessages(info.conversationId, { before: info.systemPrefixSeq + 1 })
 
 /** Omitted turns and messages: neither shown nor covered by the summary. */
 interface Omitted {
@@ -124,23 +110,15 @@ const countOmitted = (
     const messages = info.messageCount - info.roleCounts.summary - info.systemPrefixSeq - laterMessages
     const users = info.roleCounts.user - laterUsers
     if (messages === 0) return Effect.succeed({ turns: 0, messages: 0 })
-    return Effect.map(opensWithUser(repository, info), (opens) => ({ turns: users + (opens ? 0 : 1), messages }))
+    // Only the first turn may open with something else than a user message (a greeting).
+    const opensWithUser = info.firstTurnRole === null || info.firstTurnRole === "user"
+    return Effect.succeed({ turns: users + (opensWithUser ? 0 : 1), messages })
   }
   return Effect.map(
     repository.countMessages(info.conversationId, { after, before: firstShownSeq }),
     (counts) => ({ turns: counts.user, messages: counts.total - counts.summary })
   )
 }
-
-/**
- * Whether the conversation's first turn starts with a user message. Only the first turn may
- * start with something else (an assistant greeting), and it counts as a turn too.
- */
-const opensWithUser = (repository: RepositoryService.Service, info: RepositoryService.ConversationInfo) =>
-  Effect.map(
-    repository.listMessages(info.conversationId, { after: info.systemPrefixSeq, limit: 1 }),
-    ([first]) => first === undefined || first.role === "user"
-  )
 
 /**
  * Assembles a context: the leading system messages, the preamble (facts and summary), then the
@@ -150,23 +128,22 @@ export const assemble = (
   repository: RepositoryService.Service,
   options: {
     readonly strategy: string
-    readonly info: RepositoryService.ConversationInfo
-    readonly system: ReadonlyArray<Message>
+    readonly window: RepositoryService.WindowRead
     readonly preamble: Preamble
-    readonly after: number
     readonly budget: number | null
   }
 ) =>
   Effect.gen(function*() {
-    const { info, preamble, system } = options
+    const { preamble, window } = options
+    const { info, system } = window
     const systemTokens = system.reduce((sum, message) => sum + message.tokenCount, 0)
     const available = options.budget === null
       ? Number.POSITIVE_INFINITY
       : Math.max(0, options.budget - systemTokens - preamble.tokens)
-    const recent = yield* loadRecentTurns(repository, info.conversationId, { after: options.after, available })
+    const recent = yield* loadRecentTurns(repository, window, available)
     const shownCount = newestThatFit(recent.turns, available)
     const shown = recent.turns.slice(recent.turns.length - shownCount)
-    const omitted = yield* countOmitted(repository, info, recent, shownCount, options.after)
+    const omitted = yield* countOmitted(repository, info, recent, shownCount, window.after)
     const tokenCount = systemTokens + preamble.tokens + sumTokens(shown)
     if (omitted.turns > 0) {
       yield* Effect.logDebug("context omits turns").pipe(

@@ -9,7 +9,7 @@ import type { ConversationId } from "../domain/ConversationId.js"
 import { Message } from "../domain/Message.js"
 import * as SummaryState from "../domain/SummaryState.js"
 import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
-import { CommitResult, RepositoryService } from "../services/RepositoryService.js"
+import { CommitResult, RepositoryService, windowPageSize } from "../services/RepositoryService.js"
 
 type Store = HashMap.HashMap<ConversationId, Conversation>
 
@@ -89,6 +89,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             roleCounts: noMessages,
             tokenCount: 0,
             systemPrefixSeq: 0,
+            firstTurnRole: null,
             createdAt: now,
             updatedAt: now
           },
@@ -96,20 +97,30 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           state: SummaryState.initial(conversationId),
           records: Chunk.empty()
         }))
-        let { lastSeq, systemPrefixSeq, tokenCount } = current.info
+        let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
         const stored: Array<Message> = []
         for (const message of newMessages) {
           lastSeq += 1
           roleCounts[message.role] += 1
           if (message.role === "system" && systemPrefixSeq === lastSeq - 1) systemPrefixSeq = lastSeq
+          else if (firstTurnRole === null) firstTurnRole = message.role
           tokenCount += message.tokenCount
           stored.push(new Message({ ...message, conversationId, seq: lastSeq }, { disableValidation: true }))
         }
         const messageCount = current.info.messageCount + stored.length
         const next: Conversation = {
           ...current,
-          info: { ...current.info, lastSeq, systemPrefixSeq, tokenCount, messageCount, roleCounts, updatedAt: now },
+          info: {
+            ...current.info,
+            lastSeq,
+            systemPrefixSeq,
+            firstTurnRole,
+            tokenCount,
+            messageCount,
+            roleCounts,
+            updatedAt: now
+          },
           messages: Chunk.appendAll(current.messages, Chunk.unsafeFromArray(stored))
         }
         return [{ messages: stored, messageCount }, HashMap.set(conversations, conversationId, next)]
@@ -132,9 +143,28 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
     countMessages: Effect.fn("MemoryRepository.countMessages")(function*(conversationId, query) {
       const { messages } = yield* find(conversationId)
       const [start, end] = rangeOf(messages, query)
-      const counts = { total: end - start, ...noMessages }
-      for (let i = start; i < end; i++) counts[Chunk.unsafeGet(messages, i).role] += 1
+      const counts = { total: end - start, tokenCount: 0, ...noMessages }
+      for (let i = start; i < end; i++) {
+        const message = Chunk.unsafeGet(messages, i)
+        counts[message.role] += 1
+        counts.tokenCount += message.tokenCount
+      }
       return counts
+    }),
+
+    readWindow: Effect.fn("MemoryRepository.readWindow")(function*(conversationId, query) {
+      const { info, messages, state } = yield* find(conversationId)
+      const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
+      const [start, end] = rangeOf(messages, { after })
+      const first = Math.max(start, end - windowPageSize(info, query.tokenLimit))
+      return {
+        info,
+        state,
+        system: slice(messages, 0, indexAfter(messages, info.systemPrefixSeq)),
+        after,
+        recent: slice(messages, first, end),
+        reachedStart: first === start
+      }
     }),
 
     deleteConversation: Effect.fn("MemoryRepository.deleteConversation")(function*(conversationId) {
@@ -178,6 +208,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             conversationId,
             narrative: commit.narrative,
             facts: commit.facts,
+            layers: commit.layers ?? [],
             cursor: commit.cursor,
             version,
             updatedAt: now

@@ -10,7 +10,7 @@ import { Context, Data } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { Fact } from "../domain/Fact.js"
 import type { Message, NewMessage, Role } from "../domain/Message.js"
-import type { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
+import type { SummarizationRecord, SummaryLayer, SummaryState } from "../domain/SummaryState.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 
@@ -61,11 +61,21 @@ export declare namespace RepositoryService {
       conversationId: ConversationId,
       query: MessageQuery
     ) => Effect.Effect<ReadonlyArray<Message>, ConversationNotFoundError | RepositoryError>
-    /** How many messages of each role a seq range holds. */
+    /** How many messages (in all and per role) and tokens a seq range holds. */
     readonly countMessages: (
       conversationId: ConversationId,
       query: CountQuery
-    ) => Effect.Effect<RoleCounts, ConversationNotFoundError | RepositoryError>
+    ) => Effect.Effect<RangeCounts, ConversationNotFoundError | RepositoryError>
+    /**
+     * What a context is assembled from, in one read (two round trips at most on SQL stores): the
+     * counters, the summary state, the leading system messages and the newest messages after
+     * `after` (the cursor or the system prefix, whichever is later, or the system prefix alone),
+     * at least `windowPageSize(info, tokenLimit)` of them when the range holds that many.
+     */
+    readonly readWindow: (
+      conversationId: ConversationId,
+      query: WindowQuery
+    ) => Effect.Effect<WindowRead, ConversationNotFoundError | RepositoryError>
     /** Deletes the conversation: messages, summary state and records, all or nothing. */
     readonly deleteConversation: (
       conversationId: ConversationId
@@ -129,6 +139,11 @@ export declare namespace RepositoryService {
      * with one). While it equals `lastSeq`, every message so far is a system message.
      */
     readonly systemPrefixSeq: number
+    /**
+     * The role of the first message after the leading system messages (null while there is
+     * none): the first turn may open with an assistant greeting instead of a user message.
+     */
+    readonly firstTurnRole: Role | null
     readonly createdAt: DateTime.Utc
     readonly updatedAt: DateTime.Utc
   }
@@ -157,12 +172,42 @@ export declare namespace RepositoryService {
   }
 
   /**
-   * Message counts of a range: in all (`total`) and per role.
+   * Message counts of a range: in all (`total`) and per role, and the tokens they hold.
    *
    * @since 0.1.0
    * @category models
    */
-  export type RoleCounts = { readonly total: number } & PerRole
+  export type RangeCounts = { readonly total: number; readonly tokenCount: number } & PerRole
+
+  /**
+   * Where the window starts (`"cursor"`: after both the summary cursor and the leading system
+   * messages; `"system-prefix"`: after the leading system messages) and the tokens the caller
+   * means to fill from it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface WindowQuery {
+    readonly after: "cursor" | "system-prefix"
+    readonly tokenLimit: number
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface WindowRead {
+    readonly info: ConversationInfo
+    readonly state: SummaryState
+    /** The leading system messages. */
+    readonly system: ReadonlyArray<Message>
+    /** The seq the window starts after. */
+    readonly after: number
+    /** The newest messages with seq greater than `after`, oldest first. */
+    readonly recent: ReadonlyArray<Message>
+    /** Whether `recent` holds every message of the range. */
+    readonly reachedStart: boolean
+  }
 
   /**
    * @since 0.1.0
@@ -186,6 +231,8 @@ export declare namespace RepositoryService {
     readonly expected: { readonly cursor: number; readonly version: number }
     readonly narrative: string
     readonly facts: ReadonlyArray<Fact>
+    /** The per-chunk summaries of the `layered` mode (none in other modes). */
+    readonly layers?: ReadonlyArray<SummaryLayer> | undefined
     /** The new cursor: at least `expected.cursor`, at most the conversation's `lastSeq`. */
     readonly cursor: number
     readonly record: Omit<SummarizationRecord, "conversationId" | "version" | "createdAt">
@@ -212,3 +259,16 @@ export declare namespace RepositoryService {
  * @category constructors
  */
 export const CommitResult = Data.taggedEnum<RepositoryService.CommitResult>()
+
+/**
+ * How many of the newest messages a window read returns at least: enough to hold `tokenLimit`
+ * tokens twice over at the conversation's mean message size, so one read nearly always suffices,
+ * yet bounded by the budget, not by the length of the history.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const windowPageSize = (info: RepositoryService.ConversationInfo, tokenLimit: number): number => {
+  const meanTokens = info.messageCount === 0 ? 1 : Math.max(1, info.tokenCount / info.messageCount)
+  return Math.min(10_000, Math.max(32, Math.ceil((2 * Math.max(0, tokenLimit)) / meanTokens) + 16))
+}

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { assemble, emptyPreamble, loadSystemPrefix } from "../internal/window.js"
+import { assemble, emptyPreamble } from "../internal/window.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 
@@ -20,16 +20,11 @@ export const make = Effect.gen(function*() {
     name: "noop",
     postAddMessagesHook: () => Effect.void,
     buildContext: Effect.fn("NoopStrategy.buildContext")(function*(conversationId) {
-      const info = yield* repository.getConversation(conversationId)
-      const system = yield* loadSystemPrefix(repository, info)
-      return yield* assemble(repository, {
-        strategy: "noop",
-        info,
-        system,
-        preamble: emptyPreamble,
-        after: info.systemPrefixSeq,
-        budget: null
+      const window = yield* repository.readWindow(conversationId, {
+        after: "system-prefix",
+        tokenLimit: Number.MAX_SAFE_INTEGER
       })
+      return yield* assemble(repository, { strategy: "noop", window, preamble: emptyPreamble, budget: null })
     }),
     awaitIdle: () => Effect.void
   })

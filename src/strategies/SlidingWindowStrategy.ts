@@ -7,7 +7,7 @@
 import { Effect, Layer, Schema } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../internal/validation.js"
-import { assemble, emptyPreamble, loadSystemPrefix } from "../internal/window.js"
+import { assemble, emptyPreamble } from "../internal/window.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 
@@ -56,14 +56,14 @@ export const make = (
       name: "sliding-window",
       postAddMessagesHook: () => Effect.void,
       buildContext: Effect.fn("SlidingWindowStrategy.buildContext")(function*(conversationId) {
-        const info = yield* repository.getConversation(conversationId)
-        const system = yield* loadSystemPrefix(repository, info)
+        const window = yield* repository.readWindow(conversationId, {
+          after: "system-prefix",
+          tokenLimit: promptTokenBudget
+        })
         return yield* assemble(repository, {
           strategy: "sliding-window",
-          info,
-          system,
+          window,
           preamble: emptyPreamble,
-          after: info.systemPrefixSeq,
           budget: promptTokenBudget
         })
       }),

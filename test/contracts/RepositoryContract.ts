@@ -5,6 +5,7 @@ import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Exit, type Layer, Option } from "effect"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
+import { windowContract } from "./WindowContract.js"
 
 const record = (fromSeq: number, toSeq: number) => ({
   fromSeq,
@@ -141,6 +142,7 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
         ])
         assert.deepStrictEqual(yield* repo.countMessages(id, {}), {
           total: 6,
+          tokenCount: 32,
           system: 1,
           user: 2,
           assistant: 2,
@@ -149,6 +151,7 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
         })
         assert.deepStrictEqual(yield* repo.countMessages(id, { after: 1, before: 5 }), {
           total: 3,
+          tokenCount: 17,
           system: 0,
           user: 1,
           assistant: 1,
@@ -368,4 +371,6 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
         assert.isTrue(Exit.isFailure(failed))
         assert.deepStrictEqual(yield* repo.withSummarizationLock(id, Effect.succeed(1)), Option.some(1))
       }))
+
+    windowContract(it)
   })

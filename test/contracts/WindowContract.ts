@@ -1,0 +1,92 @@
+/**
+ * The part of the repository contract the context is assembled from: window reads, the first
+ * turn's role and the layered summary state.
+ */
+import { assert, type Vitest } from "@effect/vitest"
+import { Array, Effect } from "effect"
+import { RepositoryService, windowPageSize } from "../../src/services/RepositoryService.js"
+import { freshId, newMessage } from "../fixtures/messages.js"
+
+const seqsOf = (messages: ReadonlyArray<{ readonly seq: number }>) => messages.map((m) => m.seq)
+
+const record = (fromSeq: number, toSeq: number) => ({
+  fromSeq,
+  toSeq,
+  summary: `layer ${fromSeq}..${toSeq}`,
+  mode: "layered",
+  skillId: "test/summarize@1",
+  model: null,
+  inputTokens: 10,
+  outputTokens: 2,
+  durationMs: 1
+})
+
+/** Registers the window tests in a contract suite. */
+export const windowContract = (it: Vitest.MethodsNonLive<RepositoryService>) => {
+  it.effect("readWindow returns the system prefix, the state and the newest messages after the start", () =>
+    Effect.gen(function*() {
+      const repo = yield* RepositoryService
+      const id = freshId()
+      yield* repo.appendMessages(id, [
+        newMessage("system", "rules", {}, 3),
+        newMessage("system", "more rules", {}, 3),
+        ...Array.makeBy(200, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `m${i + 3}`, {}, 10))
+      ])
+      const read = yield* repo.readWindow(id, { after: "system-prefix", tokenLimit: 100 })
+      assert.deepStrictEqual(seqsOf(read.system), [1, 2])
+      assert.strictEqual(read.after, 2)
+      assert.strictEqual(read.info.lastSeq, 202)
+      assert.strictEqual(read.state.cursor, 0)
+      // At least the page size, newest first in the store, returned oldest first, ending at the last.
+      const expected = Math.min(200, windowPageSize(read.info, 100))
+      assert.isAtLeast(read.recent.length, expected)
+      assert.deepStrictEqual(seqsOf(read.recent), Array.range(203 - read.recent.length, 202))
+      assert.isFalse(read.reachedStart)
+      const whole = yield* repo.readWindow(id, { after: "system-prefix", tokenLimit: 100_000 })
+      assert.deepStrictEqual(seqsOf(whole.recent), Array.range(3, 202))
+      assert.isTrue(whole.reachedStart)
+    }))
+
+  it.effect("readWindow after the cursor starts past the summarized messages", () =>
+    Effect.gen(function*() {
+      const repo = yield* RepositoryService
+      const id = freshId()
+      yield* repo.appendMessages(id, [
+        newMessage("system", "rules", {}, 3),
+        ...Array.makeBy(10, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `m${i + 2}`, {}, 4))
+      ])
+      yield* repo.commitSummary({
+        conversationId: id,
+        expected: { cursor: 0, version: 0 },
+        narrative: "older part",
+        facts: [],
+        layers: [{ fromSeq: 2, toSeq: 7, text: "layer one", tokenCount: 3 }],
+        cursor: 7,
+        record: record(2, 7)
+      })
+      const read = yield* repo.readWindow(id, { after: "cursor", tokenLimit: 1000 })
+      assert.strictEqual(read.after, 7)
+      assert.deepStrictEqual(seqsOf(read.recent), [8, 9, 10, 11])
+      assert.deepStrictEqual(seqsOf(read.system), [1])
+      assert.isTrue(read.reachedStart)
+      assert.deepStrictEqual(read.state.layers, [{ fromSeq: 2, toSeq: 7, text: "layer one", tokenCount: 3 }])
+      assert.strictEqual(read.state.narrative, "older part")
+      const fromPrefix = yield* repo.readWindow(id, { after: "system-prefix", tokenLimit: 1000 })
+      assert.strictEqual(fromPrefix.after, 1)
+      assert.strictEqual(fromPrefix.recent.length, 10)
+    }))
+
+  it.effect("the first turn's role is the first message after the leading system messages", () =>
+    Effect.gen(function*() {
+      const repo = yield* RepositoryService
+      const id = freshId()
+      yield* repo.appendMessages(id, [newMessage("system", "rules")])
+      assert.isNull((yield* repo.getConversation(id)).firstTurnRole)
+      yield* repo.appendMessages(id, [newMessage("assistant", "Hi! How can I help?"), newMessage("user", "hello")])
+      assert.strictEqual((yield* repo.getConversation(id)).firstTurnRole, "assistant")
+      const other = freshId()
+      yield* repo.appendMessages(other, [newMessage("user", "hello"), newMessage("system", "late")])
+      const info = yield* repo.getConversation(other)
+      assert.deepStrictEqual([info.firstTurnRole, info.systemPrefixSeq], ["user", 0])
+    }))
+}

@@ -3,9 +3,10 @@
  * a context from protected messages, an optional summary and facts, and the newest turns that
  * fit the budget.
  */
-import { Effect } from "effect"
+import { Effect, Queue } from "effect"
 import type { Fact } from "../domain/Fact.js"
 import { MemoryContext } from "../domain/MemoryContext.js"
+import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { Message } from "../domain/Message.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
 import { groupTurns, newestThatFit, type Turn } from "./turns.js"
@@ -122,7 +123,9 @@ const countOmitted = (
 
 /**
  * Assembles a context: the leading system messages, the preamble (facts and summary), then the
- * newest turns after `after` that fit what the budget leaves (all of them without a budget).
+ * newest turns after the window's start that fit what the budget leaves (all of them without a
+ * budget). When the newest `minTurns` turns fit the budget but not beside the whole preamble,
+ * `shrink` is asked for a smaller preamble (the summary truncated) that leaves them room.
  */
 export const assemble = (
   repository: RepositoryService.Service,
@@ -131,16 +134,23 @@ export const assemble = (
     readonly window: RepositoryService.WindowRead
     readonly preamble: Preamble
     readonly budget: number | null
+    readonly minTurns?: number | undefined
+    readonly shrink?: ((maxTokens: number) => Effect.Effect<Preamble>) | undefined
   }
 ) =>
   Effect.gen(function*() {
-    const { preamble, window } = options
+    const { window } = options
     const { info, system } = window
+    let preamble = options.preamble
     const systemTokens = system.reduce((sum, message) => sum + message.tokenCount, 0)
-    const available = options.budget === null
-      ? Number.POSITIVE_INFINITY
-      : Math.max(0, options.budget - systemTokens - preamble.tokens)
-    const recent = yield* loadRecentTurns(repository, window, available)
+    const room = options.budget === null ? Number.POSITIVE_INFINITY : Math.max(0, options.budget - systemTokens)
+    const recent = yield* loadRecentTurns(repository, window, room)
+    const minTurns = Math.min(options.minTurns ?? 0, recent.turns.length)
+    const minTokens = sumTokens(recent.turns.slice(recent.turns.length - minTurns))
+    if (options.shrink !== undefined && minTokens <= room && minTokens > room - preamble.tokens) {
+      preamble = yield* options.shrink(room - minTokens)
+    }
+    const available = Math.max(0, room - preamble.tokens)
     const shownCount = newestThatFit(recent.turns, available)
     const shown = recent.turns.slice(recent.turns.length - shownCount)
     const omitted = yield* countOmitted(repository, info, recent, shownCount, window.after)
@@ -151,12 +161,18 @@ export const assemble = (
           conversationId: info.conversationId,
           turnsOmitted: omitted.turns,
           messagesOmitted: omitted.messages,
-          turnsShown: shownCount
+          turnsShown: shownCount,
+          tailTurnsDropped: recent.turns.length - shownCount
         })
       )
     }
+    if (preamble.summaryTruncated) {
+      yield* Effect.logDebug("summary truncated to make room for the newest turns").pipe(
+        Effect.annotateLogs({ conversationId: info.conversationId, summaryTokens: preamble.tokens, minTurns })
+      )
+    }
     if (options.budget !== null && tokenCount > options.budget) {
-      yield* Effect.logWarning("leading system messages alone exceed the token budget").pipe(
+      yield* Effect.logWarning("the protected part of the context exceeds the token budget").pipe(
         Effect.annotateLogs({ conversationId: info.conversationId, tokenCount, budget: options.budget })
       )
     }
@@ -178,3 +194,6 @@ export const assemble = (
   })
 
 const sumMessages = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.messages.length, 0)
+
+/** The event subscription of a strategy that emits none. */
+export const noEvents = Effect.acquireRelease(Queue.unbounded<MemoryEvent>(), Queue.shutdown)

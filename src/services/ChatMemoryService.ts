@@ -4,13 +4,16 @@
  *
  * @since 0.1.0
  */
-import { Context, DateTime, Effect, Layer, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import { ConversationId } from "../domain/ConversationId.js"
+import { ConversationStats } from "../domain/ConversationStats.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
+import { ContextBuilt, type MemoryEvent, MessagesAdded } from "../domain/MemoryEvent.js"
 import { type Message, MessageInput } from "../domain/Message.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
+import * as Metrics from "../internal/metrics.js"
 import { decode } from "../internal/validation.js"
 import { MemoryManagementStrategy } from "./MemoryManagementStrategy.js"
 import { RepositoryService } from "./RepositoryService.js"
@@ -41,8 +44,8 @@ export const MaxPageSize = 10_000
  * - `addMessages` stores all its messages or none, in order, with strictly increasing seqs; it
  *   never waits for, nor fails because of, background work of the strategy.
  * - `getMessages` returns messages oldest first: the newest `limit` ones before seq `before`.
- * - `clearMessages` removes the conversation's messages, summary state and records together;
- *   afterwards the conversation is unknown.
+ * - `clearMessages` stops the conversation's background work, then removes its messages, summary
+ *   state and records together; afterwards the conversation is unknown.
  * - `getContext` fails only on store errors and unknown conversations.
  * - Methods on a conversation that was never written (or was cleared) fail with
  *   `ConversationNotFoundError`; `addMessages` creates it.
@@ -84,6 +87,17 @@ export declare namespace ChatMemoryService {
     ) => Effect.Effect<MemoryContext, DataValidationError | ConversationNotFoundError | RepositoryError>
     /** Waits until the strategy's background work is done, for one conversation or for all. */
     readonly awaitIdle: (conversationId?: string) => Effect.Effect<void, DataValidationError>
+    /** What the conversation's memory holds and costs now. */
+    readonly stats: (
+      conversationId: string
+    ) => Effect.Effect<ConversationStats, DataValidationError | ConversationNotFoundError | RepositoryError>
+    /**
+     * The memory's events from the moment the stream starts: messages added, contexts built,
+     * summaries applied, summarization failures, fallbacks. A slow consumer misses the oldest.
+     */
+    readonly events: Stream.Stream<MemoryEvent>
+    /** Subscribes to the events at once; the subscription ends with the scope. */
+    readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
   }
 
   /**
@@ -115,6 +129,8 @@ const GetMessagesRequest = Schema.Struct({
 
 const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
 
+const StatsRequest = ConversationRequest
+
 const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optional(ConversationId) })
 
 /**
@@ -123,10 +139,20 @@ const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optional(Convers
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.gen(function*() {
+export const make: Effect.Effect<
+  ChatMemoryService.Service,
+  never,
+  RepositoryService | MemoryManagementStrategy | TokenCounter | Scope.Scope
+> = Effect.gen(function*() {
   const repository = yield* RepositoryService
   const strategy = yield* MemoryManagementStrategy
   const counter = yield* TokenCounter
+  const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+  const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
+  // The strategy's events reach subscribers through the service's own hub.
+  const strategyEvents = yield* strategy.subscribe
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
+  const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
 
   const decodeAdd = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
   const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
@@ -152,6 +178,13 @@ export const make = Effect.gen(function*() {
           }))
       )
       const appended = yield* repository.appendMessages(request.conversationId, prepared)
+      yield* publish(
+        new MessagesAdded({
+          conversationId: request.conversationId,
+          count: appended.messages.length,
+          lastSeq: appended.messages[appended.messages.length - 1]?.seq ?? 0
+        })
+      )
       yield* strategy.postAddMessagesHook({
         conversationId: request.conversationId,
         addedMessagesCount: appended.messages.length,
@@ -173,6 +206,7 @@ export const make = Effect.gen(function*() {
     clearMessages: Effect.fn("ChatMemoryService.clearMessages")(function*(conversationId) {
       const request = yield* decodeClear({ conversationId })
       yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+      yield* strategy.forget(request.conversationId)
       yield* repository.deleteConversation(request.conversationId)
       yield* Effect.logInfo("conversation cleared").pipe(Effect.annotateLogs("conversationId", request.conversationId))
     }),
@@ -180,13 +214,55 @@ export const make = Effect.gen(function*() {
     getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId) {
       const request = yield* decodeContext({ conversationId })
       yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-      return yield* strategy.buildContext(request.conversationId)
+      const context = yield* strategy.buildContext(request.conversationId)
+      yield* Metrics.omittedTurns(Effect.succeed(context.turnsOmitted))
+      yield* publish(
+        new ContextBuilt({
+          conversationId: context.conversationId,
+          strategy: context.strategy,
+          tokenCount: context.tokenCount,
+          turnsShown: context.turnsShown,
+          turnsOmitted: context.turnsOmitted,
+          summaryTruncated: context.summaryTruncated
+        })
+      )
+      return context
     }),
 
     awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
       const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
       yield* strategy.awaitIdle(request.conversationId)
-    })
+    }),
+
+    stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {
+      const { conversationId: id } = yield* decodeStats({ conversationId })
+      yield* Effect.annotateCurrentSpan("conversationId", id)
+      const info = yield* repository.getConversation(id)
+      const state = yield* repository.getSummaryState(id)
+      const records = yield* repository.listSummarizations(id)
+      const context = yield* strategy.buildContext(id)
+      const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
+      return new ConversationStats({
+        conversationId: id,
+        strategy: context.strategy,
+        messagesStored: info.messageCount,
+        tokensStored: info.tokenCount,
+        contextTokens: context.tokenCount,
+        compressionRatio: info.tokenCount / Math.max(1, context.tokenCount),
+        summarizations: records.length,
+        summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
+        summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
+        summarizedUpTo: state.cursor,
+        turnsShown: context.turnsShown,
+        turnsOmitted: context.turnsOmitted,
+        messagesOmitted: context.messagesOmitted,
+        lagMessages: buffer.total - buffer.summary,
+        lagTokens: buffer.tokenCount
+      }, { disableValidation: true })
+    }),
+
+    events: Stream.fromPubSub(pubsub),
+    subscribe: PubSub.subscribe(pubsub)
   })
 })
 
@@ -200,4 +276,4 @@ export const layer: Layer.Layer<
   ChatMemoryService,
   never,
   RepositoryService | MemoryManagementStrategy | TokenCounter
-> = Layer.effect(ChatMemoryService, make)
+> = Layer.scoped(ChatMemoryService, make)

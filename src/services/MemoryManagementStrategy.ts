@@ -3,10 +3,11 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import type { Effect, Queue, Scope } from "effect"
 import { Context } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
+import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 
@@ -23,6 +24,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   never drops a leading system message, and accounts for every message (covered by the
  *   summary, shown, or counted as omitted).
  * - `awaitIdle` completes once no background work of the conversation (of any, without one) runs.
+ * - `forget` stops the background work of a conversation about to be cleared.
+ * - Background work runs in fibers the strategy's layer owns: closing the layer interrupts them.
  *
  * @since 0.1.0
  * @category tags
@@ -51,6 +54,10 @@ export declare namespace MemoryManagementStrategy {
     ) => Effect.Effect<MemoryContext, ConversationNotFoundError | RepositoryError>
     /** Waits until no background work runs for the conversation, or for any without one. */
     readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
+    /** Interrupts the background work of a conversation (before it is cleared). */
+    readonly forget: (conversationId: ConversationId) => Effect.Effect<void>
+    /** Subscribes to the strategy's events (summarized, summarization failed, fallback used). */
+    readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
   }
 
   /**

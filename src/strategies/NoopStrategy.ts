@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { assemble, emptyPreamble } from "../internal/window.js"
+import { assemble, emptyPreamble, noEvents } from "../internal/window.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 
@@ -26,7 +26,9 @@ export const make = Effect.gen(function*() {
       })
       return yield* assemble(repository, { strategy: "noop", window, preamble: emptyPreamble, budget: null })
     }),
-    awaitIdle: () => Effect.void
+    awaitIdle: () => Effect.void,
+    forget: () => Effect.void,
+    subscribe: noEvents
   })
 })
 

@@ -1,0 +1,97 @@
+/**
+ * The events the memory emits: what was added, what the model was shown, what was summarized,
+ * what failed, and when a fallback served the context.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { ConversationId } from "./ConversationId.js"
+
+/**
+ * Messages were stored.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class MessagesAdded extends Schema.TaggedClass<MessagesAdded>()("MessagesAdded", {
+  conversationId: ConversationId,
+  count: Schema.NonNegativeInt,
+  lastSeq: Schema.NonNegativeInt
+}) {}
+
+/**
+ * A context was assembled.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class ContextBuilt extends Schema.TaggedClass<ContextBuilt>()("ContextBuilt", {
+  conversationId: ConversationId,
+  strategy: Schema.String,
+  tokenCount: Schema.NonNegativeInt,
+  turnsShown: Schema.NonNegativeInt,
+  turnsOmitted: Schema.NonNegativeInt,
+  summaryTruncated: Schema.Boolean
+}) {}
+
+/**
+ * A summarization was applied: the summary now covers every message up to `toSeq`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class Summarized extends Schema.TaggedClass<Summarized>()("Summarized", {
+  conversationId: ConversationId,
+  mode: Schema.String,
+  fromSeq: Schema.Int,
+  toSeq: Schema.Int,
+  version: Schema.Int,
+  turnsCompressed: Schema.NonNegativeInt,
+  tokensBefore: Schema.NonNegativeInt,
+  tokensAfter: Schema.NonNegativeInt,
+  inputTokens: Schema.NonNegativeInt,
+  outputTokens: Schema.NonNegativeInt,
+  durationMs: Schema.NonNegativeInt,
+  skillId: Schema.String
+}) {}
+
+/**
+ * A summarization failed after its retries; the summary state is unchanged and nothing was lost.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class SummarizationFailed extends Schema.TaggedClass<SummarizationFailed>()("SummarizationFailed", {
+  conversationId: ConversationId,
+  /** The error's tag, e.g. `SkillExecutionError` or `RepositoryError`. */
+  error: Schema.String,
+  /** The error's message (never a secret: errors carry no credentials). */
+  detail: Schema.String
+}) {}
+
+/**
+ * The context was served without a fresh summary: the summary is behind (`"summary-behind"`) or
+ * building it failed (`"failure"`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class FallbackUsed extends Schema.TaggedClass<FallbackUsed>()("FallbackUsed", {
+  conversationId: ConversationId,
+  reason: Schema.Literal("summary-behind", "failure"),
+  detail: Schema.String
+}) {}
+
+/**
+ * Every memory event.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MemoryEvent = Schema.Union(MessagesAdded, ContextBuilt, Summarized, SummarizationFailed, FallbackUsed)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type MemoryEvent = typeof MemoryEvent.Type

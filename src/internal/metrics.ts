@@ -1,0 +1,52 @@
+/**
+ * The memory's metrics: summarizations and their cost, failures, fallbacks and omitted turns.
+ */
+import { Metric, MetricBoundaries } from "effect"
+
+const tokenBoundaries = MetricBoundaries.exponential({ start: 16, factor: 2, count: 14 })
+
+/** Summarizations applied. */
+export const summarizations = Metric.counter("chat_memory_summarizations_total", {
+  description: "Summarizations applied to a conversation's summary state",
+  incremental: true
+})
+
+/** Summarizations that failed after their retries. */
+export const summarizationFailures = Metric.counter("chat_memory_summarization_failures_total", {
+  description: "Summarizations that failed after their retries (state unchanged)",
+  incremental: true
+})
+
+/** Tokens sent to the summarizer per summarization. */
+export const summarizerInputTokens = Metric.histogram(
+  "chat_memory_summarizer_input_tokens",
+  tokenBoundaries,
+  "Tokens sent to the summarizer per summarization"
+)
+
+/** Tokens the summarizer answered with per summarization. */
+export const summarizerOutputTokens = Metric.histogram(
+  "chat_memory_summarizer_output_tokens",
+  tokenBoundaries,
+  "Tokens the summarizer produced per summarization"
+)
+
+/** Wall time of a summarization, skill calls and commit included. */
+export const summarizationDuration = Metric.histogram(
+  "chat_memory_summarization_duration_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 18 }),
+  "Duration of a summarization in milliseconds"
+)
+
+/** Turns a context left out without their being summarized. */
+export const omittedTurns = Metric.histogram(
+  "chat_memory_context_omitted_turns",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 12 }),
+  "Turns neither shown nor covered by the summary, per context built"
+)
+
+/** Contexts served without a fresh summary. */
+export const fallbacks = Metric.counter("chat_memory_context_fallbacks_total", {
+  description: "Contexts served without a fresh summary (summary behind, or a failure)",
+  incremental: true
+})

@@ -1,0 +1,81 @@
+/**
+ * The options of the summarizing strategies, with the defaults of DESIGN §6.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+
+/**
+ * Options of `SummarizationStrategy` (and the summarizing part of `HierarchicalStrategy`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Options = Schema.Struct({
+  /** Turns always shown verbatim after the summary when they fit; at least 1. */
+  kRawTurns: Schema.Int.pipe(Schema.between(1, 1000)),
+  /** Tokens the context may take, leading system messages included. */
+  promptTokenBudget: PositiveInt,
+  /** Summary + buffer tokens above which a summarization is due. */
+  chunkSummarizeThreshold: PositiveInt,
+  /** Hard cap on the summary, in tokens. */
+  summaryTokenCap: PositiveInt,
+  /** `incremental` folds the summary with new turns; `full` re-summarizes the originals; `layered` keeps a summary per chunk. */
+  mode: Schema.Literal("incremental", "full", "layered"),
+  /** A summarization is also due when the buffer holds more than `threshold` messages; it then keeps about `target`. */
+  messageTrigger: Schema.optional(
+    Schema.Struct({ threshold: PositiveInt, target: Schema.NonNegativeInt }).pipe(
+      Schema.filter((t) => t.target < t.threshold || { path: ["target"], message: "must be below threshold" })
+    )
+  ),
+  /** Delete originals once summarized (leading system and summary messages are kept). */
+  pruneSummarized: Schema.Boolean,
+  /** Append each applied summary to the log as a `summary` message linked to its record. */
+  summaryMessages: Schema.Boolean,
+  /** When the summary is behind: serve the window now (`window`) or summarize first (`sync`). */
+  lazyFallback: Schema.Literal("window", "sync"),
+  /** The most tokens of turns one summarizer call reads. */
+  summarizerInputLimit: PositiveInt,
+  /** Retries of a failed skill call (retryable failures only). */
+  retries: Schema.Int.pipe(Schema.between(0, 10)),
+  /** The first retry's delay; each further one doubles it (with jitter). */
+  retryBaseDelayMillis: Schema.NonNegativeInt,
+  /** The longest one skill call may take. */
+  skillTimeoutMillis: PositiveInt
+}).pipe(
+  Schema.filter((o) => [
+    o.summaryTokenCap < o.promptTokenBudget ||
+    { path: ["summaryTokenCap"], message: "must be below promptTokenBudget" },
+    !(o.pruneSummarized && o.mode === "full") ||
+    { path: ["pruneSummarized"], message: "cannot be set in full mode, which re-reads the originals" }
+  ])
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SummarizationOptions = typeof Options.Type
+
+/**
+ * The defaults (DESIGN §6).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults: SummarizationOptions = {
+  kRawTurns: 3,
+  promptTokenBudget: 3000,
+  chunkSummarizeThreshold: 6000,
+  summaryTokenCap: 500,
+  mode: "incremental",
+  pruneSummarized: false,
+  summaryMessages: false,
+  lazyFallback: "window",
+  summarizerInputLimit: 8000,
+  retries: 3,
+  retryBaseDelayMillis: 200,
+  skillTimeoutMillis: 30_000
+}

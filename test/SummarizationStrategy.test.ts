@@ -1,0 +1,229 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Queue } from "effect"
+import * as ConversationId from "../src/domain/ConversationId.js"
+import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.js"
+import * as MemoryRepository from "../src/layers/MemoryRepository.js"
+import { ScriptedSkill } from "../src/layers/ScriptedSkill.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
+import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
+
+// With the approximate counter a user line of 36 characters takes 13 tokens and an answer of 100
+// characters 29: a turn takes 42 tokens. Seven turns (294) stay under the threshold; the eighth
+// crosses it. The tail kept verbatim is what fits 200 - 60 tokens: three turns.
+const options = {
+  kRawTurns: 2,
+  promptTokenBudget: 200,
+  chunkSummarizeThreshold: 300,
+  summaryTokenCap: 60,
+  retries: 0
+} as const
+
+const user = (i: number) =>
+  `Question ${String(i).padStart(2, "0")} about order ORD-${String(i).padStart(4, "0")}.`.padEnd(36, ".")
+const answer = (i: number) => `Answer ${String(i).padStart(2, "0")}: shipped to Lyon.`.padEnd(100, ".")
+const turn = (i: number) => [
+  { role: "user" as const, content: user(i) },
+  { role: "assistant" as const, content: answer(i), metadata: i === 2 ? { modelVariant: "deep-dive" } : {} }
+]
+
+const replay = (conversationId: string, from: number, to: number) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    for (let i = from; i <= to; i++) {
+      yield* memory.addMessages(conversationId, turn(i))
+      yield* memory.awaitIdle(conversationId)
+    }
+  })
+
+const c = ConversationId.make("c")
+
+const summaries = { summarize: (_: unknown, n: number) => Effect.succeed(`summary #${n}`) }
+
+const summarizeInputs = Effect.map(
+  Effect.flatMap(ScriptedSkill, (skill) => skill.calls),
+  (calls) => calls.flatMap((call) => (call.skill === "summarize" ? [call.input.text] : []))
+)
+
+describe("SummarizationStrategy", () => {
+  it.effect("summarizes in the background once the threshold is crossed, in the EXISTING_SUMMARY / NEW_TURNS format", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay("c", 1, 7)
+      assert.deepStrictEqual(yield* summarizeInputs, [])
+      yield* replay("c", 8, 8)
+      const [input] = yield* summarizeInputs
+      assert.strictEqual(
+        input,
+        [
+          "=== EXISTING_SUMMARY ===",
+          "NONE",
+          "=== END_EXISTING_SUMMARY ===",
+          "",
+          "=== NEW_TURNS ===",
+          "Turn 1:",
+          `User: ${user(1)}`,
+          `Assistant: ${answer(1)}`,
+          "Turn 2:",
+          `User: ${user(2)}`,
+          `Assistant (deep-dive): ${answer(2)}`,
+          "Turn 3:",
+          `User: ${user(3)}`,
+          `Assistant: ${answer(3)}`,
+          "Turn 4:",
+          `User: ${user(4)}`,
+          `Assistant: ${answer(4)}`,
+          "Turn 5:",
+          `User: ${user(5)}`,
+          `Assistant: ${answer(5)}`,
+          "=== END_NEW_TURNS ==="
+        ].join("\n")
+      )
+      const state = yield* repository.getSummaryState(c)
+      assert.deepStrictEqual([state.cursor, state.version, state.narrative], [10, 1, "summary #1"])
+      const [record] = yield* repository.listSummarizations(c)
+      assert.deepStrictEqual(
+        [record?.fromSeq, record?.toSeq, record?.mode, record?.skillId],
+        [1, 10, "incremental", "scripted/summarize@1"]
+      )
+      const context = yield* (yield* ChatMemoryService).getContext("c")
+      assert.strictEqual(context.summary, "summary #1")
+      assert.deepStrictEqual(context.recent.map((m) => m.seq), [11, 12, 13, 14, 15, 16])
+      assert.deepStrictEqual([context.turnsShown, context.turnsOmitted, context.summarizedUpTo], [3, 0, 10])
+      assert.isAtMost(context.tokenCount, options.promptTokenBudget)
+    }).pipe(Effect.provide(summarizingMemory(options, summaries))))
+
+  it.effect("incremental mode folds the existing summary with new turns and sends each message once", () =>
+    Effect.gen(function*() {
+      yield* replay("c", 1, 30)
+      const inputs = yield* summarizeInputs
+      assert.isAtLeast(inputs.length, 3)
+      inputs.forEach((text, i) => {
+        const existing = i === 0 ? "NONE" : `summary #${i}`
+        assert.isTrue(text.startsWith(`=== EXISTING_SUMMARY ===\n${existing}\n=== END_EXISTING_SUMMARY ===`))
+      })
+      const sent = inputs.flatMap((text) => text.split("\n").filter((line) => line.startsWith("User: ")))
+      assert.strictEqual(new Set(sent).size, sent.length)
+      assert.deepStrictEqual(sent, Array.from({ length: sent.length }, (_, i) => `User: ${user(i + 1)}`))
+    }).pipe(Effect.provide(summarizingMemory(options, summaries))))
+
+  it.effect("full mode re-summarizes the original messages, never a summary of a summary", () =>
+    Effect.gen(function*() {
+      yield* replay("c", 1, 20)
+      const inputs = yield* summarizeInputs
+      assert.isAtLeast(inputs.length, 2)
+      for (const text of inputs) {
+        assert.isTrue(text.startsWith("=== EXISTING_SUMMARY ===\nNONE\n"))
+        assert.include(text, `Turn 1:\nUser: ${user(1)}`)
+      }
+    }).pipe(Effect.provide(summarizingMemory({ ...options, mode: "full" }, summaries))))
+
+  it.effect("layered mode keeps a summary per chunk, oldest first, and merges the oldest past the cap", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay("c", 1, 12)
+      const two = yield* repository.getSummaryState(c)
+      assert.deepStrictEqual(two.layers.map((l) => l.text), ["summary #1", "summary #2"])
+      assert.strictEqual(two.narrative, "summary #1\n\nsummary #2")
+      assert.isBelow(two.layers[0]?.toSeq ?? 0, two.layers[1]?.fromSeq ?? 0)
+    }).pipe(Effect.provide(summarizingMemory({ ...options, mode: "layered" }, summaries))))
+
+  it.effect("layered mode merges the two oldest layers when together they pass the cap", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay("c", 1, 12)
+      const state = yield* repository.getSummaryState(c)
+      assert.strictEqual(state.layers.length, 1)
+      assert.strictEqual(state.layers[0]?.fromSeq, 1)
+      const inputs = yield* summarizeInputs
+      const merge = inputs.find((text) => text.includes("=== NEW_TURNS ===\n=== END_NEW_TURNS ==="))
+      assert.isDefined(merge)
+    }).pipe(Effect.provide(
+      summarizingMemory({ ...options, mode: "layered" }, {
+        summarize: (input) =>
+          Effect.succeed(input.text.includes("NEW_TURNS ===\n===") ? "merged layers" : "x".repeat(140))
+      })
+    )))
+
+  it.effect("writes linked summary messages and prunes originals when configured", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* memory.addMessages("c", [{ role: "system", content: "You are a shipping assistant." }])
+      yield* replay("c", 1, 8)
+      const messages = yield* memory.getMessages("c")
+      const summary = messages.find((m) => m.role === "summary")
+      assert.strictEqual(summary?.content, "summary #1")
+      assert.strictEqual(summary?.metadata.summaryMetadataId, 1)
+      // The system message stays; the five summarized turns are gone; the tail is kept.
+      assert.deepStrictEqual(messages.filter((m) => m.role === "system").map((m) => m.seq), [1])
+      assert.strictEqual(messages.filter((m) => m.role === "user").length, 3)
+      const context = yield* memory.getContext("c")
+      assert.strictEqual(context.summary, "summary #1")
+      assert.strictEqual(context.system.length, 1)
+    }).pipe(Effect.provide(summarizingMemory({ ...options, summaryMessages: true, pruneSummarized: true }, summaries))))
+
+  it.effect("stats report storage, compression, summarizer cost and lag", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* replay("c", 1, 8)
+      const stats = yield* memory.stats("c")
+      assert.deepStrictEqual(
+        [stats.messagesStored, stats.tokensStored, stats.summarizations, stats.summarizedUpTo],
+        [16, 8 * 42, 1, 10]
+      )
+      assert.strictEqual(stats.lagTokens, 3 * 42)
+      assert.strictEqual(stats.lagMessages, 6)
+      assert.isAbove(stats.summarizerInputTokens, 5 * 42 - 20)
+      assert.isAbove(stats.compressionRatio, 1)
+      assert.strictEqual(stats.strategy, "summarization")
+    }).pipe(Effect.provide(summarizingMemory(options, summaries))))
+
+  it.scoped("emits Summarized events to subscribers", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const events = yield* memory.subscribe
+      yield* replay("c", 1, 8)
+      const tags = (yield* Queue.takeAll(events)).pipe((chunk) => [...chunk].map((event) => event._tag))
+      assert.include(tags, "Summarized")
+      assert.include(tags, "MessagesAdded")
+    }).pipe(Effect.provide(summarizingMemory(options, summaries))))
+
+  it.effect("clearing a conversation interrupts its running job", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* replay("c", 1, 7)
+      yield* memory.addMessages("c", turn(8))
+      // The job is blocked in the skill; clearing interrupts it and nothing is left running.
+      yield* memory.clearMessages("c")
+      yield* memory.awaitIdle()
+      const error = yield* Effect.flip(memory.getContext("c"))
+      assert.strictEqual(error._tag, "ConversationNotFoundError")
+    }).pipe(Effect.provide(summarizingMemory(options, { summarize: () => Effect.never }))))
+
+  it.effect("swapping SummarizationStrategy for NoopStrategy is one layer", () =>
+    Effect.gen(function*() {
+      const program = Effect.gen(function*() {
+        yield* replay("c", 1, 10)
+        return yield* (yield* ChatMemoryService).getContext("c")
+      })
+      const summarized = yield* Effect.provide(program, summarizingMemory(options, summaries))
+      const whole = yield* Effect.provide(program, memoryWith(NoopStrategy.layer))
+      assert.strictEqual(summarized.strategy, "summarization")
+      assert.isNotNull(summarized.summary)
+      assert.strictEqual(whole.strategy, "noop")
+      assert.strictEqual(whole.recent.length, 20)
+    }))
+
+  it.effect("refuses invalid options with a DataValidationError naming the option", () =>
+    Effect.gen(function*() {
+      const build = (o: Parameters<typeof summarizingMemory>[0]) =>
+        Effect.flip(Layer.build(summarizingMemory(o)).pipe(Effect.scoped))
+      const cap = yield* build({ promptTokenBudget: 100, summaryTokenCap: 100 })
+      assert.strictEqual(cap._tag === "DataValidationError" ? cap.path : "", "options.summaryTokenCap")
+      const k = yield* build({ kRawTurns: 0 })
+      assert.strictEqual(k._tag === "DataValidationError" ? k.path : "", "options.kRawTurns")
+      const prune = yield* build({ mode: "full", pruneSummarized: true })
+      assert.strictEqual(prune._tag === "DataValidationError" ? prune.path : "", "options.pruneSummarized")
+    }).pipe(Effect.provide(Layer.merge(MemoryRepository.layer, ApproximateTokenCounter.layer))))
+})

@@ -47,9 +47,18 @@ export const makeJobs = (run: (conversationId: ConversationId) => Effect.Effect<
         )
       )
 
+    // A run sees everything written before it starts: requests made until then are absorbed by
+    // it, and only those made while it runs ask for another run.
+    const startRun = (conversationId: ConversationId) =>
+      Ref.update(status, (current) =>
+        HashMap.has(current, conversationId) ? HashMap.set(current, conversationId, "running") : current)
+
     const loop = (conversationId: ConversationId): Effect.Effect<void> =>
       Effect.flatMap(
-        Effect.zipRight(safeRun(conversationId), finishRun(conversationId)),
+        startRun(conversationId).pipe(
+          Effect.zipRight(safeRun(conversationId)),
+          Effect.zipRight(finishRun(conversationId))
+        ),
         (again) => (again ? loop(conversationId) : Effect.void)
       )
 
@@ -82,8 +91,9 @@ export const makeJobs = (run: (conversationId: ConversationId) => Effect.Effect<
       Effect.gen(function*() {
         while (HashMap.has(yield* Ref.get(status), conversationId)) {
           const fiber = yield* Effect.option(FiberMap.get(fibers, conversationId))
-          if (Option.isSome(fiber)) yield* Fiber.await(fiber.value)
-          else yield* Effect.yieldNow()
+          if (Option.isSome(fiber)) {
+            yield* Fiber.await(fiber.value)
+          } else yield* Effect.yieldNow()
         }
       })
 
@@ -102,6 +112,7 @@ export const makeJobs = (run: (conversationId: ConversationId) => Effect.Effect<
           FiberMap.remove(fibers, conversationId),
           Ref.update(status, HashMap.remove(conversationId))
         ),
-      isRunning: (conversationId) => Effect.map(Ref.get(status), HashMap.has(conversationId))
+      isRunning: (conversationId) =>
+        Effect.map(Ref.get(status), HashMap.has(conversationId))
     } satisfies Jobs
   })

@@ -9,7 +9,10 @@ import type { TokenCounter } from "../services/TokenCounter.js"
 import { factsText, summaryText } from "./render.js"
 import type { Preamble } from "./window.js"
 
-/** The preamble of a state, and how to shrink it by truncating the summary (facts are kept). */
+/**
+ * The preamble of a state, and how to shrink it by truncating the summary. Facts are protected,
+ * as the leading system messages are: kept whole even when they alone pass the limit.
+ */
 export const summaryPreamble = (
   counter: TokenCounter.Service,
   state: SummaryState,

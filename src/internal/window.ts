@@ -125,7 +125,8 @@ const countOmitted = (
  * Assembles a context: the leading system messages, the preamble (facts and summary), then the
  * newest turns after the window's start that fit what the budget leaves (all of them without a
  * budget). When the newest `minTurns` turns fit the budget but not beside the whole preamble,
- * `shrink` is asked for a smaller preamble (the summary truncated) that leaves them room.
+ * `shrink` is asked for a smaller preamble (the summary truncated) that leaves them room; when
+ * they do not fit at all, for a preamble that fits the budget by itself.
  */
 export const assemble = (
   repository: RepositoryService.Service,
@@ -149,6 +150,9 @@ export const assemble = (
     const minTokens = sumTokens(recent.turns.slice(recent.turns.length - minTurns))
     if (options.shrink !== undefined && minTokens <= room && minTokens > room - preamble.tokens) {
       preamble = yield* options.shrink(room - minTokens)
+    } else if (options.shrink !== undefined && preamble.tokens > room) {
+      // Not even the newest turns fit: the preamble alone must still keep within the budget.
+      preamble = yield* options.shrink(room)
     }
     const available = Math.max(0, room - preamble.tokens)
     const shownCount = newestThatFit(recent.turns, available)

@@ -10,6 +10,7 @@ import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.
 import * as MemoryRepository from "../src/layers/MemoryRepository.js"
 import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import * as SlidingWindowStrategy from "../src/strategies/SlidingWindowStrategy.js"
+import { sqlBench } from "./sql.js"
 
 const budget = 3000
 const warmup = 200
@@ -124,6 +125,7 @@ const main = Effect.gen(function*() {
   mkdirSync("bench/results", { recursive: true })
   writeFileSync("bench/results/latest.json", JSON.stringify(results, null, 2))
   console.log("\nwritten to bench/results/latest.json")
+  yield* sqlBench
 })
 
 Effect.runPromise(Effect.provide(main, MemoryLive))

@@ -1,0 +1,198 @@
+/**
+ * Row schemas of the SQL repository (snake_case, as the tables are) and their conversion to the
+ * domain models. Drivers differ in what they return: node-pg gives `bigint` columns as strings and
+ * PGlite as numbers, so integer columns decode from both.
+ */
+import { Schema } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import { Fact } from "../domain/Fact.js"
+import { Message, MessageMetadata, Role } from "../domain/Message.js"
+import { SummarizationRecord, SummaryLayer, SummaryState } from "../domain/SummaryState.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+
+/** An integer column: a number (PGlite, `int4`) or a decimal string (node-pg `int8`). */
+export const SqlInt = Schema.Union(Schema.Int, Schema.compose(Schema.NumberFromString, Schema.Int))
+
+/** A `timestamptz` column: a `Date` (both drivers) or an ISO string. */
+export const SqlTimestamp = Schema.Union(Schema.DateTimeUtcFromDate, Schema.DateTimeUtc)
+
+/**
+ * A `jsonb` metadata column, checked against `MessageMetadata` but returned as the driver parsed
+ * it: decoding would rebuild the object, and a rebuilt record loses keys such as `__proto__`.
+ */
+export const SqlMetadata = Schema.declare(Schema.is(MessageMetadata), { identifier: "SqlMessageMetadata" })
+
+/** The columns of a message row. */
+export const MessageRow = Schema.Struct({
+  seq: SqlInt,
+  role: Role,
+  content: Schema.String,
+  metadata: SqlMetadata,
+  token_count: SqlInt,
+  created_at: SqlTimestamp
+})
+
+/** @internal */
+export type MessageRow = typeof MessageRow.Type
+
+/** The columns `SELECT`ed for a message. */
+export const messageColumns = "seq, role, content, metadata, token_count, created_at"
+
+/** A message row to a `Message`; the row schema has validated every field. */
+export const toMessage = (conversationId: ConversationId, row: MessageRow): Message =>
+  new Message({
+    conversationId,
+    seq: row.seq,
+    role: row.role,
+    content: row.content,
+    metadata: row.metadata,
+    tokenCount: row.token_count,
+    createdAt: row.created_at
+  }, { disableValidation: true })
+
+/** A message row, or the all-null row of a `LEFT JOIN` that matched no message. */
+export const MaybeMessageRow = Schema.Union(MessageRow, Schema.Struct({ seq: Schema.Null }))
+
+/** A conversation row: its counters and its summary state. */
+export const ConversationRow = Schema.Struct({
+  last_seq: SqlInt,
+  message_count: SqlInt,
+  system_count: SqlInt,
+  user_count: SqlInt,
+  assistant_count: SqlInt,
+  tool_count: SqlInt,
+  summary_count: SqlInt,
+  token_count: SqlInt,
+  system_prefix_seq: SqlInt,
+  first_turn_role: Schema.NullOr(Role),
+  narrative: Schema.String,
+  facts: Schema.Array(Fact),
+  layers: Schema.Array(SummaryLayer),
+  summary_cursor: SqlInt,
+  summary_version: SqlInt,
+  summary_updated_at: Schema.NullOr(SqlTimestamp),
+  created_at: SqlTimestamp,
+  updated_at: SqlTimestamp
+})
+
+/** @internal */
+export type ConversationRow = typeof ConversationRow.Type
+
+/** The columns `SELECT`ed for a conversation. */
+export const conversationColumns = "last_seq, message_count, system_count, user_count, assistant_count, tool_count, " +
+  "summary_count, token_count, system_prefix_seq, first_turn_role, narrative, facts, layers, summary_cursor, " +
+  "summary_version, summary_updated_at, created_at, updated_at"
+
+/** The counters of a conversation row. */
+export const toInfo = (conversationId: ConversationId, row: ConversationRow): RepositoryService.ConversationInfo => ({
+  conversationId,
+  lastSeq: row.last_seq,
+  messageCount: row.message_count,
+  roleCounts: {
+    system: row.system_count,
+    user: row.user_count,
+    assistant: row.assistant_count,
+    tool: row.tool_count,
+    summary: row.summary_count
+  },
+  tokenCount: row.token_count,
+  systemPrefixSeq: row.system_prefix_seq,
+  firstTurnRole: row.first_turn_role,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at
+})
+
+/** The summary state of a conversation row. */
+export const toState = (conversationId: ConversationId, row: ConversationRow): SummaryState =>
+  new SummaryState({
+    conversationId,
+    narrative: row.narrative,
+    facts: row.facts,
+    layers: row.layers,
+    cursor: row.summary_cursor,
+    version: row.summary_version,
+    updatedAt: row.summary_updated_at
+  }, { disableValidation: true })
+
+/** Counts of a range of messages (`count(*)` is `int8`). */
+export const CountsRow = Schema.Struct({
+  total: SqlInt,
+  token_count: SqlInt,
+  system: SqlInt,
+  user: SqlInt,
+  assistant: SqlInt,
+  tool: SqlInt,
+  summary: SqlInt
+})
+
+/** The aggregates `SELECT`ed for a `CountsRow` over a set of messages. */
+export const countColumns = "count(*) AS total, coalesce(sum(token_count), 0)::bigint AS token_count, " +
+  ["system", "user", "assistant", "tool", "summary"].map((role) =>
+    `count(*) FILTER (WHERE role = '${role}') AS "${role}"`
+  )
+    .join(", ")
+
+/** A counts row as `RangeCounts`. */
+export const toCounts = (row: typeof CountsRow.Type): RepositoryService.RangeCounts => ({
+  total: row.total,
+  tokenCount: row.token_count,
+  system: row.system,
+  user: row.user,
+  assistant: row.assistant,
+  tool: row.tool,
+  summary: row.summary
+})
+
+/**
+ * A row of the window read: the state version seen by the same statement, with one message, or
+ * with none when the range is empty.
+ */
+export const WindowRow = Schema.Union(
+  Schema.Struct({ state_version: SqlInt, ...MessageRow.fields }),
+  Schema.Struct({ state_version: SqlInt, seq: Schema.Null })
+)
+
+/** A summarization record row. */
+export const RecordRow = Schema.Struct({
+  version: SqlInt,
+  from_seq: SqlInt,
+  to_seq: SqlInt,
+  summary: Schema.String,
+  mode: Schema.String,
+  skill_id: Schema.String,
+  model: Schema.NullOr(Schema.String),
+  input_tokens: SqlInt,
+  output_tokens: SqlInt,
+  duration_ms: SqlInt,
+  created_at: SqlTimestamp
+})
+
+/** The columns `SELECT`ed for a record. */
+export const recordColumns =
+  "version, from_seq, to_seq, summary, mode, skill_id, model, input_tokens, output_tokens, duration_ms, created_at"
+
+/** A record row as a `SummarizationRecord`. */
+export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.Type): SummarizationRecord =>
+  new SummarizationRecord({
+    conversationId,
+    version: row.version,
+    fromSeq: row.from_seq,
+    toSeq: row.to_seq,
+    summary: row.summary,
+    mode: row.mode,
+    skillId: row.skill_id,
+    model: row.model,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    durationMs: row.duration_ms,
+    createdAt: row.created_at
+  }, { disableValidation: true })
+
+/** A row that only says whether a conversation exists. */
+export const FoundRow = Schema.Struct({ found: Schema.Literal(1) })
+
+/** A row with the seq counter an append reserved up to. */
+export const ReservedRow = Schema.Struct({ last_seq: SqlInt, message_count: SqlInt })
+
+/** The outcome of a try-lock. */
+export const LockedRow = Schema.Struct({ locked: Schema.Boolean })

@@ -1,0 +1,286 @@
+/**
+ * The statements of the SQL repository, with their row schemas. Each names one conversation and
+ * reads an index range of it.
+ */
+import type { SqlClient } from "@effect/sql"
+import { SqlSchema } from "@effect/sql"
+import { Array, DateTime, Effect, Option, Schema } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import type { Message, NewMessage } from "../domain/Message.js"
+import type { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
+import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+import * as Rows from "./sqlRows.js"
+
+/** Rows per `INSERT` statement: 7 parameters each, well under PostgreSQL's 65,535. */
+const insertChunk = 1000
+
+// Seqs are integers, so `seq > 2.5` is `seq > 2` and `seq < 2.5` is `seq < 3`; comparing with the
+// integer keeps the bound a parameter of the key's type, so the primary key serves the range.
+/** The integer lower bound (exclusive) of a seq range. */
+export const lowerBound = (after: number | undefined): number =>
+  after === undefined || after < 0 ? 0 : Math.min(Number.MAX_SAFE_INTEGER, Math.floor(after))
+
+/** The integer upper bound (exclusive) of a seq range. */
+export const upperBound = (before: number | undefined): number =>
+  before === undefined || before > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : Math.max(0, Math.ceil(before))
+
+/** What an append adds to the conversation's counters. */
+export const tally = (messages: ReadonlyArray<NewMessage>) => {
+  const roles = { system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
+  let tokens = 0
+  for (const message of messages) {
+    roles[message.role] += 1
+    tokens += message.tokenCount
+  }
+  const firstOther = messages.findIndex((message) => message.role !== "system")
+  return {
+    roles,
+    tokens,
+    leadingSystem: firstOther === -1 ? messages.length : firstOther,
+    firstTurnRole: firstOther === -1 ? null : (messages[firstOther]?.role ?? null)
+  }
+}
+
+/** The statements over one `SqlClient`. */
+export const makeStatements = (sql: SqlClient.SqlClient) => {
+  const columns = {
+    conversation: sql.literal(Rows.conversationColumns),
+    message: sql.literal(Rows.messageColumns),
+    counts: sql.literal(Rows.countColumns),
+    record: sql.literal(Rows.recordColumns)
+  }
+
+  const findConversation = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.ConversationRow,
+    execute: (id) => sql`SELECT ${columns.conversation} FROM chat_memory_conversations WHERE conversation_id = ${id}`
+  })
+  const lockConversation = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.ConversationRow,
+    execute: (id) =>
+      sql`SELECT ${columns.conversation} FROM chat_memory_conversations WHERE conversation_id = ${id} FOR UPDATE`
+  })
+  const deleteConversationRow = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.FoundRow,
+    execute: (id) => sql`DELETE FROM chat_memory_conversations WHERE conversation_id = ${id} RETURNING 1 AS found`
+  })
+  const exists = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.FoundRow,
+    execute: (id) => sql`SELECT 1 AS found FROM chat_memory_conversations WHERE conversation_id = ${id}`
+  })
+  const findOrFail = (conversationId: ConversationId) =>
+    Effect.flatMap(
+      findConversation(conversationId),
+      Option.match({
+        onNone: () => Effect.fail(new ConversationNotFoundError({ conversationId })),
+        onSome: Effect.succeed
+      })
+    )
+  /** Empty results are ambiguous: an empty range, or no conversation. */
+  const requireIfEmpty = <A>(conversationId: ConversationId, rows: ReadonlyArray<A>) =>
+    rows.length > 0 ?
+      Effect.succeed(rows) :
+      Effect.flatMap(exists(conversationId), (found) =>
+        Option.isSome(found) ? Effect.succeed(rows) : Effect.fail(new ConversationNotFoundError({ conversationId })))
+
+  // The upsert takes the conversation row's lock until the transaction ends, so concurrent
+  // appends (in any process) reserve disjoint, gapless seq ranges in commit order.
+  const reserveSeqs = SqlSchema.findOne({
+    Request: Schema.Struct({
+      id: Schema.String,
+      count: Schema.Number,
+      system: Schema.Number,
+      user: Schema.Number,
+      assistant: Schema.Number,
+      tool: Schema.Number,
+      summary: Schema.Number,
+      tokens: Schema.Number,
+      leadingSystem: Schema.Number,
+      firstTurnRole: Schema.NullOr(Schema.String),
+      now: Schema.DateFromSelf
+    }),
+    Result: Rows.ReservedRow,
+    execute: (r) =>
+      sql`INSERT INTO chat_memory_conversations AS c (conversation_id, last_seq, message_count, system_count,
+        user_count, assistant_count, tool_count, summary_count, token_count, system_prefix_seq, first_turn_role,
+        created_at, updated_at)
+      VALUES (${r.id}, ${r.count}, ${r.count}, ${r.system}, ${r.user}, ${r.assistant}, ${r.tool}, ${r.summary},
+        ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.now}, ${r.now})
+      ON CONFLICT (conversation_id) DO UPDATE SET
+        last_seq = c.last_seq + EXCLUDED.last_seq,
+        message_count = c.message_count + EXCLUDED.message_count,
+        system_count = c.system_count + EXCLUDED.system_count,
+        user_count = c.user_count + EXCLUDED.user_count,
+        assistant_count = c.assistant_count + EXCLUDED.assistant_count,
+        tool_count = c.tool_count + EXCLUDED.tool_count,
+        summary_count = c.summary_count + EXCLUDED.summary_count,
+        token_count = c.token_count + EXCLUDED.token_count,
+        system_prefix_seq = CASE WHEN c.system_prefix_seq = c.last_seq
+          THEN c.last_seq + EXCLUDED.system_prefix_seq ELSE c.system_prefix_seq END,
+        first_turn_role = COALESCE(c.first_turn_role, EXCLUDED.first_turn_role),
+        updated_at = EXCLUDED.updated_at
+      RETURNING last_seq, message_count`
+  })
+  const insertMessages = (conversationId: ConversationId, messages: ReadonlyArray<Message>) =>
+    Effect.forEach(
+      Array.chunksOf(messages, insertChunk),
+      (chunk) =>
+        sql`INSERT INTO chat_memory_messages ${
+          sql.insert(chunk.map((m) => ({
+            conversation_id: conversationId,
+            seq: m.seq,
+            role: m.role,
+            content: m.content,
+            metadata: JSON.stringify(m.metadata),
+            token_count: m.tokenCount,
+            created_at: DateTime.toDateUtc(m.createdAt)
+          })))
+        }`,
+      { discard: true }
+    )
+
+  // The planner's row estimate for a seq range of one conversation can be far too low (PGlite
+  // keeps no statistics; on a server one conversation may be much longer than the rest), and then
+  // it reads the whole range and sorts it instead of walking the key. With a limit, the range is
+  // first narrowed to the seqs that can hold the page: `limit` seqs plus every seq missing from
+  // the log (pruned: `last_seq - message_count`). The statement then reads at most that many rows,
+  // whatever the plan. The row of the conversation also tells an empty range from no conversation.
+  const selectMessages = SqlSchema.findAll({
+    Request: Schema.Struct({
+      id: Schema.String,
+      after: Schema.Number,
+      before: Schema.Number,
+      limit: Schema.NullOr(Schema.Number),
+      newest: Schema.Boolean
+    }),
+    Result: Rows.MaybeMessageRow,
+    execute: (q) => {
+      const missing = sql.literal("(c.last_seq - c.message_count)")
+      const range = q.limit === null
+        ? sql`seq > ${q.after} AND seq < ${q.before}`
+        : q.newest
+        ? sql`seq > GREATEST(${q.after}::bigint,
+            LEAST(${q.before}::bigint - 1, c.last_seq) - ${q.limit}::bigint - ${missing}) AND seq < ${q.before}`
+        : sql`seq > ${q.after} AND seq < LEAST(${q.before}::bigint, ${q.after}::bigint + 1 + ${q.limit}::bigint + ${missing})`
+      return sql`SELECT m.* FROM chat_memory_conversations c
+        LEFT JOIN LATERAL (
+          SELECT ${columns.message} FROM chat_memory_messages
+          WHERE conversation_id = c.conversation_id AND ${range}
+          ORDER BY seq ${sql.literal(q.newest ? "DESC" : "ASC")} LIMIT ${q.limit}
+        ) m ON true
+        WHERE c.conversation_id = ${q.id}`
+    }
+  })
+  const countRange = SqlSchema.findAll({
+    Request: Schema.Struct({ id: Schema.String, after: Schema.Number, before: Schema.Number }),
+    Result: Rows.CountsRow,
+    execute: (q) =>
+      sql`SELECT ${columns.counts} FROM chat_memory_messages
+        WHERE conversation_id = ${q.id} AND seq > ${q.after} AND seq < ${q.before}`
+  })
+  // One statement, so one snapshot: the leading system messages, the newest `limit` messages of
+  // `(floor, lastSeq]` (`floor` narrows the range as in `selectMessages`), and the state version
+  // they go with.
+  const selectWindow = SqlSchema.findAll({
+    Request: Schema.Struct({
+      id: Schema.String,
+      prefix: Schema.Number,
+      floor: Schema.Number,
+      lastSeq: Schema.Number,
+      limit: Schema.Number
+    }),
+    Result: Rows.WindowRow,
+    execute: (q) =>
+      sql`SELECT c.summary_version AS state_version, m.* FROM chat_memory_conversations c
+        LEFT JOIN LATERAL (
+          (SELECT ${columns.message} FROM chat_memory_messages
+            WHERE conversation_id = ${q.id} AND seq <= ${q.prefix})
+          UNION ALL
+          (SELECT ${columns.message} FROM chat_memory_messages
+            WHERE conversation_id = ${q.id} AND seq > ${q.floor} AND seq <= ${q.lastSeq}
+            ORDER BY seq DESC LIMIT ${q.limit})
+        ) m ON true
+        WHERE c.conversation_id = ${q.id}`
+  })
+  const selectRecords = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: Rows.RecordRow,
+    execute: (id) =>
+      sql`SELECT ${columns.record} FROM chat_memory_summarizations WHERE conversation_id = ${id} ORDER BY version`
+  })
+  const deleteCovered = SqlSchema.findAll({
+    Request: Schema.Struct({ id: Schema.String, prefix: Schema.Number, cursor: Schema.Number }),
+    Result: Rows.CountsRow,
+    execute: (q) =>
+      sql`WITH pruned AS (
+          DELETE FROM chat_memory_messages
+          WHERE conversation_id = ${q.id} AND seq > ${q.prefix} AND seq <= ${q.cursor} AND role <> 'summary'
+          RETURNING role, token_count
+        )
+        SELECT ${columns.counts} FROM pruned`
+  })
+
+  const updateConversation = (
+    info: RepositoryService.ConversationInfo,
+    state: SummaryState,
+    at: Date
+  ) =>
+    sql`UPDATE chat_memory_conversations SET
+        narrative = ${state.narrative}, facts = ${JSON.stringify(state.facts)}::jsonb,
+        layers = ${JSON.stringify(state.layers)}::jsonb, summary_cursor = ${state.cursor},
+        summary_version = ${state.version}, summary_updated_at = ${at}, last_seq = ${info.lastSeq},
+        message_count = ${info.messageCount}, system_count = ${info.roleCounts.system},
+        user_count = ${info.roleCounts.user}, assistant_count = ${info.roleCounts.assistant},
+        tool_count = ${info.roleCounts.tool}, summary_count = ${info.roleCounts.summary},
+        token_count = ${info.tokenCount}, updated_at = ${at}
+      WHERE conversation_id = ${info.conversationId}`
+  const insertRecord = (record: SummarizationRecord) =>
+    sql`INSERT INTO chat_memory_summarizations ${
+      sql.insert({
+        conversation_id: record.conversationId,
+        version: record.version,
+        from_seq: record.fromSeq,
+        to_seq: record.toSeq,
+        summary: record.summary,
+        mode: record.mode,
+        skill_id: record.skillId,
+        model: record.model,
+        input_tokens: record.inputTokens,
+        output_tokens: record.outputTokens,
+        duration_ms: record.durationMs,
+        created_at: DateTime.toDateUtc(record.createdAt)
+      })
+    }`
+  // The conversation row first: its lock waits for the appends and commits in flight.
+  const deleteConversation = (conversationId: ConversationId) =>
+    Effect.gen(function*() {
+      const deleted = yield* deleteConversationRow(conversationId)
+      if (Option.isNone(deleted)) return yield* new ConversationNotFoundError({ conversationId })
+      yield* sql`DELETE FROM chat_memory_messages WHERE conversation_id = ${conversationId}`
+      yield* sql`DELETE FROM chat_memory_summarizations WHERE conversation_id = ${conversationId}`
+    })
+
+  return {
+    findConversation,
+    lockConversation,
+    findOrFail,
+    requireIfEmpty,
+    reserveSeqs,
+    insertMessages,
+    selectMessages,
+    countRange,
+    selectWindow,
+    selectRecords,
+    deleteCovered,
+    updateConversation,
+    insertRecord,
+    deleteConversation
+  }
+}
+
+/** The statements of the SQL repository. */
+export type Statements = ReturnType<typeof makeStatements>

@@ -1,0 +1,90 @@
+/**
+ * The SQL repository wired to its drivers: PostgreSQL (the production store, shared by several
+ * processes) and PGlite (the embedded default, in memory or in a data directory).
+ *
+ * @since 0.1.0
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
+import { RepositoryError } from "../errors/RepositoryError.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+import * as PgliteClient from "./PgliteClient.js"
+import * as SqlRepository from "./SqlRepository.js"
+
+/**
+ * The connection pool's default size.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxConnections = 10
+
+/**
+ * A PostgreSQL store: the database URL and the pool.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly url: Redacted.Redacted
+  /** Connections in the pool (default 10). */
+  readonly maxConnections?: number | undefined
+  /**
+   * Summarizations that may hold the cross-process lock at once, each keeping one connection
+   * (default: half the pool).
+   */
+  readonly maxLockConnections?: number | undefined
+  /** Reported to the server as `application_name`. */
+  readonly applicationName?: string | undefined
+}
+
+const connectError = (cause: unknown) => new RepositoryError({ operation: "connect", cause })
+
+/**
+ * The repository over a PostgreSQL pool (`@effect/sql-pg`), with cross-process summarization
+ * locks; the migrations run when the layer is built.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<RepositoryService, RepositoryError> => {
+  const maxConnections = options.maxConnections ?? defaultMaxConnections
+  return SqlRepository.layer({
+    lock: "advisory",
+    maxLockConnections: options.maxLockConnections ?? Math.max(1, Math.floor(maxConnections / 2))
+  }).pipe(
+    Layer.provide(
+      PgClient.layer({
+        url: options.url,
+        maxConnections,
+        applicationName: options.applicationName ?? "effect-chat-memory"
+      }).pipe(Layer.mapError(connectError))
+    )
+  )
+}
+
+/**
+ * `layer` with the URL read from `DATABASE_URL` (redacted), the rest as given.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Omit<Options, "url"> = {}
+): Layer.Layer<RepositoryService, RepositoryError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.redacted("DATABASE_URL"), (url) => layer({ ...options, url })))
+
+/**
+ * The repository over PGlite, in memory or in `dataDir` (created when missing), closed with the
+ * layer. A PGlite database has one owner (open a data directory from one layer of one process at a
+ * time), so the summarization lock is the in-process one.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPglite = (
+  options: PgliteClient.Options = {}
+): Layer.Layer<RepositoryService, RepositoryError> =>
+  SqlRepository.layer({ lock: "process" }).pipe(
+    Layer.provide(PgliteClient.layer(options).pipe(Layer.mapError(connectError)))
+  )

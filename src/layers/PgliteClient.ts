@@ -1,0 +1,108 @@
+/**
+ * An `SqlClient` over PGlite (PostgreSQL compiled to WASM, in-process): the embedded store with the
+ * same SQL dialect as the PostgreSQL server.
+ *
+ * @since 0.1.0
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PGlite } from "@electric-sql/pglite"
+import { Effect, Layer, type Scope, Stream } from "effect"
+
+/**
+ * Where PGlite keeps its data: a directory on disk, or memory when `dataDir` is not given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly dataDir?: string | undefined
+}
+
+type Row = Record<string, unknown>
+
+const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/**
+ * Opens PGlite and builds an `SqlClient` over it; closing the scope closes the database.
+ *
+ * PGlite is one backend with one session, so the adapter is a pool of exactly one connection: a
+ * one-permit semaphore is taken per statement outside transactions and for the whole of a
+ * transaction, so statements of other fibers never run inside someone else's transaction. Nested
+ * `withTransaction` calls run on the transaction's connection as savepoints, without taking the
+ * permit again. A consequence callers must respect: an effect that holds a connection (a
+ * transaction, or `reserve`) must not wait for work that needs another connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+        catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open: ${describe(cause)}` })
+      }),
+      (db) => Effect.promise(() => db.close())
+    )
+    const permit = yield* Effect.makeSemaphore(1)
+
+    const run = <A>(f: () => Promise<A>): Effect.Effect<A, SqlError> =>
+      Effect.tryPromise({
+        try: f,
+        catch: (cause) => new SqlError({ cause, message: `PGlite: ${describe(cause)}` })
+      })
+
+    const rowsOf = (
+      sql: string,
+      params: ReadonlyArray<unknown>,
+      transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+    ): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+      Effect.map(
+        run(() => db.query<Row>(sql, [...params])),
+        (result) => (transformRows === undefined ? result.rows : transformRows(result.rows))
+      )
+
+    const connection: Connection = {
+      execute: rowsOf,
+      executeRaw: (sql, params) => run(() => db.query<Row>(sql, [...params])),
+      executeValues: (sql, params) =>
+        Effect.map(
+          run(() => db.query<Array<unknown>>(sql, [...params], { rowMode: "array" })),
+          (result) => result.rows
+        ),
+      executeUnprepared: (sql, params, transformRows) =>
+        params.length > 0
+          ? rowsOf(sql, params, transformRows)
+          // The simple protocol, so that parameterless scripts may hold several statements.
+          : Effect.map(run(() => db.exec(sql)), (results) => {
+            const rows: ReadonlyArray<Row> = results.at(-1)?.rows ?? []
+            return transformRows === undefined ? rows : transformRows(rows)
+          }),
+      // PGlite returns whole results, so a stream is one chunk.
+      executeStream: (sql, params, transformRows) =>
+        Stream.flatMap(Stream.fromEffect(rowsOf(sql, params, transformRows)), (rows) => Stream.fromIterable(rows))
+    }
+
+    const acquirer = Effect.as(Effect.acquireRelease(permit.take(1), () => permit.release(1)), connection)
+    return yield* SqlClient.make({
+      acquirer,
+      transactionAcquirer: acquirer,
+      compiler: PgClient.makeCompiler(),
+      spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", options.dataDir ?? "memory"]]
+    })
+  })
+
+/**
+ * `SqlClient.SqlClient` over a PGlite database, in memory or in `dataDir`, closed with the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  Layer.scoped(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

@@ -1,0 +1,285 @@
+/**
+ * The SQL `RepositoryService`, over the generic `SqlClient` of `@effect/sql` in the PostgreSQL 15
+ * dialect: PostgreSQL through `@effect/sql-pg`, or PGlite embedded.
+ *
+ * @since 0.1.0
+ */
+import { Migrator, SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { DateTime, Effect, Layer, Option, type ParseResult } from "effect"
+import { Message } from "../domain/Message.js"
+import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import { RepositoryError } from "../errors/RepositoryError.js"
+import { applyCommit } from "../internal/sqlCommit.js"
+import { makeSummarizationLock } from "../internal/sqlLock.js"
+import { runMigrations } from "../internal/sqlMigrations.js"
+import * as Rows from "../internal/sqlRows.js"
+import { lowerBound, makeStatements, tally, upperBound } from "../internal/sqlStatements.js"
+import { RepositoryService, windowPageSize } from "../services/RepositoryService.js"
+
+/**
+ * Options of the SQL repository.
+ *
+ * `lock` says how `withSummarizationLock` keeps other processes out: `"advisory"` (the default)
+ * takes a PostgreSQL advisory lock for the duration, for databases that several processes share;
+ * `"process"` excludes holders of this process only, for stores one process owns (PGlite, whose
+ * single connection could not be held for the duration anyway).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly lock?: "advisory" | "process" | undefined
+  /**
+   * With `"advisory"`: how many lock holders may keep a pooled connection each at once (default
+   * 4). Keep it below the pool size, so the work done under the locks always finds a connection.
+   */
+  readonly maxLockConnections?: number | undefined
+}
+
+const storeErrors = (operation: string, conversationId: string) => ({
+  SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, conversationId, cause })),
+  ParseError: (cause: ParseResult.ParseError) => Effect.fail(new RepositoryError({ operation, conversationId, cause }))
+})
+
+/**
+ * Builds the repository over the `SqlClient` in context. The schema must be in place (`migrate`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<RepositoryService.Service, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const statements = makeStatements(sql)
+    const { countRange, findConversation, findOrFail, insertMessages, requireIfEmpty, reserveSeqs } = statements
+    const { selectMessages, selectRecords, selectWindow } = statements
+    const commit = applyCommit(statements)
+
+    const withSummarizationLock = yield* makeSummarizationLock(sql, {
+      advisory: (options.lock ?? "advisory") === "advisory",
+      maxConnections: options.maxLockConnections ?? 4
+    })
+
+    return RepositoryService.of({
+      appendMessages: Effect.fn("SqlRepository.appendMessages")(
+        function*(conversationId, newMessages) {
+          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+          if (newMessages.length === 0) {
+            const row = yield* findConversation(conversationId)
+            return {
+              messages: [],
+              messageCount: Option.match(row, { onNone: () => 0, onSome: (r) => r.message_count })
+            }
+          }
+          const now = DateTime.toDateUtc(yield* DateTime.now)
+          const { firstTurnRole, leadingSystem, roles, tokens } = tally(newMessages)
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const reserved = yield* reserveSeqs({
+              id: conversationId,
+              count: newMessages.length,
+              ...roles,
+              tokens,
+              leadingSystem,
+              firstTurnRole,
+              now
+            })
+            // An upsert with RETURNING always returns its row.
+            if (Option.isNone(reserved)) return yield* Effect.dieMessage("appendMessages: the upsert returned no row")
+            const first = reserved.value.last_seq - newMessages.length + 1
+            const stored = newMessages.map((message, i) =>
+              new Message({ ...message, conversationId, seq: first + i }, { disableValidation: true })
+            )
+            yield* insertMessages(conversationId, stored)
+            return { messages: stored, messageCount: reserved.value.message_count }
+          }))
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("appendMessages", conversationId))
+      ),
+
+      getConversation: Effect.fn("SqlRepository.getConversation")(
+        function*(conversationId) {
+          return Rows.toInfo(conversationId, yield* findOrFail(conversationId))
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("getConversation", conversationId))
+      ),
+
+      listMessages: Effect.fn("SqlRepository.listMessages")(
+        function*(conversationId, query) {
+          const limit = query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
+            ? null
+            : Math.max(0, Math.floor(query.limit))
+          const newest = query.from === "newest"
+          const rows = yield* selectMessages({
+            id: conversationId,
+            after: lowerBound(query.after),
+            before: upperBound(query.before),
+            limit,
+            newest
+          })
+          if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
+          const messages: Array<Message> = []
+          for (const row of rows) if (row.seq !== null) messages.push(Rows.toMessage(conversationId, row))
+          return newest ? messages.reverse() : messages
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("listMessages", conversationId))
+      ),
+
+      countMessages: Effect.fn("SqlRepository.countMessages")(
+        function*(conversationId, query) {
+          // The whole log's counts are the counters the writes maintain: no scan.
+          if (query.after === undefined && query.before === undefined) {
+            const row = yield* findOrFail(conversationId)
+            return {
+              total: row.message_count,
+              tokenCount: row.token_count,
+              ...Rows.toInfo(conversationId, row).roleCounts
+            }
+          }
+          const rows = yield* countRange({
+            id: conversationId,
+            after: lowerBound(query.after),
+            before: upperBound(query.before)
+          })
+          const counts = rows[0]
+          if (counts === undefined || counts.total === 0) yield* requireIfEmpty(conversationId, [])
+          return counts === undefined
+            ? { total: 0, tokenCount: 0, system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
+            : Rows.toCounts(counts)
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("countMessages", conversationId))
+      ),
+
+      readWindow: Effect.fn("SqlRepository.readWindow")(
+        function*(conversationId, query) {
+          // Round trip 1 reads the counters and the state; round trip 2 the messages they call
+          // for, in one statement that also returns the state version. A commit in between (which
+          // may have pruned the range) shows as a new version, and the read starts over.
+          let narrow = true
+          for (let attempt = 1;; attempt++) {
+            const row = yield* findOrFail(conversationId)
+            const info = Rows.toInfo(conversationId, row)
+            const state = Rows.toState(conversationId, row)
+            const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
+            const pageSize = windowPageSize(info, query.tokenLimit)
+            // One more than the page: whether it comes back says if the range holds more.
+            const limit = pageSize + 1
+            // Those rows lie within `limit` seqs of the end plus the seqs pruned from the range
+            // (only seqs up to the cursor are ever pruned); narrowing the range to them bounds the
+            // rows read whatever plan the database picks. Should that ever fall short (a broken
+            // invariant), the check below reads the whole range.
+            const pruned = after >= state.cursor ? 0 : info.lastSeq - info.messageCount
+            const floor = narrow ? Math.max(after, info.lastSeq - limit - pruned) : after
+            const rows = yield* selectWindow({
+              id: conversationId,
+              prefix: info.systemPrefixSeq,
+              floor,
+              lastSeq: info.lastSeq,
+              limit
+            })
+            const first = rows[0]
+            if (first === undefined) return yield* new ConversationNotFoundError({ conversationId })
+            if (first.state_version !== state.version) {
+              if (attempt < 5) continue
+              return yield* new RepositoryError({
+                operation: "readWindow",
+                conversationId,
+                cause: "the summary state kept changing during the read"
+              })
+            }
+            const system: Array<Message> = []
+            const recent: Array<Message> = []
+            for (const r of rows) {
+              if (r.seq === null) continue
+              const message = Rows.toMessage(conversationId, r)
+              if (message.seq <= info.systemPrefixSeq) system.push(message)
+              else recent.push(message)
+            }
+            system.sort((a, b) => a.seq - b.seq)
+            recent.sort((a, b) => a.seq - b.seq)
+            const reachedStart = recent.length <= pageSize
+            if (reachedStart && floor > after) {
+              narrow = false
+              continue
+            }
+            return { info, state, system, after, recent: reachedStart ? recent : recent.slice(1), reachedStart }
+          }
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("readWindow", conversationId))
+      ),
+
+      deleteConversation: Effect.fn("SqlRepository.deleteConversation")(
+        function*(conversationId) {
+          yield* sql.withTransaction(statements.deleteConversation(conversationId))
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("deleteConversation", conversationId))
+      ),
+
+      getSummaryState: Effect.fn("SqlRepository.getSummaryState")(
+        function*(conversationId) {
+          return Rows.toState(conversationId, yield* findOrFail(conversationId))
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("getSummaryState", conversationId))
+      ),
+
+      commitSummary: Effect.fn("SqlRepository.commitSummary")(
+        function*(summaryCommit) {
+          yield* Effect.annotateCurrentSpan("conversationId", summaryCommit.conversationId)
+          const now = yield* DateTime.now
+          return yield* sql.withTransaction(commit(summaryCommit, now))
+        },
+        (effect, summaryCommit) => Effect.catchTags(effect, storeErrors("commitSummary", summaryCommit.conversationId))
+      ),
+
+      listSummarizations: Effect.fn("SqlRepository.listSummarizations")(
+        function*(conversationId) {
+          const rows = yield* Effect.flatMap(
+            selectRecords(conversationId),
+            (rows) => requireIfEmpty(conversationId, rows)
+          )
+          return rows.map((row) => Rows.toRecord(conversationId, row))
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("listSummarizations", conversationId))
+      ),
+
+      withSummarizationLock
+    })
+  })
+
+/**
+ * Creates or upgrades the repository's tables (migrations recorded in `chat_memory_migrations`).
+ * Safe to run from several processes at once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> = runMigrations.pipe(
+  // Two processes starting together may race to create the migrations table; the loser's next
+  // attempt finds it and waits on its lock, then has nothing to do.
+  Effect.retry({ times: 2, while: (error) => error._tag === "SqlError" }),
+  Effect.asVoid,
+  // A migration that fails is a defect of `Migrator`; for us it is a store failure.
+  Effect.catchSomeDefect((defect) =>
+    defect instanceof Migrator.MigrationError
+      ? Option.some(Effect.fail(new RepositoryError({ operation: "migrate", cause: defect })))
+      : Option.none()
+  ),
+  Effect.catchTags({
+    SqlError: (cause) => Effect.fail(new RepositoryError({ operation: "migrate", cause })),
+    MigrationError: (cause) => Effect.fail(new RepositoryError({ operation: "migrate", cause }))
+  }),
+  Effect.withSpan("SqlRepository.migrate")
+)
+
+/**
+ * The SQL repository over the `SqlClient` in context, after running the migrations.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<RepositoryService, RepositoryError, SqlClient.SqlClient> =>
+  Layer.effect(RepositoryService, Effect.zipRight(migrate, make(options)))

@@ -1,0 +1,103 @@
+/**
+ * The SQL repository on PGlite: the repository contract, hostile content, the in-memory
+ * reference's answers, and a restart on the same data directory.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as PgRepository from "../src/layers/PgRepository.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
+import { repositoryContract } from "./contracts/RepositoryContract.js"
+import { differentialTests } from "./fixtures/differential.js"
+import { hostileContentTests } from "./fixtures/hostile.js"
+import { freshId, newMessage } from "./fixtures/messages.js"
+
+repositoryContract("pglite", PgRepository.layerPglite())
+
+layer(PgRepository.layerPglite(), { timeout: "60 seconds" })("SqlRepository on PGlite", (it) => {
+  hostileContentTests(it)
+  differentialTests(it)
+})
+
+/** Runs `f` with a repository on `dataDir`, closing the database afterwards. */
+const withRepository = <A, E>(
+  dataDir: string,
+  f: (repo: RepositoryService.Service) => Effect.Effect<A, E>
+) =>
+  Effect.scoped(
+    Effect.flatMap(Layer.build(PgRepository.layerPglite({ dataDir })), (context) =>
+      f(Context.get(context, RepositoryService)))
+  )
+
+describe("PGlite with a data directory", () => {
+  it.scoped(
+    "a new layer on the same directory reads everything back, summary state included",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = mkdtempSync(join(tmpdir(), "chat-memory-pglite-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+        const id = freshId("restart")
+        const written = yield* withRepository(dataDir, (repo) =>
+          Effect.gen(function*() {
+            yield* repo.appendMessages(id, [
+              newMessage("system", "You are terse.", {}, 5),
+              newMessage("assistant", "Hi! Order number?", { modelVariant: "mini" }, 6),
+              newMessage("user", "ORD-2024-10042", {}, 7),
+              newMessage("assistant", "Found it.", {}, 4),
+              newMessage("user", "Move it to Friday", { attributes: { slot: { day: "fri", dock: 3 } } }, 8),
+              newMessage("assistant", "Moved.", {}, 3)
+            ])
+            const committed = yield* repo.commitSummary({
+              conversationId: id,
+              expected: { cursor: 0, version: 0 },
+              narrative: "The user asked about order ORD-2024-10042.",
+              facts: [{ key: "order", value: "ORD-2024-10042", category: "ENTITY", confidence: 0.9, sourceSeqs: [3] }],
+              layers: [{ fromSeq: 2, toSeq: 4, text: "order lookup", tokenCount: 3 }],
+              cursor: 4,
+              record: {
+                fromSeq: 2,
+                toSeq: 4,
+                summary: "order lookup",
+                mode: "incremental",
+                skillId: "test/summarize@1",
+                model: "mini",
+                inputTokens: 17,
+                outputTokens: 3,
+                durationMs: 12
+              },
+              summaryMessage: { content: "The user asked about order ORD-2024-10042.", tokenCount: 9 },
+              prune: true
+            })
+            assert.strictEqual(committed._tag, "Committed")
+            return {
+              info: yield* repo.getConversation(id),
+              messages: yield* repo.listMessages(id, {}),
+              state: yield* repo.getSummaryState(id),
+              records: yield* repo.listSummarizations(id),
+              window: yield* repo.readWindow(id, { after: "cursor", tokenLimit: 100 })
+            }
+          }))
+        assert.deepStrictEqual(written.messages.map((m) => m.seq), [1, 5, 6, 7])
+        const reread = yield* withRepository(dataDir, (repo) =>
+          Effect.gen(function*() {
+            return {
+              info: yield* repo.getConversation(id),
+              messages: yield* repo.listMessages(id, {}),
+              state: yield* repo.getSummaryState(id),
+              records: yield* repo.listSummarizations(id),
+              window: yield* repo.readWindow(id, { after: "cursor", tokenLimit: 100 })
+            }
+          }))
+        assert.deepStrictEqual(reread, written)
+        assert.deepStrictEqual([reread.state.cursor, reread.state.version], [4, 1])
+        assert.strictEqual(reread.state.facts[0]?.value, "ORD-2024-10042")
+        assert.deepStrictEqual(reread.window.recent.map((m) => m.seq), [5, 6, 7])
+        // Writing continues where the first layer stopped.
+        const next = yield* withRepository(dataDir, (repo) => repo.appendMessages(id, [newMessage("user", "thanks")]))
+        assert.deepStrictEqual(next.messages.map((m) => m.seq), [8])
+      }),
+    { timeout: 60_000 }
+  )
+})

@@ -1,0 +1,105 @@
+/**
+ * The SQL repository on a PostgreSQL server (`DATABASE_URL`): the repository contract with a
+ * pool of 10 connections, writers that go through the public service, hostile content, the
+ * in-memory reference's answers, and the summarization lock between two instances that share the
+ * database.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Array, Context, Effect, Exit, Layer, Option } from "effect"
+import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.js"
+import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
+import { repositoryContract } from "./contracts/RepositoryContract.js"
+import { differentialTests } from "./fixtures/differential.js"
+import { hostileContentTests } from "./fixtures/hostile.js"
+import { freshId, newMessage } from "./fixtures/messages.js"
+import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
+
+describePostgres("SqlRepository on PostgreSQL", (url) => {
+  repositoryContract("postgresql (pool of 10)", repositoryLayer(url, { maxConnections: 10 }))
+
+  const MemoryLive = ChatMemoryService.layer.pipe(
+    Layer.provideMerge(NoopStrategy.layer),
+    Layer.provideMerge(repositoryLayer(url, { maxConnections: 10 })),
+    Layer.provideMerge(ApproximateTokenCounter.layer)
+  )
+
+  layer(MemoryLive, { timeout: "60 seconds" })("ChatMemoryService on PostgreSQL", (it) => {
+    it.effect("100 concurrent addMessages on one conversation, pool of 10: seqs 1..N, nothing lost", () =>
+      Effect.gen(function*() {
+        const memory = yield* ChatMemoryService.ChatMemoryService
+        const id = freshId("pg-concurrent")
+        const calls = Array.makeBy(100, (i) =>
+          Array.makeBy(1 + (i % 4), (j) => ({
+            role: j % 2 === 0 ? "user" as const : "assistant" as const,
+            content: `call ${i} message ${j}`
+          })))
+        const results = yield* Effect.forEach(calls, (messages) => memory.addMessages(id, messages), {
+          concurrency: "unbounded"
+        })
+        const total = calls.reduce((n, messages) => n + messages.length, 0)
+        for (const [stored, sent] of Array.zip(results, calls)) {
+          const seqs = stored.map((m) => m.seq)
+          assert.deepStrictEqual(seqs, Array.makeBy(seqs.length, (k) => (seqs[0] ?? 0) + k))
+          assert.deepStrictEqual(stored.map((m) => m.content), sent.map((m) => m.content))
+        }
+        const all = yield* memory.getMessages(id, { limit: 1000 })
+        assert.deepStrictEqual(all.map((m) => m.seq), Array.range(1, total))
+        assert.deepStrictEqual(all.map((m) => m.content).sort(), calls.flat().map((m) => m.content).sort())
+      }))
+  })
+
+  layer(repositoryLayer(url), { timeout: "60 seconds" })("SqlRepository on PostgreSQL", (it) => {
+    hostileContentTests(it)
+    differentialTests(it)
+  })
+
+  describe("two instances on one database", () => {
+    /** A repository with a pool of its own, as another process would have. */
+    const instance = (maxLockConnections: number) =>
+      Effect.map(
+        Layer.build(repositoryLayer(url, { maxConnections: 3, maxLockConnections })),
+        (context) => Context.get(context, RepositoryService)
+      )
+
+    it.scoped("the summarization lock admits one instance at a time, and is released on failure", () =>
+      Effect.gen(function*() {
+        const a = yield* instance(2)
+        const b = yield* instance(2)
+        const id = freshId("pg-lock")
+        const other = freshId("pg-lock")
+        const whileAHolds = yield* a.withSummarizationLock(
+          id,
+          Effect.all([
+            b.withSummarizationLock(id, Effect.succeed("b")),
+            b.withSummarizationLock(other, Effect.succeed("other")),
+            // The holder's own statements run while it holds the lock.
+            a.appendMessages(id, [newMessage("user", "written under the lock")]),
+            a.readWindow(id, { after: "cursor", tokenLimit: 100 })
+          ])
+        )
+        assert.isTrue(Option.isSome(whileAHolds))
+        if (Option.isSome(whileAHolds)) {
+          const [fromB, otherFromB, appended, window] = whileAHolds.value
+          assert.deepStrictEqual([fromB, otherFromB], [Option.none(), Option.some("other")])
+          assert.deepStrictEqual(appended.messages.map((m) => m.seq), [1])
+          assert.deepStrictEqual(window.recent.map((m) => m.seq), [1])
+        }
+        assert.deepStrictEqual(yield* b.withSummarizationLock(id, Effect.succeed("b")), Option.some("b"))
+        const failed = yield* Effect.exit(a.withSummarizationLock(id, Effect.fail("boom")))
+        assert.isTrue(Exit.isFailure(failed))
+        assert.deepStrictEqual(yield* b.withSummarizationLock(id, Effect.succeed(1)), Option.some(1))
+      }))
+
+    it.scoped("beyond maxLockConnections holders the lock answers None instead of draining the pool", () =>
+      Effect.gen(function*() {
+        const a = yield* instance(1)
+        const nested = yield* a.withSummarizationLock(
+          freshId("pg-lock"),
+          a.withSummarizationLock(freshId("pg-lock"), Effect.succeed("second"))
+        )
+        assert.deepStrictEqual(nested, Option.some(Option.none()))
+      }))
+  })
+})

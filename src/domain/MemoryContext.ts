@@ -110,3 +110,14 @@ export const toPromptMessages = (context: MemoryContext): Array<Prompt.MessageEn
  * @category conversions
  */
 export const toPrompt = (context: MemoryContext): Prompt.Prompt => Prompt.make(toPromptMessages(context))
+
+/**
+ * The full prompt for the host's next model call: the context, then the user's current message.
+ * Pass it as `prompt` to `LanguageModel.generateText`; store the user message and the answer with
+ * `addMessages` afterwards.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const withUserMessage = (context: MemoryContext, text: string): Prompt.Prompt =>
+  Prompt.make([...toPromptMessages(context), { role: "user", content: [{ type: "text", text }] }])

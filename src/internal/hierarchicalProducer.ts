@@ -1,0 +1,82 @@
+/**
+ * What a hierarchical summarization produces: one extract-facts call folding the new turns into
+ * the known facts and the narrative, checked (an empty result is a failure), normalized, attributed
+ * to its source messages and capped.
+ */
+import { Effect } from "effect"
+import { SkillExecutionError } from "../errors/SkillExecutionError.js"
+import { attributeSources, capFacts, normalizeFacts } from "./hierarchicalFacts.js"
+import { summaryInput } from "./summaryInput.js"
+import { callSkill, type Producer } from "./summaryProducers.js"
+
+/** The caps of the hierarchical memory. */
+export interface HierarchicalLimits {
+  readonly maxNarrativeTokens: number
+  readonly maxFacts: number
+  readonly maxFactTokens: number
+}
+
+/**
+ * The producer: incremental, so each message is read by the skill once; the existing facts go in
+ * to be kept, updated or removed.
+ */
+export const hierarchicalProducer = (limits: HierarchicalLimits): Producer => (deps, plan) =>
+  Effect.gen(function*() {
+    const output = yield* callSkill(
+      deps.settings,
+      "extract-facts",
+      Effect.flatMap(
+        deps.skill.extractFacts({
+          conversationId: plan.conversationId,
+          text: summaryInput(plan.state.narrative, plan.older),
+          maxTokens: limits.maxNarrativeTokens,
+          existingFacts: plan.state.facts
+        }),
+        (output) =>
+          output.value.facts.length === 0 && output.value.narrative.trim().length === 0
+            ? Effect.fail(
+              new SkillExecutionError({
+                skillId: output.skillId,
+                reason: "EmptyOutput",
+                retryable: true,
+                detail: "no facts and a blank narrative"
+              })
+            )
+            : Effect.succeed(output)
+      )
+    )
+    const normalized = normalizeFacts(output.value.facts)
+    const attributed = attributeSources(plan.state.facts, normalized.facts, plan.older.flatMap((turn) => turn.messages))
+    const capped = yield* capFacts(deps.counter, attributed, {
+      maxFacts: limits.maxFacts,
+      maxTokens: limits.maxFactTokens
+    })
+    if (normalized.invalid > 0 || capped.dropped > 0) {
+      yield* Effect.logWarning("facts dropped").pipe(
+        Effect.annotateLogs({
+          conversationId: plan.conversationId,
+          invalid: normalized.invalid,
+          overCap: capped.dropped,
+          kept: capped.facts.length
+        })
+      )
+    }
+    const narrative = (yield* deps.counter.truncate(output.value.narrative.trim(), limits.maxNarrativeTokens)).trimEnd()
+    if (capped.facts.length === 0 && narrative.length === 0) {
+      return yield* new SkillExecutionError({
+        skillId: output.skillId,
+        reason: "MalformedOutput",
+        retryable: false,
+        detail: "no valid fact and a blank narrative"
+      })
+    }
+    return {
+      narrative,
+      facts: capped.facts,
+      layers: [],
+      inputTokens: output.usage.inputTokens,
+      outputTokens: output.usage.outputTokens,
+      skillId: output.skillId,
+      model: output.model
+    }
+  })

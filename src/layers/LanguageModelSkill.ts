@@ -1,0 +1,213 @@
+/**
+ * The `SkillService` over a language model of `@effect/ai`: summarize with `generateText`, extract
+ * facts and a narrative with `generateObject`. Provider-neutral: the provider's layer supplies the
+ * `LanguageModel` (see `OpenAiSkill`).
+ *
+ * @since 0.1.0
+ */
+import { type AiError, LanguageModel, Prompt, type Response } from "@effect/ai"
+import { Effect, Layer, Option, Schema } from "effect"
+import { FactCategory } from "../domain/Fact.js"
+import { SkillExecutionError } from "../errors/SkillExecutionError.js"
+import { applyFactChanges } from "../internal/hierarchicalFacts.js"
+import {
+  existingFactsSection,
+  extractFactsPromptVersion,
+  extractFactsSystemPrompt,
+  summarizePromptVersion,
+  summarizeSystemPrompt
+} from "../internal/prompts.js"
+import { SkillService } from "../services/SkillService.js"
+
+/**
+ * One fact of the model's answer. Every field is required (nullable where optional), as strict
+ * structured outputs demand; provenance is not asked for, as the model does not see message seqs.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ExtractedFact = Schema.Struct({
+  key: Schema.String.annotations({ description: "A short stable snake_case name; a known fact's key to update it" }),
+  value: Schema.String.annotations({ description: "The fact, verbatim where possible" }),
+  category: FactCategory,
+  confidence: Schema.NullOr(Schema.Number).annotations({ description: "From 0 to 1, or null" })
+})
+
+/**
+ * The structured output of the extract-facts skill: facts new or changed by the new turns, the keys
+ * of known facts that no longer hold, and the updated narrative.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Extraction = Schema.Struct({
+  facts: Schema.Array(ExtractedFact).annotations({ description: "Facts new or changed by the new turns only" }),
+  remove: Schema.Array(Schema.String).annotations({ description: "Keys of known facts that no longer hold" }),
+  narrative: Schema.String.annotations({ description: "The updated running summary" })
+}).annotations({ description: "An update of a conversation's memory" })
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace LanguageModelSkill {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Options {
+    /** The model's name, recorded with each output (the provider layer chooses the model itself). */
+    readonly model: string
+    /** The first part of the skill ids, e.g. `openai` for `openai/summarize@1`; `language-model` by default. */
+    readonly skillIdPrefix?: string | undefined
+  }
+}
+
+type Classified = Pick<SkillExecutionError, "reason" | "retryable" | "detail">
+
+/** The path of a URL, never its query (where credentials sometimes travel). */
+const pathOf = (url: string): string => (URL.canParse(url) ? new URL(url).pathname : "(invalid URL)")
+
+const ErrorBody = Schema.parseJson(Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.optional(Schema.NullOr(Schema.String)),
+    type: Schema.optional(Schema.NullOr(Schema.String))
+  })
+}))
+
+const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
+
+/** The provider's error code from a JSON error body (`{"error":{"code":…,"type":…}}`): short identifiers only. */
+const errorCode = (body: string | undefined): string | undefined =>
+  Option.getOrUndefined(Option.flatMap(decodeErrorBody(body), ({ error }) => {
+    const id = error.code ?? error.type
+    return id !== null && id !== undefined && /^[A-Za-z0-9_.-]{1,64}$/.test(id) ? Option.some(id) : Option.none()
+  }))
+
+/**
+ * Classifies an `AiError`. Details carry status, reason, path and the provider's error code, never
+ * headers, bodies or the cause: those may hold credentials (a key echoed by a server).
+ *
+ * `MalformedOutput` is not retryable: a model that breaks the schema tends to break it again with
+ * the same input, and the next trigger retries with more turns anyway.
+ */
+const classify = (error: AiError.AiError): Classified => {
+  switch (error._tag) {
+    case "HttpResponseError": {
+      const status = error.response.status
+      const code = errorCode(error.body)
+      const detail = `HTTP ${status} (${error.reason}${
+        code === undefined ? "" : `, ${code}`
+      }) from ${error.request.method} ${pathOf(error.request.url)}`
+      if (error.reason !== "StatusCode") return { reason: "Unknown", retryable: false, detail }
+      if (status === 429) return { reason: "RateLimited", retryable: true, detail }
+      if (status === 408) return { reason: "Timeout", retryable: true, detail }
+      if (status >= 500) return { reason: "Unavailable", retryable: true, detail }
+      return { reason: "Unknown", retryable: false, detail }
+    }
+    case "HttpRequestError": {
+      const detail = `${error.reason} error on ${error.request.method} ${pathOf(error.request.url)}`
+      return error.reason === "Transport"
+        ? { reason: "Unavailable", retryable: true, detail }
+        : { reason: "Unknown", retryable: false, detail }
+    }
+    case "MalformedOutput":
+      return { reason: "MalformedOutput", retryable: false, detail: error.description ?? "the output is malformed" }
+    case "MalformedInput":
+      return { reason: "Unknown", retryable: false, detail: `malformed input: ${error.description ?? "refused"}` }
+    case "UnknownError":
+      return { reason: "Unknown", retryable: false, detail: error.description ?? "unknown model error" }
+  }
+}
+
+/** Maps an `AiError` to the skill's error, once, at the edge of this layer. */
+const toSkillError = (skillId: string) => (error: AiError.AiError): SkillExecutionError =>
+  new SkillExecutionError({ skillId, ...classify(error) })
+
+const tokens = (
+  n: number | undefined
+): number => (n === undefined || !Number.isFinite(n) ? 0 : Math.max(0, Math.round(n)))
+
+const usageOf = (usage: Response.Usage) => ({
+  inputTokens: tokens(usage.inputTokens),
+  outputTokens: tokens(usage.outputTokens)
+})
+
+const confidenceOf = (confidence: number | null): number | undefined =>
+  confidence === null || !Number.isFinite(confidence) ? undefined : Math.min(1, Math.max(0, confidence))
+
+/**
+ * Builds the skill over the `LanguageModel` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: LanguageModelSkill.Options
+): Effect.Effect<SkillService.Service, never, LanguageModel.LanguageModel> =>
+  Effect.gen(function*() {
+    const model = yield* LanguageModel.LanguageModel
+    const prefix = options.skillIdPrefix ?? "language-model"
+    const summarizeId = `${prefix}/summarize@${summarizePromptVersion}`
+    const extractId = `${prefix}/extract-facts@${extractFactsPromptVersion}`
+
+    return SkillService.of({
+      summarize: Effect.fn("LanguageModelSkill.summarize")(function*(input) {
+        yield* Effect.annotateCurrentSpan({ conversationId: input.conversationId, skillId: summarizeId })
+        const response = yield* model.generateText({
+          prompt: Prompt.make([
+            { role: "system", content: summarizeSystemPrompt(input.maxTokens) },
+            { role: "user", content: [{ type: "text", text: input.text }] }
+          ])
+        }).pipe(Effect.mapError(toSkillError(summarizeId)))
+        return {
+          value: response.text.trim(),
+          skillId: summarizeId,
+          model: options.model,
+          usage: usageOf(response.usage)
+        }
+      }),
+
+      extractFacts: Effect.fn("LanguageModelSkill.extractFacts")(function*(input) {
+        yield* Effect.annotateCurrentSpan({ conversationId: input.conversationId, skillId: extractId })
+        const response = yield* model.generateObject({
+          objectName: "memory_update",
+          schema: Extraction,
+          prompt: Prompt.make([
+            { role: "system", content: extractFactsSystemPrompt(input.maxTokens) },
+            {
+              role: "user",
+              content: [
+                { type: "text", text: existingFactsSection(input.existingFacts) },
+                { type: "text", text: input.text }
+              ]
+            }
+          ])
+        }).pipe(Effect.mapError(toSkillError(extractId)))
+        const facts = applyFactChanges(input.existingFacts, {
+          upserts: response.value.facts.map((fact) => ({
+            key: fact.key,
+            value: fact.value,
+            category: fact.category,
+            confidence: confidenceOf(fact.confidence)
+          })),
+          remove: response.value.remove
+        })
+        return {
+          value: { facts, narrative: response.value.narrative.trim() },
+          skillId: extractId,
+          model: options.model,
+          usage: usageOf(response.usage)
+        }
+      })
+    })
+  })
+
+/**
+ * The skill as a layer over a `LanguageModel` layer of any provider.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: LanguageModelSkill.Options
+): Layer.Layer<SkillService, never, LanguageModel.LanguageModel> => Layer.effect(SkillService, make(options))

@@ -1,0 +1,356 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FastCheck as fc, Layer, Queue } from "effect"
+import * as ConversationId from "../src/domain/ConversationId.js"
+import type { Fact } from "../src/domain/Fact.js"
+import { toPromptMessages, withUserMessage } from "../src/domain/MemoryContext.js"
+import type { Message } from "../src/domain/Message.js"
+import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import { applyFactChanges } from "../src/internal/hierarchicalFacts.js"
+import { factsText, summaryText } from "../src/internal/render.js"
+import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.js"
+import * as MemoryRepository from "../src/layers/MemoryRepository.js"
+import * as ScriptedSkill from "../src/layers/ScriptedSkill.js"
+import * as ChatMemory from "../src/services/ChatMemoryService.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
+import { TokenCounter } from "../src/services/TokenCounter.js"
+import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
+import { conversation } from "./fixtures/arbitraries.js"
+
+const c = ConversationId.make("c")
+
+const hierarchicalMemory = (
+  options: Partial<HierarchicalStrategy.HierarchicalOptions>,
+  script: ScriptedSkill.ScriptedSkill.Script
+) =>
+  ChatMemory.layer.pipe(
+    Layer.provideMerge(HierarchicalStrategy.layer(options)),
+    Layer.provideMerge(ScriptedSkill.layer(script)),
+    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(ApproximateTokenCounter.layer)
+  )
+
+const options = {
+  kRawTurns: 2,
+  promptTokenBudget: 600,
+  chunkSummarizeThreshold: 300,
+  summaryTokenCap: 100,
+  maxFactTokens: 250,
+  retries: 0
+} as const
+
+const turn = (i: number) => [
+  { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(36, ".") },
+  { role: "assistant" as const, content: `Answer ${i}.`.padEnd(100, ".") }
+]
+
+const replay = (from: number, to: number) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    for (let i = from; i <= to; i++) {
+      yield* memory.addMessages("c", turn(i))
+      yield* memory.awaitIdle("c")
+    }
+  })
+
+const fact = (key: string, value: string, category: Fact["category"] = "GENERAL"): Fact => ({ key, value, category })
+
+const extractCalls = Effect.map(
+  Effect.flatMap(ScriptedSkill.ScriptedSkill, (skill) => skill.calls),
+  (calls) => calls.flatMap((call) => (call.skill === "extractFacts" ? [call.input] : []))
+)
+
+const tokens = (messages: ReadonlyArray<Message>) => messages.reduce((n, m) => n + m.tokenCount, 0)
+
+/** A fact operation the scripted extractor applies on one call. */
+type Op = { readonly op: "set"; readonly key: string; readonly value: string } | {
+  readonly op: "remove"
+  readonly key: string
+}
+
+const applyOps = (facts: ReadonlyMap<string, string>, ops: ReadonlyArray<Op>): Map<string, string> => {
+  const next = new Map(facts)
+  for (const op of ops) {
+    if (op.op === "set") next.set(op.key, op.value)
+    else next.delete(op.key)
+  }
+  return next
+}
+
+const asMap = (facts: ReadonlyArray<Fact>) => new Map(facts.map((f) => [f.key, f.value]))
+const sorted = (map: ReadonlyMap<string, string>) => [...map.entries()].sort(([a], [b]) => a.localeCompare(b))
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    op: fc.constant("set" as const),
+    key: fc.constantFrom("order_id", "city", "budget", "deadline", "plan", "contact"),
+    value: fc.string({ minLength: 1, maxLength: 30 })
+  }),
+  fc.record({
+    op: fc.constant("remove" as const),
+    key: fc.constantFrom("order_id", "city", "budget", "deadline", "plan", "contact")
+  })
+)
+
+describe("HierarchicalStrategy", () => {
+  it.effect("renders the facts as a leading system message and the narrative as a second one, before the turns", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* memory.addMessages("c", [{ role: "system", content: "You are a shipping assistant." }])
+      yield* replay(1, 10)
+      const context = yield* memory.getContext("c")
+      assert.strictEqual(context.strategy, "hierarchical")
+      assert.deepStrictEqual(context.facts.map((f) => [f.key, f.value]), [["order_id", "ORD-1001"], ["city", "Lyon"]])
+      const messages = toPromptMessages(context)
+      assert.deepStrictEqual(messages.slice(0, 3), [
+        { role: "system", content: "You are a shipping assistant." },
+        { role: "system", content: "Known facts about this conversation:\n- order_id: ORD-1001\n- city: Lyon" },
+        { role: "system", content: summaryText("Shipping orders to Lyon.") }
+      ])
+      assert.strictEqual(messages.length, 3 + context.recent.length)
+      const prompt = withUserMessage(context, "Where is my order?")
+      assert.strictEqual(prompt.content.length, messages.length + 1)
+      assert.deepStrictEqual(prompt.content.at(-1)?.role, "user")
+      // Provenance: ORD-1001 is in the first user message (seq 2, after the system message).
+      assert.deepStrictEqual(context.facts[0]?.sourceSeqs, [2])
+      const [record] = yield* (yield* RepositoryService).listSummarizations(c)
+      assert.deepStrictEqual([record?.mode, record?.skillId], ["hierarchical", "scripted/extract-facts@1"])
+    }).pipe(Effect.provide(hierarchicalMemory(options, {
+      extractFacts: () =>
+        Effect.succeed({
+          facts: [fact("order_id", "ORD-1001", "ENTITY"), fact("city", "Lyon", "CONDITION")],
+          narrative: "Shipping orders to Lyon."
+        })
+    }))))
+
+  it.effect.prop(
+    "updating a fact by key replaces it, removed facts are gone, and each call gets the facts committed before it",
+    { calls: fc.array(fc.array(op, { maxLength: 5 }), { minLength: 1, maxLength: 8 }) },
+    ({ calls }) =>
+      Effect.gen(function*() {
+        const repository = yield* RepositoryService
+        const memory = yield* ChatMemoryService
+        yield* replay(1, 30)
+        const inputs = yield* extractCalls
+        assert.isAtLeast(inputs.length, 3)
+        let model = new Map<string, string>()
+        inputs.forEach((input, i) => {
+          assert.deepStrictEqual(sorted(asMap(input.existingFacts)), sorted(model))
+          model = applyOps(model, calls[i] ?? [])
+        })
+        const state = yield* repository.getSummaryState(c)
+        assert.deepStrictEqual(sorted(asMap(state.facts)), sorted(model))
+        const context = yield* memory.getContext("c")
+        assert.deepStrictEqual(context.facts, state.facts)
+      }).pipe(Effect.provide(hierarchicalMemory(options, {
+        extractFacts: (input, n) => {
+          const next = applyOps(asMap(input.existingFacts), calls[n - 1] ?? [])
+          return Effect.succeed({
+            facts: [...next.entries()].map(([key, value]) => fact(key, value)),
+            narrative: `narrative ${n}`
+          })
+        }
+      }))),
+    { fastCheck: { numRuns: 40 } }
+  )
+
+  it.effect.prop(
+    "facts are never trimmed out of the context, and the context never passes the budget when the protected part fits",
+    {
+      spec: conversation({ minTurns: 5, maxTurns: 40 }),
+      budget: fc.integer({ min: 150, max: 2500 }),
+      k: fc.integer({ min: 1, max: 4 }),
+      extracted: fc.array(
+        fc.record({
+          facts: fc.array(
+            fc.record({ key: fc.string({ minLength: 1, maxLength: 20 }), value: fc.string({ maxLength: 80 }) }),
+            {
+              maxLength: 8
+            }
+          ),
+          narrative: fc.string({ maxLength: 600 })
+        }),
+        { minLength: 1, maxLength: 10 }
+      )
+    },
+    ({ budget, extracted, k, spec }) =>
+      Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        const repository = yield* RepositoryService
+        const counter = yield* TokenCounter
+        const system = spec.system.length > 0 ? yield* memory.addMessages("prop", spec.system) : []
+        const check = Effect.gen(function*() {
+          const state = yield* repository.getSummaryState(ConversationId.make("prop"))
+          const context = yield* memory.getContext("prop")
+          const stored = yield* memory.getMessages("prop", { limit: 10_000 })
+          // Facts are protected: always shown whole, in order.
+          assert.deepStrictEqual(context.facts, state.facts)
+          const factTokens = state.facts.length === 0
+            ? 0
+            : yield* counter.countMessage({ content: factsText(state.facts) })
+          if (tokens(system) + factTokens <= budget) assert.isAtMost(context.tokenCount, budget)
+          assert.deepStrictEqual(context.system, system)
+          const shown = new Set([...context.system, ...context.recent].map((m) => m.seq))
+          const uncovered = stored.filter((m) => m.seq > context.summarizedUpTo && !shown.has(m.seq))
+          assert.strictEqual(context.messagesOmitted, uncovered.length)
+        })
+        for (const [i, turn] of spec.turns.entries()) {
+          yield* memory.addMessages("prop", turn)
+          if (i % 3 === 0) yield* memory.awaitIdle("prop")
+          if (i % 2 === 0) yield* check
+        }
+        yield* memory.awaitIdle()
+        yield* check
+      }).pipe(Effect.provide(hierarchicalMemory({
+        kRawTurns: k,
+        promptTokenBudget: budget,
+        chunkSummarizeThreshold: budget,
+        summaryTokenCap: Math.max(10, Math.floor(budget / 5)),
+        retries: 0
+      }, {
+        extractFacts: (input, n) => {
+          const out = extracted[(n - 1) % extracted.length]
+          const facts = applyFactChanges(input.existingFacts, {
+            upserts: (out?.facts ?? []).map((f) => ({ ...f, category: "STATE" as const })),
+            remove: []
+          })
+          return Effect.succeed({ facts, narrative: out?.narrative ?? "" })
+        }
+      }))),
+    { fastCheck: { numRuns: 60 } }
+  )
+
+  it.effect("facts and narrative beside large system messages: the narrative gives way, the facts and the budget hold", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const system = yield* memory.addMessages("c", [{ role: "system", content: "S".repeat(800) }])
+      for (let i = 1; i <= 3; i++) {
+        yield* memory.addMessages("c", [
+          { role: "user", content: `Question ${i} `.padEnd(300, "q") },
+          { role: "assistant", content: `Answer ${i} `.padEnd(300, "a") }
+        ])
+        yield* memory.awaitIdle("c")
+      }
+      const context = yield* memory.getContext("c")
+      assert.deepStrictEqual(context.system, system)
+      assert.deepStrictEqual(context.facts.map((f) => f.key), ["order_id", "city"])
+      assert.isTrue(context.summaryTruncated)
+      assert.isAtMost(context.tokenCount, 300)
+      // The newest turn does not fit beside the system message at all: it is counted as omitted.
+      assert.strictEqual(context.turnsShown, 0)
+      assert.strictEqual(context.messagesOmitted, 2)
+    }).pipe(Effect.provide(hierarchicalMemory({
+      kRawTurns: 1,
+      promptTokenBudget: 300,
+      chunkSummarizeThreshold: 200,
+      summaryTokenCap: 60,
+      maxNarrativeTokens: 90,
+      maxFactTokens: 90,
+      retries: 0
+    }, {
+      extractFacts: () =>
+        Effect.succeed({
+          facts: [fact("order_id", "ORD-1001", "ENTITY"), fact("city", "Lyon", "CONDITION")],
+          narrative: "n".repeat(400)
+        })
+    }))))
+
+  it.scoped("an empty result (no facts, blank narrative) is a failure: nothing is committed, the window serves", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const repository = yield* RepositoryService
+      const events = yield* memory.subscribe
+      yield* replay(1, 10)
+      const state = yield* repository.getSummaryState(c)
+      assert.deepStrictEqual([state.cursor, state.version, state.facts, state.narrative], [0, 0, [], ""])
+      const tags = [...yield* Queue.takeAll(events)].flatMap((
+        e
+      ) => (e._tag === "SummarizationFailed" ? [e.detail] : []))
+      assert.isTrue(tags.some((detail) => detail.includes("EmptyOutput")))
+      const context = yield* memory.getContext("c")
+      assert.deepStrictEqual([context.facts, context.summary], [[], null])
+      assert.strictEqual(context.recent.length + context.messagesOmitted, 20)
+    }).pipe(Effect.provide(hierarchicalMemory(options, {
+      extractFacts: () => Effect.succeed({ facts: [], narrative: "   " })
+    }))))
+
+  it.effect("a failing extractor leaves facts and narrative as they were", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay(1, 30)
+      const state = yield* repository.getSummaryState(c)
+      assert.deepStrictEqual(state.facts, [fact("order_id", "ORD-1")])
+      assert.strictEqual(state.narrative, "first")
+      assert.strictEqual(state.version, 1)
+    }).pipe(Effect.provide(hierarchicalMemory(options, {
+      extractFacts: (_, n) =>
+        n === 1
+          ? Effect.succeed({ facts: [fact("order_id", "ORD-1")], narrative: "first" })
+          : Effect.fail(new SkillExecutionError({ skillId: "scripted", reason: "Unavailable", retryable: true }))
+    }))))
+
+  it.effect("caps: at most maxFacts facts and maxFactTokens tokens, dropping the facts untouched for longest", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay(1, 10)
+      const state = yield* repository.getSummaryState(c)
+      assert.deepStrictEqual(state.facts.map((f) => f.key), ["k7", "k8", "k9"])
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxFacts: 3 }, {
+      extractFacts: () =>
+        Effect.succeed({ facts: Array.from({ length: 10 }, (_, i) => fact(`k${i}`, `v${i}`)), narrative: "n" })
+    }))))
+
+  it.effect("invalid facts are dropped; the narrative is capped at maxNarrativeTokens", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay(1, 10)
+      const state = yield* repository.getSummaryState(c)
+      assert.deepStrictEqual(state.facts.map((f) => f.key), ["good"])
+      assert.strictEqual(state.narrative, "x".repeat(40))
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxNarrativeTokens: 10 }, {
+      extractFacts: () =>
+        Effect.succeed({
+          facts: [fact("", "empty key"), fact("good", "v"), fact("nul", "a\u0000b")],
+          narrative: "x".repeat(400)
+        })
+    }))))
+
+  it.effect("refuses invalid options with a DataValidationError naming the option", () =>
+    Effect.gen(function*() {
+      const build = (o: Partial<HierarchicalStrategy.HierarchicalOptions>) =>
+        Effect.flip(Layer.build(hierarchicalMemory(o, {})).pipe(Effect.scoped))
+      const paths = yield* Effect.forEach([
+        { maxFacts: 0 },
+        { maxNarrativeTokens: 3000 },
+        { maxFactTokens: 5000 },
+        { kRawTurns: 0 }
+      ], (o) => Effect.map(build(o), (e) => (e._tag === "DataValidationError" ? e.path : e._tag)))
+      assert.deepStrictEqual(paths, [
+        "options.maxFacts",
+        "options.maxNarrativeTokens",
+        "options.maxFactTokens",
+        "options.kRawTurns"
+      ])
+    }))
+
+  it("merge semantics: update by key, removal, confidence and provenance kept while the value holds", () => {
+    const known: ReadonlyArray<Fact> = [
+      { key: "a", value: "1", category: "NUMERIC", confidence: 0.5, sourceSeqs: [3] },
+      { key: "b", value: "2", category: "STATE", sourceSeqs: [4] },
+      { key: "c", value: "3", category: "GENERAL" }
+    ]
+    const merged = applyFactChanges(known, {
+      upserts: [
+        { key: " a ", value: "1", category: "NUMERIC" },
+        { key: "b", value: "two", category: "STATE", confidence: 0.8 },
+        { key: "d", value: "4", category: "DECISION" }
+      ],
+      remove: ["c", "zzz"]
+    })
+    assert.deepStrictEqual(merged, [
+      { key: "a", value: "1", category: "NUMERIC", confidence: 0.5, sourceSeqs: [3] },
+      { key: "b", value: "two", category: "STATE", confidence: 0.8 },
+      { key: "d", value: "4", category: "DECISION" }
+    ])
+  })
+})

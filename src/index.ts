@@ -7,9 +7,13 @@
 /** @since 0.1.0 */
 export * as ConversationId from "./domain/ConversationId.js"
 /** @since 0.1.0 */
+export * as ConversationStats from "./domain/ConversationStats.js"
+/** @since 0.1.0 */
 export * as Fact from "./domain/Fact.js"
 /** @since 0.1.0 */
 export * as MemoryContext from "./domain/MemoryContext.js"
+/** @since 0.1.0 */
+export * as MemoryEvent from "./domain/MemoryEvent.js"
 /** @since 0.1.0 */
 export * as Message from "./domain/Message.js"
 /** @since 0.1.0 */
@@ -44,13 +48,33 @@ export * as SkillService from "./services/SkillService.js"
 export * as TokenCounter from "./services/TokenCounter.js"
 
 /** @since 0.1.0 */
+export * as HierarchicalStrategy from "./strategies/HierarchicalStrategy.js"
+/** @since 0.1.0 */
 export * as NoopStrategy from "./strategies/NoopStrategy.js"
 /** @since 0.1.0 */
 export * as SlidingWindowStrategy from "./strategies/SlidingWindowStrategy.js"
+/** @since 0.1.0 */
+export * as SummarizationOptions from "./strategies/SummarizationOptions.js"
+/** @since 0.1.0 */
+export * as SummarizationStrategy from "./strategies/SummarizationStrategy.js"
 
 /** @since 0.1.0 */
 export * as ApproximateTokenCounter from "./layers/ApproximateTokenCounter.js"
 /** @since 0.1.0 */
 export * as ExactTokenCounter from "./layers/ExactTokenCounter.js"
 /** @since 0.1.0 */
+export * as ExtractiveSkill from "./layers/ExtractiveSkill.js"
+/** @since 0.1.0 */
+export * as LanguageModelSkill from "./layers/LanguageModelSkill.js"
+/** @since 0.1.0 */
 export * as MemoryRepository from "./layers/MemoryRepository.js"
+/** @since 0.1.0 */
+export * as OpenAiSkill from "./layers/OpenAiSkill.js"
+/** @since 0.1.0 */
+export * as PgliteClient from "./layers/PgliteClient.js"
+/** @since 0.1.0 */
+export * as PgRepository from "./layers/PgRepository.js"
+/** @since 0.1.0 */
+export * as ScriptedSkill from "./layers/ScriptedSkill.js"
+/** @since 0.1.0 */
+export * as SqlRepository from "./layers/SqlRepository.js"

@@ -61,6 +61,12 @@ export * as SummarizationStrategy from "./strategies/SummarizationStrategy.js"
 /** @since 0.1.0 */
 export * as ApproximateTokenCounter from "./layers/ApproximateTokenCounter.js"
 /** @since 0.1.0 */
+export * as ChatMemoryConfig from "./layers/ChatMemoryConfig.js"
+/** @since 0.1.0 */
+export * as ChatMemoryLive from "./layers/ChatMemoryLive.js"
+/** @since 0.1.0 */
+export * as ChatMemoryTest from "./layers/ChatMemoryTest.js"
+/** @since 0.1.0 */
 export * as ExactTokenCounter from "./layers/ExactTokenCounter.js"
 /** @since 0.1.0 */
 export * as ExtractiveSkill from "./layers/ExtractiveSkill.js"

@@ -7,34 +7,48 @@ import { MessageInput } from "../domain/Message.js"
 import { formatPath } from "../internal/validation.js"
 
 /**
- * A transcript that cannot be read, with the line (1-based) of the bad entry when there is one.
+ * A transcript that cannot be read, with where the bad entry is: its line (1-based) in JSONL, its
+ * position (1-based) in a JSON array.
  */
 export class TranscriptError extends Schema.TaggedError<TranscriptError>()("TranscriptError", {
   path: Schema.String,
   line: Schema.optional(Schema.Int),
+  entry: Schema.optional(Schema.Int),
   reason: Schema.String
 }) {
   override get message(): string {
-    return `${this.path}${this.line === undefined ? "" : `:${this.line}`}: ${this.reason}`
+    const where = this.line !== undefined
+      ? ` line ${this.line}:`
+      : this.entry !== undefined
+      ? ` entry ${this.entry}:`
+      : ""
+    return `${this.path}:${where} ${this.reason}`
   }
 }
 
+/** Where an entry is. */
+type Place = { readonly line: number } | { readonly entry: number } | {}
+
 const decodeMessage = Schema.decodeUnknownEither(MessageInput, { errors: "first", onExcessProperty: "error" })
 
-const parseEntry = (path: string, line: number | undefined, value: unknown) => {
+const parseEntry = (path: string, place: Place, value: unknown) => {
   const decoded = decodeMessage(value)
   if (decoded._tag === "Right") return Effect.succeed(decoded.right)
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
   const field = formatPath(issue?.path ?? [], "")
   return Effect.fail(
-    new TranscriptError({ path, line, reason: `invalid ${field === "input" ? "message" : field}: ${issue?.message}` })
+    new TranscriptError({
+      ...place,
+      path,
+      reason: `invalid ${field === "input" ? "message" : field}: ${issue?.message}`
+    })
   )
 }
 
-const parseJson = (path: string, line: number | undefined, text: string) =>
+const parseJson = (path: string, place: Place, text: string) =>
   Effect.try({
     try: (): unknown => JSON.parse(text),
-    catch: () => new TranscriptError({ path, line, reason: "not valid JSON" })
+    catch: () => new TranscriptError({ ...place, path, reason: "not valid JSON" })
   })
 
 /**
@@ -43,15 +57,17 @@ const parseJson = (path: string, line: number | undefined, text: string) =>
  */
 export const parse = (path: string, text: string): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
   Effect.gen(function*() {
-    if (text.trimStart().startsWith("[")) {
-      const entries = yield* parseJson(path, undefined, text)
-      if (!Array.isArray(entries)) return yield* new TranscriptError({ path, reason: "expected a JSON array" })
-      return yield* Effect.forEach(entries, (entry: unknown, i) => parseEntry(path, i + 1, entry))
-    }
     const messages: Array<MessageInput> = []
-    for (const [i, raw] of text.split("\n").entries()) {
-      if (raw.trim().length === 0) continue
-      messages.push(yield* parseEntry(path, i + 1, yield* parseJson(path, i + 1, raw)))
+    if (text.trimStart().startsWith("[")) {
+      const entries = yield* parseJson(path, {}, text)
+      if (!Array.isArray(entries)) return yield* new TranscriptError({ path, reason: "expected a JSON array" })
+      for (const [i, entry] of entries.entries()) messages.push(yield* parseEntry(path, { entry: i + 1 }, entry))
+    } else {
+      for (const [i, raw] of text.split("\n").entries()) {
+        if (raw.trim().length === 0) continue
+        const place = { line: i + 1 }
+        messages.push(yield* parseEntry(path, place, yield* parseJson(path, place, raw)))
+      }
     }
     if (messages.length === 0) return yield* new TranscriptError({ path, reason: "holds no messages" })
     return messages
@@ -62,7 +78,16 @@ export const read = (path: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new TranscriptError({ path, reason: error.message }))
+      Effect.mapError((error) =>
+        new TranscriptError({
+          path,
+          reason: error._tag === "SystemError" && error.reason === "NotFound"
+            ? "file not found"
+            : error._tag === "SystemError" && error.reason === "PermissionDenied"
+            ? "permission denied"
+            : error.message
+        })
+      )
     )
     return yield* parse(path, text)
   })

@@ -1,83 +1,58 @@
+#!/usr/bin/env node
 /**
- * Entry point of `npm start`: replays a conversation transcript through the memory turn by turn,
- * as an agent would, then prints the context the model would get next and what it cost.
+ * The command line (`npm start`, and the `effect-chat-memory` bin): replay a transcript through
+ * the memory, read and clear stored conversations, chat with a model. With no command it replays
+ * the bundled conversation.
  */
+import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Clock, Console, Effect, Layer } from "effect"
-import { relative } from "node:path"
-import { fileURLToPath } from "node:url"
-import * as MemoryContext from "../domain/MemoryContext.js"
-import * as ApproximateTokenCounter from "../layers/ApproximateTokenCounter.js"
-import * as MemoryRepository from "../layers/MemoryRepository.js"
-import * as ChatMemoryService from "../services/ChatMemoryService.js"
-import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
-import * as Transcript from "./Transcript.js"
+import { Cause, Console, Effect, Logger, LogLevel } from "effect"
+import * as Chat from "./Chat.js"
+import * as Conversations from "./Conversations.js"
+import { describe } from "./Errors.js"
+import * as Replay from "./Replay.js"
 
-const defaultTranscript = fileURLToPath(new URL("../../examples/conversation.jsonl", import.meta.url))
-const conversationId = "replay"
+const version = "0.1.0"
 
-const MemoryLive = ChatMemoryService.layer.pipe(
-  Layer.provideMerge(SlidingWindowStrategy.layer(SlidingWindowStrategy.defaults)),
-  Layer.provideMerge(MemoryRepository.layer),
-  Layer.provideMerge(ApproximateTokenCounter.layer)
+const root = Command.make("effect-chat-memory").pipe(
+  Command.withDescription("conversation memory for LLM agents: facts, a running summary and recent turns in a budget"),
+  Command.withSubcommands([Replay.command, ...Conversations.commands, Chat.command])
 )
 
-const render = (context: MemoryContext.MemoryContext): string =>
-  MemoryContext.toPromptMessages(context).map((message) => {
-    const text = typeof message.content === "string"
-      ? message.content
-      : message.content.map((part) =>
-        part.type === "text"
-          ? part.text
-          : part.type === "tool-call"
-          ? `[tool call ${part.name} ${JSON.stringify(part.params)}]`
-          : part.type === "tool-result"
-          ? `[tool result ${JSON.stringify(part.result)}]`
-          : `[${part.type}]`
-      ).join(" ")
-    return `${message.role.padEnd(9)}| ${text.replaceAll("\n", "\n         | ")}`
-  }).join("\n")
+const cli = Command.run(root, { name: "effect-chat-memory", version })
 
-const table = (rows: ReadonlyArray<readonly [string, string | number]>): string => {
-  const width = Math.max(...rows.map(([label]) => label.length))
-  return rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join("\n")
+const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions"])
+
+/**
+ * The arguments as the parser expects them: `replay` when no command is given (so that a bare
+ * `npm start`, or `npm start -- --json`, replays the bundled conversation), and `--k` spelled as
+ * the parser knows it (it reads one-letter names as short flags, `-k`).
+ */
+const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const first = args[0]
+  const withCommand = first === undefined || (first.startsWith("-") && !builtIns.has(first))
+    ? ["replay", ...args]
+    : args
+  return withCommand.map((
+    arg
+  ) => (arg === "--k" ? "--k-raw-turns" : arg.startsWith("--k=") ? `--k-raw-turns=${arg.slice(4)}` : arg))
 }
 
-const replay = (path: string) =>
-  Effect.gen(function*() {
-    const memory = yield* ChatMemoryService.ChatMemoryService
-    const messages = yield* Transcript.read(path)
-    const started = yield* Clock.currentTimeMillis
-    let largestContext = 0
-    for (const turn of Transcript.turnsOf(messages)) {
-      yield* memory.addMessages(conversationId, turn)
-      yield* memory.awaitIdle(conversationId)
-      const context = yield* memory.getContext(conversationId)
-      largestContext = Math.max(largestContext, context.tokenCount)
-    }
-    const context = yield* memory.getContext(conversationId)
-    const stored = yield* memory.getMessages(conversationId)
-    const elapsed = (yield* Clock.currentTimeMillis) - started
-    const storedTokens = stored.reduce((n, m) => n + m.tokenCount, 0)
-    yield* Console.log(`Context for the next model call (${context.strategy}):\n`)
-    yield* Console.log(render(context))
-    yield* Console.log("\nStats:")
-    yield* Console.log(table([
-      ["transcript", relative(process.cwd(), path) || path],
-      ["messages stored", stored.length],
-      ["tokens stored", storedTokens],
-      ["context tokens", `${context.tokenCount} of ${context.tokenBudget ?? "unbounded"}`],
-      ["largest context at any turn", largestContext],
-      ["compression ratio", `${(storedTokens / Math.max(1, context.tokenCount)).toFixed(1)}x`],
-      ["turns shown", context.turnsShown],
-      ["turns omitted", context.turnsOmitted],
-      ["time", `${elapsed} ms`]
-    ]))
-  })
+const [node = "node", script = "effect-chat-memory", ...rest] = process.argv
 
-const main = replay(process.argv[2] ?? defaultTranscript).pipe(
-  Effect.provide(Layer.merge(MemoryLive, NodeContext.layer)),
-  Effect.tapError((error) => Console.error(`error: ${error.message}`))
+const main = cli([node, script, ...normalize(rest)]).pipe(
+  Effect.catchAllCause((cause) => {
+    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    const failure = Cause.failureOption(cause)
+    // The parser printed its own message (usage, bad flag) already.
+    if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) return Effect.failCause(cause)
+    const error = failure._tag === "Some" ? failure.value : Cause.squash(cause)
+    return Console.error(`error: ${describe(error)}`).pipe(Effect.zipRight(Effect.failCause(cause)))
+  }),
+  // Logs go to stderr, warnings and worse unless `--log-level` says otherwise: stdout is for results.
+  Logger.withMinimumLogLevel(LogLevel.Warning),
+  Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
+  Effect.provide(NodeContext.layer)
 )
 
 NodeRuntime.runMain(main, { disableErrorReporting: true })

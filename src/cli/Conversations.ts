@@ -1,0 +1,150 @@
+/**
+ * The commands that read or clear a stored conversation: `context`, `messages`, `inspect` and
+ * `clear`. They make sense on a store that outlives the process (PGlite with a data directory,
+ * PostgreSQL), where they see what `replay` or `chat` wrote.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, DateTime, Effect, Option, Predicate, Schema } from "effect"
+import { ConversationStats } from "../domain/ConversationStats.js"
+import { MemoryContext } from "../domain/MemoryContext.js"
+import { Message } from "../domain/Message.js"
+import { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
+import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
+import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { RepositoryService } from "../services/RepositoryService.js"
+import { CliError } from "./Errors.js"
+import * as Report from "./Report.js"
+import * as Settings from "./Settings.js"
+
+const conversationId = Args.text({ name: "conversationId" })
+const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
+
+/** The values were built by the memory from valid parts: encoding them cannot fail. */
+const encode = <A, I>(schema: Schema.Schema<A, I>, value: A) => Effect.orDie(Schema.encode(schema)(value))
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+
+/** Runs `body` over the configured memory; an unknown conversation says where it looked. */
+const withMemory = <A, E>(
+  flags: Settings.Flags,
+  body: (options: ChatMemoryConfig.Options) => Effect.Effect<A, E, ChatMemoryLive.Services>
+) =>
+  Effect.gen(function*() {
+    const options = yield* Settings.resolve(flags)
+    const hint = Settings.isPersistent(options.store)
+      ? ""
+      : " (the store is in memory and starts empty on each run: pass --data-dir or set MEMORY_DATA_DIR, " +
+        "or MEMORY_STORE=postgres with DATABASE_URL, to keep conversations between runs)"
+    return yield* body(options).pipe(
+      Effect.mapError((error) =>
+        Predicate.isTagged(error, "ConversationNotFoundError") && Predicate.hasProperty(error, "message")
+          ? new CliError({ reason: `${String(error.message)}${hint}` })
+          : error
+      ),
+      Effect.provide(ChatMemoryLive.layer(options))
+    )
+  })
+
+const context = Command.make(
+  "context",
+  { conversationId, json, ...Settings.flags },
+  ({ conversationId, json, ...flags }) =>
+    withMemory(flags, () =>
+      Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        const value = yield* memory.getContext(conversationId)
+        if (json) return yield* printJson(yield* encode(MemoryContext, value))
+        yield* Console.log(`Context for the next model call (${Report.contextLine(value)}):\n`)
+        yield* Console.log(Report.context(value))
+      }))
+).pipe(Command.withDescription("show the context the model would get next"))
+
+const messages = Command.make(
+  "messages",
+  {
+    conversationId,
+    limit: Options.integer("limit").pipe(Options.withDescription("at most this many (the newest)"), Options.optional),
+    before: Options.integer("before").pipe(Options.withDescription("only messages below this seq"), Options.optional),
+    json,
+    ...Settings.flags
+  },
+  ({ before, conversationId, json, limit, ...flags }) =>
+    withMemory(flags, () =>
+      Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        const page = yield* memory.getMessages(conversationId, {
+          limit: Option.getOrUndefined(limit),
+          before: Option.getOrUndefined(before)
+        })
+        if (json) return yield* printJson(yield* encode(Schema.Array(Message), page))
+        for (const message of page) yield* Console.log(Report.message(message))
+      }))
+).pipe(Command.withDescription("list stored messages, oldest first"))
+
+const inspect = Command.make(
+  "inspect",
+  { conversationId, json, ...Settings.flags },
+  ({ conversationId, json, ...flags }) =>
+    withMemory(flags, (options) =>
+      Effect.gen(function*() {
+        const repository = yield* RepositoryService
+        const memory = yield* ChatMemoryService
+        const stats = yield* memory.stats(conversationId)
+        const info = yield* repository.getConversation(stats.conversationId)
+        const state = yield* repository.getSummaryState(stats.conversationId)
+        const records = yield* repository.listSummarizations(stats.conversationId)
+        if (json) {
+          return yield* printJson({
+            conversation: {
+              ...info,
+              createdAt: DateTime.formatIso(info.createdAt),
+              updatedAt: DateTime.formatIso(info.updatedAt)
+            },
+            summaryState: yield* encode(SummaryState, state),
+            summarizations: yield* encode(Schema.Array(SummarizationRecord), records),
+            stats: yield* encode(ConversationStats, stats)
+          })
+        }
+        const roles = Object.entries(info.roleCounts).filter(([, n]) => n > 0).map(([role, n]) => `${role} ${n}`)
+        yield* Console.log(`Conversation "${info.conversationId}" (${Settings.describeLine(options)})`)
+        yield* Console.log(Report.table([
+          ["messages", `${info.messageCount} (last seq ${info.lastSeq}), ${info.tokenCount} tokens`],
+          ["roles", roles.join(", ")],
+          ["created", DateTime.formatIso(info.createdAt)],
+          ["updated", DateTime.formatIso(info.updatedAt)],
+          ["cursor", `seq ${state.cursor} (version ${state.version})`],
+          ["context", `${stats.contextTokens} tokens, ${stats.turnsShown} turns shown, ${stats.turnsOmitted} omitted`],
+          ["compression ratio", Report.ratio(stats.compressionRatio)],
+          ["lag", `${stats.lagMessages} messages, ${stats.lagTokens} tokens after the cursor`]
+        ]))
+        yield* Console.log(`\nFacts (${state.facts.length}):`)
+        for (const fact of state.facts) yield* Console.log(`  - ${fact.key} [${fact.category}]: ${fact.value}`)
+        yield* Console.log(`\nNarrative:\n${state.narrative.length === 0 ? "  (none)" : state.narrative}`)
+        yield* Console.log(`\nSummarizations (${records.length}):`)
+        for (const record of records) {
+          yield* Console.log(
+            `  v${record.version}  seq ${record.fromSeq}..${record.toSeq}  ${record.mode}  ${record.skillId}` +
+              `${
+                record.model === null ? "" : ` (${record.model})`
+              }  ${record.inputTokens} in, ${record.outputTokens} out` +
+              `  ${record.durationMs} ms  ${DateTime.formatIso(record.createdAt)}`
+          )
+        }
+      }))
+).pipe(Command.withDescription("show the summary state, facts, cursor and summarization records"))
+
+const clear = Command.make(
+  "clear",
+  { conversationId, ...Settings.flags },
+  ({ conversationId, ...flags }) =>
+    withMemory(flags, () =>
+      Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        yield* memory.clearMessages(conversationId)
+        yield* Console.log(`cleared conversation "${conversationId}"`)
+      }))
+).pipe(Command.withDescription("delete a conversation: messages, summary state and records"))
+
+/** The commands on stored conversations. */
+export const commands = [context, messages, inspect, clear] as const

@@ -1,0 +1,231 @@
+/**
+ * `replay`: feeds a transcript to the memory turn by turn, as an agent would (waiting for the
+ * background summarization after each turn), then shows the context the model would get next and
+ * what the memory holds and cost. `--json` prints the figures, turn by turn, for scripts and tests.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Clock, Console, Effect, Option, Schema } from "effect"
+import { relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ConversationStats } from "../domain/ConversationStats.js"
+import { MemoryContext } from "../domain/MemoryContext.js"
+import type { Message, MessageInput } from "../domain/Message.js"
+import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
+import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import * as Progress from "./Progress.js"
+import * as Report from "./Report.js"
+import * as Settings from "./Settings.js"
+import * as Transcript from "./Transcript.js"
+
+/** The conversation `npm start` replays. */
+export const defaultTranscript = fileURLToPath(new URL("../../examples/conversation.jsonl", import.meta.url))
+
+/** What the context held after one turn: enough to check the budget and the last K turns. */
+interface TurnRecord {
+  readonly turn: number
+  readonly lastSeq: number
+  readonly contextTokens: number
+  readonly turnsShown: number
+  readonly turnsOmitted: number
+  readonly messagesOmitted: number
+  readonly summarizedUpTo: number
+  readonly summaryTruncated: boolean
+  readonly systemCount: number
+  readonly systemTokens: number
+  readonly recentFromSeq: number | null
+  readonly recentToSeq: number | null
+  readonly recentCount: number
+  /** The first seq of the last K turns, and their tokens. */
+  readonly lastKFromSeq: number
+  readonly lastKTokens: number
+  /** Whether the context ends with the last K turns exactly as they were added. */
+  readonly lastKVerbatim: boolean
+}
+
+/** Whether `recent` ends with exactly the messages `fromSeq..` of `added`, unchanged. */
+const endsVerbatim = (recent: ReadonlyArray<Message>, added: ReadonlyArray<Message>, fromSeq: number): boolean => {
+  const expected = added.filter((m) => m.seq >= fromSeq)
+  const shown = recent.filter((m) => m.seq >= fromSeq)
+  return expected.length === shown.length &&
+    expected.every((m, i) => shown[i]?.seq === m.seq && shown[i]?.role === m.role && shown[i]?.content === m.content)
+}
+
+const feed = (
+  conversationId: string,
+  turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
+  kRawTurns: number
+) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    const progress = yield* Progress.make("replay", turns.length, "turns")
+    const added: Array<Message> = []
+    const turnStarts: Array<number> = []
+    const turnTokens: Array<number> = []
+    let systemTokens = 0
+    let leading = true
+    const records: Array<TurnRecord> = []
+    for (const [i, turn] of turns.entries()) {
+      const stored = yield* memory.addMessages(conversationId, turn)
+      let tokens = 0
+      for (const message of stored) {
+        added.push(message)
+        leading = leading && message.role === "system"
+        if (leading) {
+          systemTokens += message.tokenCount
+          continue
+        }
+        if (turnStarts.length === i) turnStarts.push(message.seq)
+        tokens += message.tokenCount
+      }
+      turnTokens.push(tokens)
+      yield* memory.awaitIdle(conversationId)
+      const context = yield* memory.getContext(conversationId)
+      const lastK = Math.max(0, i + 1 - kRawTurns)
+      const lastKFromSeq = turnStarts[lastK] ?? added[added.length - 1]?.seq ?? 0
+      records.push({
+        turn: i + 1,
+        lastSeq: added[added.length - 1]?.seq ?? 0,
+        contextTokens: context.tokenCount,
+        turnsShown: context.turnsShown,
+        turnsOmitted: context.turnsOmitted,
+        messagesOmitted: context.messagesOmitted,
+        summarizedUpTo: context.summarizedUpTo,
+        summaryTruncated: context.summaryTruncated,
+        systemCount: context.system.length,
+        systemTokens,
+        recentFromSeq: context.recent[0]?.seq ?? null,
+        recentToSeq: context.recent[context.recent.length - 1]?.seq ?? null,
+        recentCount: context.recent.length,
+        lastKFromSeq,
+        lastKTokens: turnTokens.slice(lastK).reduce((n, t) => n + t, 0),
+        lastKVerbatim: endsVerbatim(context.recent, added, lastKFromSeq)
+      })
+      yield* progress.tick(i + 1)
+    }
+    yield* progress.finish
+    return records
+  })
+
+/** Clears what an earlier replay left under the same id in a persistent store. */
+const startOver = (conversationId: string) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    const stats = yield* Effect.option(
+      memory.stats(conversationId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.fail(undefined)))
+    )
+    if (Option.isNone(stats)) return
+    yield* memory.clearMessages(conversationId)
+    yield* Console.error(
+      `replay: cleared the earlier conversation "${conversationId}" (${stats.value.messagesStored} messages)`
+    )
+  })
+
+const run = (
+  path: string,
+  messages: ReadonlyArray<MessageInput>,
+  conversationId: string,
+  json: boolean,
+  options: ChatMemoryConfig.Options
+) =>
+  Effect.gen(function*() {
+    const turns = Transcript.turnsOf(messages)
+    const configuration = Settings.describe(options)
+    const kRawTurns = configuration.kRawTurns ?? 1
+    const memory = yield* ChatMemoryService
+    yield* startOver(conversationId)
+    const started = yield* Clock.currentTimeMillis
+    const perTurn = yield* feed(conversationId, turns, kRawTurns)
+    const elapsedMs = (yield* Clock.currentTimeMillis) - started
+    const context = yield* memory.getContext(conversationId)
+    const stats = yield* memory.stats(conversationId)
+    const largest = Math.max(0, ...perTurn.map((t) => t.contextTokens))
+    // The last K turns must be there whenever they fit beside the leading system messages.
+    const budget = configuration.promptTokenBudget
+    const fitting = perTurn.filter((t) => budget === null || t.systemTokens + t.lastKTokens <= budget)
+    const verbatim = fitting.filter((t) => t.lastKVerbatim).length
+    const tooLarge = perTurn.length - fitting.length
+    const shownPath = relative(process.cwd(), path) || path
+    const summarizes = configuration.strategy === "summarization" || configuration.strategy === "hierarchical"
+    if (json) {
+      // Both values were built by the memory from valid parts: encoding them cannot fail.
+      const encodedStats = yield* Effect.orDie(Schema.encode(ConversationStats)(stats))
+      const encodedContext = yield* Effect.orDie(Schema.encode(MemoryContext)(context))
+      return yield* Console.log(JSON.stringify(
+        {
+          transcript: shownPath,
+          conversationId,
+          configuration,
+          budget: configuration.promptTokenBudget,
+          kRawTurns,
+          turns: turns.length,
+          messages: messages.length,
+          elapsedMs,
+          largestContextTokens: largest,
+          turnsOmitted: context.turnsOmitted,
+          stats: encodedStats,
+          perTurn,
+          context: encodedContext
+        },
+        null,
+        2
+      ))
+    }
+    yield* Console.log(`Context for the next model call (${Report.contextLine(context)}):\n`)
+    yield* Console.log(Report.context(context))
+    yield* Console.log("\nStats:")
+    yield* Console.log(Report.table([
+      ["transcript", `${shownPath} (${turns.length} turns, ${messages.length} messages)`],
+      ["configuration", Settings.describeLine(options)],
+      ["messages stored", stats.messagesStored],
+      ["tokens stored", stats.tokensStored],
+      [
+        "context tokens",
+        `${stats.contextTokens} of ${context.tokenBudget ?? "unbounded"} (largest at any turn: ${largest})`
+      ],
+      ["compression ratio", Report.ratio(stats.compressionRatio)],
+      ["summarizations", stats.summarizations],
+      ["summarizer tokens", `${stats.summarizerInputTokens} in, ${stats.summarizerOutputTokens} out`],
+      ...(summarizes
+        ? [
+          [
+            "summarized up to",
+            `seq ${stats.summarizedUpTo} (lag: ${stats.lagMessages} messages, ${stats.lagTokens} tokens)`
+          ] as const
+        ]
+        : []),
+      ["turns shown", stats.turnsShown],
+      ["turns omitted", `${stats.turnsOmitted} (neither shown nor summarized)`],
+      [
+        "last K turns verbatim",
+        `K = ${kRawTurns}: after ${verbatim} of the ${fitting.length} turns where they fit the budget` +
+        (tooLarge === 0 ? "" : ` (${tooLarge} too large to fit)`)
+      ],
+      ["time", `${Report.duration(elapsedMs)} (${(elapsedMs / Math.max(1, perTurn.length)).toFixed(1)} ms per turn)`]
+    ]))
+  })
+
+/** The `replay` command. */
+export const command = Command.make(
+  "replay",
+  {
+    transcript: Args.text({ name: "transcript" }).pipe(
+      Args.withDescription("JSONL of { role, content, metadata? } or a JSON array (default: the bundled conversation)"),
+      Args.optional
+    ),
+    conversation: Options.text("conversation").pipe(
+      Options.withDescription("the conversation id to store it under (an earlier one is cleared)"),
+      Options.withDefault("replay")
+    ),
+    json: Options.boolean("json").pipe(Options.withDescription("print the figures as JSON")),
+    ...Settings.flags
+  },
+  ({ conversation, json, transcript, ...flags }) =>
+    Effect.gen(function*() {
+      const options = yield* Settings.resolve(flags)
+      const path = Option.getOrElse(transcript, () => defaultTranscript)
+      // Read the transcript before opening the store: bad input fails fast.
+      const messages = yield* Transcript.read(path)
+      yield* run(path, messages, conversation, json, options).pipe(Effect.provide(ChatMemoryLive.layer(options)))
+    })
+).pipe(Command.withDescription("replay a transcript through the memory and show the context and stats"))

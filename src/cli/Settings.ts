@@ -1,0 +1,118 @@
+/**
+ * The command line's memory settings: flags that override the environment variables of
+ * `ChatMemoryConfig`, the options they resolve to, and how to describe them.
+ */
+import { Options } from "@effect/cli"
+import { ConfigProvider, Effect, Option } from "effect"
+import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+
+const { variables } = ChatMemoryConfig
+
+const text = (name: string, pseudoName: string, description: string) =>
+  Options.text(name).pipe(Options.withPseudoName(pseudoName), Options.withDescription(description), Options.optional)
+
+/**
+ * The flags, each overriding one variable. Values are checked by the configuration itself, so a
+ * bad flag and a bad variable fail alike, naming both.
+ */
+export const flags = {
+  strategy: text("strategy", "name", `${ChatMemoryConfig.strategies.join(" | ")} (${variables.strategy})`),
+  store: text("store", "name", `${ChatMemoryConfig.stores.join(" | ")} (${variables.store})`),
+  dataDir: text("data-dir", "path", `PGlite data directory; in memory when unset (${variables.dataDir})`),
+  budget: text("budget", "tokens", `prompt token budget (${variables.promptTokenBudget})`),
+  k: text("k-raw-turns", "turns", `turns always shown verbatim (${variables.kRawTurns})`).pipe(Options.withAlias("k")),
+  threshold: text(
+    "threshold",
+    "tokens",
+    `summary + buffer tokens that trigger a summary (${variables.chunkSummarizeThreshold})`
+  ),
+  cap: text("cap", "tokens", `summary token cap (${variables.summaryTokenCap})`),
+  mode: text("mode", "name", `${ChatMemoryConfig.summaryModes.join(" | ")} (${variables.mode})`),
+  tokenizer: text("tokenizer", "name", `${ChatMemoryConfig.tokenizers.join(" | ")} (${variables.tokenizer})`),
+  summarizerModel: text("summarizer-model", "model", `the summarizer's model (${variables.summarizerModel})`)
+}
+
+/** The parsed flags. */
+export type Flags = { readonly [K in keyof typeof flags]: Option.Option<string> }
+
+/** The variable each flag overrides, and the flag as typed. */
+const overridden = [
+  ["strategy", variables.strategy, "--strategy"],
+  ["store", variables.store, "--store"],
+  ["dataDir", variables.dataDir, "--data-dir"],
+  ["budget", variables.promptTokenBudget, "--budget"],
+  ["k", variables.kRawTurns, "--k"],
+  ["threshold", variables.chunkSummarizeThreshold, "--threshold"],
+  ["cap", variables.summaryTokenCap, "--cap"],
+  ["mode", variables.mode, "--mode"],
+  ["tokenizer", variables.tokenizer, "--tokenizer"],
+  ["summarizerModel", variables.summarizerModel, "--summarizer-model"]
+] as const satisfies ReadonlyArray<readonly [keyof Flags, string, string]>
+
+/** The flag that sets a variable, if any. */
+export const flagOf = (variable: string): string | undefined => overridden.find(([, name]) => name === variable)?.[2]
+
+/** The environment with the given flags laid over it. */
+export const provider = (given: Flags): ConfigProvider.ConfigProvider => {
+  const map = new Map<string, string>()
+  for (const [key, variable] of overridden) {
+    const value = given[key]
+    if (Option.isSome(value)) map.set(variable, value.value)
+  }
+  return ConfigProvider.fromMap(map).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+}
+
+/** Runs `effect` with the environment and the flags as its configuration. */
+export const withFlags = (given: Flags) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.withConfigProvider(effect, provider(given))
+
+/** The memory's options from the flags and the environment. */
+export const resolve = (given: Flags) => withFlags(given)(ChatMemoryConfig.config)
+
+/** Whether the store outlives the process, so that a later command sees what this one wrote. */
+export const isPersistent = (store: ChatMemoryConfig.Store | undefined): boolean =>
+  store?._tag === "postgres" || (store?._tag === "pglite" && store.dataDir !== undefined)
+
+/** What the options chose, in words and figures. */
+export const describe = (options: ChatMemoryConfig.Options) => {
+  const store = options.store ?? ChatMemoryConfig.defaults.store
+  const summarizer = options.summarizer ?? ChatMemoryConfig.defaults.summarizer
+  const strategy = options.strategy ?? ChatMemoryConfig.defaults.strategy
+  return {
+    strategy,
+    store: store._tag,
+    dataDir: store._tag === "pglite" ? store.dataDir ?? null : null,
+    persistent: isPersistent(store),
+    summarizer: summarizer._tag,
+    summarizerModel: summarizer._tag === "openai" ? summarizer.model : null,
+    summarizerUrl: summarizer._tag === "openai" ? summarizer.apiUrl ?? null : null,
+    tokenizer: options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer,
+    promptTokenBudget: strategy === "noop" ? null : options.promptTokenBudget ?? null,
+    kRawTurns: options.kRawTurns ?? null,
+    chunkSummarizeThreshold: options.chunkSummarizeThreshold ?? null,
+    summaryTokenCap: options.summaryTokenCap ?? null,
+    mode: options.mode ?? null
+  }
+}
+
+/** The description as one line. */
+export const describeLine = (options: ChatMemoryConfig.Options): string => {
+  const d = describe(options)
+  const store = d.store === "pglite" ? `pglite ${d.dataDir === null ? "(in memory)" : `at ${d.dataDir}`}` : d.store
+  const summarizer = d.summarizer === "openai"
+    ? `openai ${d.summarizerModel}${d.summarizerUrl === null ? "" : ` at ${d.summarizerUrl}`}`
+    : "extractive (offline)"
+  const knobs = d.strategy === "noop"
+    ? []
+    : d.strategy === "sliding-window"
+    ? [`budget ${d.promptTokenBudget}`]
+    : [
+      `budget ${d.promptTokenBudget}`,
+      `K ${d.kRawTurns}`,
+      `threshold ${d.chunkSummarizeThreshold}`,
+      `cap ${d.summaryTokenCap}`
+    ]
+  const mode = d.strategy === "summarization" ? [`mode ${d.mode}`] : []
+  return [`${d.strategy}`, ...knobs, ...mode, `store ${store}`, `summarizer ${summarizer}`, `tokenizer ${d.tokenizer}`]
+    .join(", ")
+}

@@ -1,0 +1,239 @@
+/**
+ * The configuration of the composed memory (`ChatMemoryLive`): the typed options, their defaults,
+ * and how they are read from the environment through Effect `Config` (DESIGN §6).
+ *
+ * @since 0.1.0
+ */
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
+import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
+import * as OpenAiSkill from "./OpenAiSkill.js"
+import type * as PgRepository from "./PgRepository.js"
+
+/**
+ * The strategies configuration can choose.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const strategies = ["noop", "sliding-window", "summarization", "hierarchical"] as const
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Strategy = typeof strategies[number]
+
+/**
+ * The stores configuration can choose: in memory, embedded PGlite, or a PostgreSQL server.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const stores = ["memory", "pglite", "postgres"] as const
+
+/**
+ * The token counters: `approximate` (characters / 4) or `exact` (OpenAI's o200k encoding).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tokenizers = ["approximate", "exact"] as const
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Tokenizer = typeof tokenizers[number]
+
+/**
+ * The summary modes of the summarization strategy.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const summaryModes = ["incremental", "full", "layered"] as const
+
+/**
+ * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
+ * layer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Store =
+  | { readonly _tag: "memory" }
+  | { readonly _tag: "pglite"; readonly dataDir?: string | undefined }
+  | ({ readonly _tag: "postgres" } & PgRepository.Options)
+
+/**
+ * Who writes the summaries: the offline extractive skill (no model, no key), or a model behind
+ * the OpenAI API (or any compatible server, by `apiUrl`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Summarizer =
+  | { readonly _tag: "extractive" }
+  | ({ readonly _tag: "openai" } & OpenAiSkill.OpenAiSkill.Options)
+
+/**
+ * The options of the composed memory: the parts to use, and the knobs of the strategy (those of
+ * `HierarchicalStrategy`, a superset of those of `SummarizationStrategy`; the sliding window reads
+ * only `promptTokenBudget`, the no-op strategy none). Everything left out takes its default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Partial<HierarchicalOptions> {
+  /** `summarization` by default. */
+  readonly strategy?: Strategy | undefined
+  /** PGlite in memory by default. */
+  readonly store?: Store | undefined
+  /** The extractive skill by default. */
+  readonly summarizer?: Summarizer | undefined
+  /** `approximate` by default. */
+  readonly tokenizer?: Tokenizer | undefined
+}
+
+/**
+ * The parts used when the options leave them out.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults: {
+  readonly strategy: Strategy
+  readonly store: Store
+  readonly summarizer: Summarizer
+  readonly tokenizer: Tokenizer
+} = {
+  strategy: "summarization",
+  store: { _tag: "pglite" },
+  summarizer: { _tag: "extractive" },
+  tokenizer: "approximate"
+}
+
+/**
+ * The environment variables read by `config`, by the option they set.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const variables = {
+  strategy: "MEMORY_STRATEGY",
+  store: "MEMORY_STORE",
+  dataDir: "MEMORY_DATA_DIR",
+  databaseUrl: "DATABASE_URL",
+  kRawTurns: "MEMORY_K_RAW_TURNS",
+  promptTokenBudget: "MEMORY_PROMPT_TOKEN_BUDGET",
+  chunkSummarizeThreshold: "MEMORY_CHUNK_SUMMARIZE_THRESHOLD",
+  summaryTokenCap: "MEMORY_SUMMARY_TOKEN_CAP",
+  mode: "MEMORY_SUMMARY_MODE",
+  summarizerModel: "MEMORY_SUMMARIZER_MODEL",
+  tokenizer: "MEMORY_TOKENIZER",
+  openAiApiKey: "OPENAI_API_KEY",
+  openAiBaseUrl: "OPENAI_BASE_URL"
+} as const
+
+const choice = <const A extends ReadonlyArray<string>>(values: A, name: string, fallback: A[number]) =>
+  Config.literal(...values)(name).pipe(Config.withDefault(fallback))
+
+const integer = (name: string, fallback: number, max: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `must be an integer from 1 to ${max}`, validation: (n) => n >= 1 && n <= max }),
+    Config.withDefault(fallback)
+  )
+
+const nonBlank = (name: string) =>
+  Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim().length > 0)))
+
+const isPostgresUrl = (url: string): boolean =>
+  URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
+
+const summarizing = new Set<Strategy>(["summarization", "hierarchical"])
+
+const raw = Config.all({
+  strategy: choice(strategies, variables.strategy, defaults.strategy),
+  store: choice(stores, variables.store, "pglite"),
+  dataDir: nonBlank(variables.dataDir),
+  databaseUrl: Config.option(Config.redacted(variables.databaseUrl)),
+  kRawTurns: integer(variables.kRawTurns, summarizationDefaults.kRawTurns, 1000),
+  promptTokenBudget: integer(
+    variables.promptTokenBudget,
+    summarizationDefaults.promptTokenBudget,
+    Number.MAX_SAFE_INTEGER
+  ),
+  chunkSummarizeThreshold: integer(
+    variables.chunkSummarizeThreshold,
+    summarizationDefaults.chunkSummarizeThreshold,
+    Number.MAX_SAFE_INTEGER
+  ),
+  summaryTokenCap: integer(variables.summaryTokenCap, summarizationDefaults.summaryTokenCap, Number.MAX_SAFE_INTEGER),
+  mode: choice(summaryModes, variables.mode, summarizationDefaults.mode),
+  tokenizer: choice(tokenizers, variables.tokenizer, defaults.tokenizer),
+  // A key or a base URL selects the OpenAI skill; with neither, the offline one.
+  openAi: Config.option(OpenAiSkill.config)
+})
+
+type Raw = Config.Config.Success<typeof raw>
+
+const storeOf = (settings: Raw): Either.Either<Store, ConfigError.ConfigError> => {
+  switch (settings.store) {
+    case "memory":
+      return Either.right({ _tag: "memory" })
+    case "pglite":
+      return Either.right({ _tag: "pglite", dataDir: Option.getOrUndefined(settings.dataDir) })
+    case "postgres": {
+      if (Option.isNone(settings.databaseUrl)) {
+        return Either.left(ConfigError.MissingData(
+          [variables.databaseUrl],
+          `${variables.databaseUrl} is required when ${variables.store} is postgres`
+        ))
+      }
+      const url = settings.databaseUrl.value
+      return isPostgresUrl(Redacted.value(url))
+        ? Either.right({ _tag: "postgres", url })
+        : Either.left(ConfigError.InvalidData(
+          [variables.databaseUrl],
+          "must be a postgres:// or postgresql:// URL"
+        ))
+    }
+  }
+}
+
+const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError> => {
+  if (summarizing.has(settings.strategy) && settings.summaryTokenCap >= settings.promptTokenBudget) {
+    return Either.left(ConfigError.InvalidData(
+      [variables.summaryTokenCap],
+      `must be below ${variables.promptTokenBudget} (${settings.promptTokenBudget}), got ${settings.summaryTokenCap}`
+    ))
+  }
+  return Either.map(storeOf(settings), (store): Options => ({
+    strategy: settings.strategy,
+    store,
+    summarizer: Option.match(settings.openAi, {
+      onNone: (): Summarizer => ({ _tag: "extractive" }),
+      onSome: (openAi): Summarizer => ({ _tag: "openai", ...openAi })
+    }),
+    tokenizer: settings.tokenizer,
+    kRawTurns: settings.kRawTurns,
+    promptTokenBudget: settings.promptTokenBudget,
+    chunkSummarizeThreshold: settings.chunkSummarizeThreshold,
+    summaryTokenCap: settings.summaryTokenCap,
+    mode: settings.mode
+  }))
+}
+
+/**
+ * The options from the environment (the variables in `variables`, defaults as in DESIGN §6):
+ * `MEMORY_STRATEGY`, `MEMORY_STORE` (`pglite` by default, in `MEMORY_DATA_DIR` when set, else in
+ * memory; `postgres` at `DATABASE_URL`), the strategy's knobs, `MEMORY_TOKENIZER`, and the
+ * summarizer: OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL`) when a key
+ * or a base URL is set, the extractive skill otherwise. An invalid value fails with a
+ * `ConfigError` naming the variable (and the allowed values, for a choice).
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<Options> = raw.pipe(Config.mapOrFail(validate))

@@ -1,0 +1,155 @@
+/**
+ * The whole memory composed from configuration: store, token counter, summarizer skill and
+ * strategy under `ChatMemoryService`, from typed options (`layer`) or from the environment
+ * (`layerConfig`).
+ *
+ * @since 0.1.0
+ */
+import { type ConfigError, Effect, Layer } from "effect"
+import type { DataValidationError } from "../errors/DataValidationError.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
+import * as ChatMemoryService from "../services/ChatMemoryService.js"
+import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+import type { SkillService } from "../services/SkillService.js"
+import type { TokenCounter } from "../services/TokenCounter.js"
+import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
+import * as NoopStrategy from "../strategies/NoopStrategy.js"
+import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
+import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
+import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
+import * as ApproximateTokenCounter from "./ApproximateTokenCounter.js"
+import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
+import * as ExactTokenCounter from "./ExactTokenCounter.js"
+import * as ExtractiveSkill from "./ExtractiveSkill.js"
+import * as MemoryRepository from "./MemoryRepository.js"
+import * as OpenAiSkill from "./OpenAiSkill.js"
+import * as PgRepository from "./PgRepository.js"
+
+/**
+ * Everything the composed memory provides: the public service, and the parts it is made of (for
+ * hosts that read the store directly, count tokens the same way, or reuse the summarizer).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | ChatMemoryService.ChatMemoryService
+  | RepositoryService
+  | MemoryManagementStrategy
+  | SkillService
+  | TokenCounter
+
+/**
+ * The store's layer; the SQL stores run their migrations when it is built.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<RepositoryService, RepositoryError> => {
+  switch (store._tag) {
+    case "memory":
+      return MemoryRepository.layer
+    case "pglite":
+      return PgRepository.layerPglite({ dataDir: store.dataDir })
+    case "postgres": {
+      const { _tag, ...options } = store
+      return PgRepository.layer(options)
+    }
+  }
+}
+
+/**
+ * The token counter's layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTokenCounter = (tokenizer: ChatMemoryConfig.Tokenizer): Layer.Layer<TokenCounter> =>
+  tokenizer === "exact" ? ExactTokenCounter.layer : ApproximateTokenCounter.layer
+
+/**
+ * The summarizer skill's layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSkill = (summarizer: ChatMemoryConfig.Summarizer): Layer.Layer<SkillService, never, TokenCounter> => {
+  switch (summarizer._tag) {
+    case "extractive":
+      return ExtractiveSkill.layer
+    case "openai": {
+      const { _tag, ...options } = summarizer
+      return OpenAiSkill.layer(options)
+    }
+  }
+}
+
+/**
+ * The strategy's layer, with the knobs of `options` that the chosen strategy reads.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStrategy = (
+  options: ChatMemoryConfig.Options
+): Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService | SkillService | TokenCounter> => {
+  const {
+    maxFactTokens,
+    maxFacts,
+    maxNarrativeTokens,
+    store: _store,
+    strategy,
+    summarizer: _summarizer,
+    tokenizer: _tokenizer,
+    ...knobs
+  } = options
+  const summarization: Partial<SummarizationOptions> = knobs
+  switch (strategy ?? ChatMemoryConfig.defaults.strategy) {
+    case "noop":
+      return NoopStrategy.layer
+    case "sliding-window":
+      return SlidingWindowStrategy.layer(
+        knobs.promptTokenBudget === undefined ? {} : { promptTokenBudget: knobs.promptTokenBudget }
+      )
+    case "summarization":
+      return SummarizationStrategy.layer(summarization)
+    case "hierarchical":
+      return HierarchicalStrategy.layer({
+        ...summarization,
+        ...(maxFacts === undefined ? {} : { maxFacts }),
+        ...(maxFactTokens === undefined ? {} : { maxFactTokens }),
+        ...(maxNarrativeTokens === undefined ? {} : { maxNarrativeTokens })
+      })
+  }
+}
+
+/**
+ * The memory from typed options; what they leave out takes its default (`ChatMemoryConfig`).
+ * Invalid knobs fail the construction with a `DataValidationError` naming the option; a store
+ * that cannot be opened, with a `RepositoryError`. Closing the layer interrupts the background
+ * summarizations and closes the store.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: ChatMemoryConfig.Options = {}
+): Layer.Layer<Services, DataValidationError | RepositoryError> =>
+  ChatMemoryService.layer.pipe(
+    Layer.provideMerge(layerStrategy(options)),
+    Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
+    Layer.provideMerge(layerStore(options.store ?? ChatMemoryConfig.defaults.store)),
+    Layer.provideMerge(layerTokenCounter(options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer))
+  )
+
+/**
+ * The memory configured from the environment (`ChatMemoryConfig.config`, DESIGN §6). An invalid
+ * variable fails the construction with a `ConfigError` naming it and, for a choice, the allowed
+ * values.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<Services, ConfigError.ConfigError | DataValidationError | RepositoryError> = Layer
+  .unwrapEffect(Effect.map(ChatMemoryConfig.config, layer))

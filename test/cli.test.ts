@@ -1,0 +1,349 @@
+/**
+ * The command line, run as a child process (`node --import tsx src/cli/main.ts …`) exactly as a
+ * user runs it: the bundled conversation replayed on the default store, broken inputs, the
+ * commands on a stored conversation, and `chat` against a local fake of the OpenAI API.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Transcript from "../src/cli/Transcript.js"
+import * as Fake from "./fixtures/fakeOpenAi.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const bundled = join(root, "examples", "conversation.jsonl")
+
+/** The environment without anything that configures the memory: the CLI's defaults apply. */
+const cleanEnv = (): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(process.env).flatMap(([key, value]) =>
+      value === undefined || /^(MEMORY_|OPENAI_|DATABASE_URL$|AGENT_MODEL$)/.test(key) ? [] : [[key, value]]
+    )
+  )
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the CLI with `args`, feeding `stdin`, with `env` over the clean environment. */
+const cli = (
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Record<string, string>; readonly stdin?: string } = {}
+) =>
+  Effect.async<Run>((resume) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+      cwd: root,
+      env: { ...cleanEnv(), ...options.env }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    child.stdin.end(options.stdin ?? "")
+    return Effect.sync(() => child.kill())
+  })
+
+/** The non-blank lines of stderr. */
+const errorLines = (run: Run) => run.stderr.split("\n").filter((line) => line.trim().length > 0)
+
+/** A failure as the CLI must show it: non-zero exit, one line on stderr, no stack trace. */
+const assertOneLineFailure = (run: Run, ...mentions: ReadonlyArray<string>) => {
+  assert.notStrictEqual(run.code, 0)
+  const lines = errorLines(run)
+  assert.strictEqual(lines.length, 1, run.stderr)
+  for (const mention of mentions) assert.include(lines[0], mention)
+  assert.notMatch(run.stderr, /\n\s+at /)
+  assert.strictEqual(run.stdout, "")
+}
+
+/** A temporary directory, removed with the scope. */
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "chat-memory-cli-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const Entry = Schema.Struct({ role: Schema.String, content: Schema.String })
+const transcript = readFileSync(bundled, "utf8").split("\n").filter((line) => line.trim().length > 0)
+  .map((line) => Schema.decodeUnknownSync(Schema.parseJson(Entry))(line))
+/** The seq (1-based position) at which each turn starts: at a user message, the opening going with the first. */
+const turnStarts = transcript.flatMap((m, i) => (m.role === "user" ? [i + 1] : []))
+const leadingSystem = transcript.findIndex((m) => m.role !== "system")
+
+const TurnRecord = Schema.Struct({
+  turn: Schema.Int,
+  lastSeq: Schema.Int,
+  contextTokens: Schema.Int,
+  turnsShown: Schema.Int,
+  turnsOmitted: Schema.Int,
+  messagesOmitted: Schema.Int,
+  summarizedUpTo: Schema.Int,
+  systemCount: Schema.Int,
+  systemTokens: Schema.Int,
+  recentFromSeq: Schema.NullOr(Schema.Int),
+  recentToSeq: Schema.NullOr(Schema.Int),
+  recentCount: Schema.Int,
+  lastKTokens: Schema.Int
+})
+
+const ReplayJson = Schema.parseJson(Schema.Struct({
+  budget: Schema.NullOr(Schema.Int),
+  kRawTurns: Schema.Int,
+  turns: Schema.Int,
+  messages: Schema.Int,
+  turnsOmitted: Schema.Int,
+  configuration: Schema.Struct({ strategy: Schema.String, store: Schema.String, summarizer: Schema.String }),
+  stats: Schema.Struct({
+    messagesStored: Schema.Int,
+    turnsShown: Schema.Int,
+    turnsOmitted: Schema.Int,
+    summarizations: Schema.Int
+  }),
+  perTurn: Schema.Array(TurnRecord),
+  context: Schema.Struct({
+    turnsOmitted: Schema.Int,
+    recent: Schema.Array(Schema.Struct({ seq: Schema.Int, role: Schema.String, content: Schema.String }))
+  })
+}))
+
+describe("Transcript.parse", () => {
+  const user = JSON.stringify({ role: "user", content: "Where is ORD-1?" })
+  const answer = JSON.stringify({ role: "assistant", content: "Shipped.", metadata: { modelVariant: "mini" } })
+
+  it.effect("JSONL (blank lines and CRLF endings allowed) and a JSON array give the same messages", () =>
+    Effect.gen(function*() {
+      const fromLines = yield* Transcript.parse("t.jsonl", `${user}\r\n\r\n${answer}\r\n`)
+      const fromArray = yield* Transcript.parse("t.json", `[${user}, ${answer}]`)
+      assert.deepStrictEqual(fromLines, fromArray)
+      assert.deepStrictEqual(fromLines.map((m) => m.role), ["user", "assistant"])
+    }))
+
+  it.effect("a bad entry is named by its line in JSONL (blank lines counted), by its position in an array", () =>
+    Effect.gen(function*() {
+      const line = yield* Effect.flip(Transcript.parse("t.jsonl", `${user}\n\n{"role":"user"}\n`))
+      assert.deepStrictEqual([line.line, line.message], [3, "t.jsonl: line 3: invalid content: is missing"])
+      const entry = yield* Effect.flip(Transcript.parse("t.json", `[${user}, {"role": "robot", "content": "x"}]`))
+      assert.deepStrictEqual([entry.line, entry.entry], [undefined, 2])
+      assert.include(entry.message, "t.json: entry 2: invalid role")
+    }))
+
+  it.effect("an empty transcript is refused", () =>
+    Effect.gen(function*() {
+      for (const text of ["", "\n\n", "[]"]) {
+        assert.include((yield* Effect.flip(Transcript.parse("t", text))).message, "holds no messages")
+      }
+    }))
+})
+
+describe("CLI: replay of the bundled conversation", () => {
+  it.live(
+    "with no arguments (npm start): PGlite, the offline summarizer, the final context and the stats table",
+    () =>
+      Effect.gen(function*() {
+        const run = yield* cli([])
+        assert.strictEqual(run.code, 0, run.stderr)
+        assert.include(run.stdout, "Context for the next model call (summarization")
+        const last = transcript[transcript.length - 1]
+        assert.include(run.stdout, `${last?.role.padEnd(9)}| ${last?.content}`)
+        for (
+          const row of [
+            `messages stored        ${transcript.length}`,
+            "tokens stored",
+            "context tokens",
+            "compression ratio",
+            "summarizations",
+            "summarizer tokens",
+            "turns omitted",
+            "time"
+          ]
+        ) assert.include(run.stdout, row)
+        assert.include(run.stdout, "store pglite (in memory), summarizer extractive (offline)")
+        assert.notMatch(run.stdout, /replay: \d+\/\d+ turns/, "progress goes to stderr")
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "--json: the context never exceeds the budget, the last K turns are verbatim, omitted turns are reported",
+    () =>
+      Effect.gen(function*() {
+        const run = yield* cli(["replay", "--json"])
+        assert.strictEqual(run.code, 0, run.stderr)
+        const report = Schema.decodeUnknownSync(ReplayJson)(run.stdout)
+        assert.deepStrictEqual(report.configuration, {
+          strategy: "summarization",
+          store: "pglite",
+          summarizer: "extractive"
+        })
+        assert.deepStrictEqual([report.turns, report.messages, report.stats.messagesStored], [
+          turnStarts.length,
+          transcript.length,
+          transcript.length
+        ])
+        assert.strictEqual(report.perTurn.length, turnStarts.length)
+        const budget = report.budget ?? 0
+        const k = report.kRawTurns
+        assert.isAbove(budget, 0)
+        assert.isAbove(report.stats.summarizations, 0)
+        let fitting = 0
+        for (const [i, t] of report.perTurn.entries()) {
+          // 1. The budget holds at every turn.
+          assert.isAtMost(t.contextTokens, budget, `turn ${t.turn}`)
+          assert.strictEqual(t.lastSeq, (turnStarts[i + 1] ?? transcript.length + 1) - 1)
+          // 2. The last K turns are there, whole and in order, whenever they fit.
+          const lastKFrom = turnStarts[Math.max(0, i + 1 - k)] ?? 0
+          if (t.systemTokens + t.lastKTokens <= budget) {
+            fitting++
+            assert.isAtMost(t.recentFromSeq ?? Infinity, lastKFrom, `turn ${t.turn}`)
+            assert.strictEqual(t.recentToSeq, t.lastSeq)
+            assert.strictEqual(t.recentCount, t.lastSeq - (t.recentFromSeq ?? 0) + 1, `turn ${t.turn}: a gap`)
+          }
+          // 3. Every message after the cursor is shown or counted as omitted.
+          assert.strictEqual(t.recentCount + t.messagesOmitted, t.lastSeq - Math.max(t.summarizedUpTo, leadingSystem))
+          assert.strictEqual(t.turnsOmitted > 0, t.messagesOmitted > 0)
+        }
+        assert.strictEqual(fitting, report.perTurn.length)
+        // The final context ends with the transcript's last K turns, verbatim.
+        const tail = transcript.slice((turnStarts[turnStarts.length - k] ?? 1) - 1)
+        assert.deepStrictEqual(
+          report.context.recent.slice(-tail.length).map((m) => ({ role: m.role, content: m.content })),
+          tail
+        )
+        assert.deepStrictEqual([report.turnsOmitted, report.stats.turnsOmitted], [
+          report.context.turnsOmitted,
+          report.context.turnsOmitted
+        ])
+        assert.include(run.stderr, `replay: ${turnStarts.length}/${turnStarts.length} turns`)
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live("--strategy sliding-window: every turn is shown or reported omitted", () =>
+    Effect.gen(function*() {
+      const run = yield* cli(["replay", bundled, "--strategy", "sliding-window", "--store", "memory", "--json"])
+      assert.strictEqual(run.code, 0, run.stderr)
+      const report = Schema.decodeUnknownSync(ReplayJson)(run.stdout)
+      assert.strictEqual(report.configuration.strategy, "sliding-window")
+      assert.strictEqual(report.stats.summarizations, 0)
+      assert.isAbove(report.turnsOmitted, 0)
+      assert.strictEqual(report.stats.turnsShown + report.stats.turnsOmitted, turnStarts.length)
+      for (const t of report.perTurn) assert.strictEqual(t.turnsShown + t.turnsOmitted, t.turn)
+    }), { timeout: 120_000 })
+})
+
+describe("CLI: bad input gives one line and a non-zero exit", () => {
+  it.live(
+    "a missing transcript",
+    () =>
+      Effect.map(
+        cli(["replay", "no/such/transcript.jsonl"]),
+        (run) => assertOneLineFailure(run, "no/such/transcript.jsonl", "not found")
+      ),
+    { timeout: 60_000 }
+  )
+
+  it.scoped("a malformed JSONL line, by its number", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = join(dir, "broken.jsonl")
+      writeFileSync(
+        path,
+        [...transcript.slice(0, 3).map((m) => JSON.stringify(m)), "{\"role\": \"user\", oops"].join("\n")
+      )
+      assertOneLineFailure(yield* cli(["replay", path]), "broken.jsonl", "line 4", "not valid JSON")
+      writeFileSync(path, `${JSON.stringify(transcript[1])}\n\n${JSON.stringify({ role: "robot", content: "hi" })}\n`)
+      assertOneLineFailure(yield* cli(["replay", path]), "line 3", "role")
+    }), { timeout: 60_000 })
+
+  it.live("an unknown strategy, by flag or by variable, naming the allowed values", () =>
+    Effect.gen(function*() {
+      const allowed = "noop, sliding-window, summarization, hierarchical"
+      assertOneLineFailure(yield* cli(["replay", "--strategy", "lru"]), "--strategy", "MEMORY_STRATEGY", allowed, "lru")
+      assertOneLineFailure(yield* cli(["replay"], { env: { MEMORY_STRATEGY: "lru" } }), "MEMORY_STRATEGY", allowed)
+    }), { timeout: 60_000 })
+
+  it.live(
+    "chat without a key or base URL says what it needs",
+    () => Effect.map(cli(["chat"]), (run) => assertOneLineFailure(run, "OPENAI_API_KEY", "OPENAI_BASE_URL")),
+    {
+      timeout: 60_000
+    }
+  )
+})
+
+describe("CLI: commands on a stored conversation", () => {
+  it.scoped(
+    "replay into a data directory, then messages, inspect, context and clear read it",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const env = { MEMORY_DATA_DIR: join(dir, "db") }
+        // A JSON array is a transcript too.
+        const path = join(dir, "short.json")
+        writeFileSync(path, JSON.stringify(transcript.slice(0, 9)))
+        const replay = yield* cli(["replay", path, "--conversation", "short", "--json"], { env })
+        assert.strictEqual(replay.code, 0, replay.stderr)
+        assert.strictEqual(Schema.decodeUnknownSync(ReplayJson)(replay.stdout).messages, 9)
+
+        const messages = yield* cli(["messages", "short", "--limit", "2", "--before", "9"], { env })
+        assert.strictEqual(messages.code, 0, messages.stderr)
+        assert.include(messages.stdout, `#7 ${transcript[6]?.role}`)
+        assert.include(messages.stdout, `| ${transcript[7]?.content}`)
+        assert.notInclude(messages.stdout, "#6 ")
+
+        const inspect = yield* cli(["inspect", "short", "--json"], { env })
+        assert.strictEqual(inspect.code, 0, inspect.stderr)
+        const state = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
+          conversation: Schema.Struct({ messageCount: Schema.Int, lastSeq: Schema.Int }),
+          summaryState: Schema.Struct({ cursor: Schema.Int, facts: Schema.Array(Schema.Unknown) }),
+          summarizations: Schema.Array(Schema.Unknown)
+        })))(inspect.stdout)
+        assert.deepStrictEqual([state.conversation.messageCount, state.conversation.lastSeq], [9, 9])
+
+        const context = yield* cli(["context", "short"], { env })
+        assert.strictEqual(context.code, 0, context.stderr)
+        assert.include(context.stdout, transcript[8]?.content ?? "")
+
+        const clear = yield* cli(["clear", "short"], { env })
+        assert.strictEqual(clear.code, 0, clear.stderr)
+        assertOneLineFailure(yield* cli(["context", "short"], { env }), "Conversation not found")
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "on the in-memory store, an unknown conversation says how to keep conversations",
+    () =>
+      Effect.map(
+        cli(["inspect", "nothing-here", "--store", "memory"]),
+        (run) => assertOneLineFailure(run, "Conversation not found", "MEMORY_DATA_DIR")
+      ),
+    { timeout: 60_000 }
+  )
+})
+
+describe("CLI: chat", () => {
+  it.scoped(
+    "talks to the configured server over the memory's context, and stores the exchange",
+    () =>
+      Effect.gen(function*() {
+        const fake = yield* Fake.FakeOpenAi
+        const run = yield* cli(["chat", "demo", "--store", "memory", "--model", "chat-model"], {
+          env: { OPENAI_BASE_URL: fake.apiUrl },
+          stdin: "Where is order ORD-42?\nexit\n"
+        })
+        assert.strictEqual(run.code, 0, run.stderr)
+        assert.include(run.stdout, "assistant> It shipped on Monday.")
+        const [request] = yield* fake.requests
+        assert.strictEqual(request?.body.model, "chat-model")
+        assert.deepStrictEqual(request === undefined ? [] : Fake.userTexts(request), ["Where is order ORD-42?"])
+        assert.include(run.stderr, "3 messages stored")
+      }).pipe(Effect.provide(Fake.layer(Fake.text("It shipped on Monday.")))),
+    { timeout: 60_000 }
+  )
+})

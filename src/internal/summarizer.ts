@@ -36,7 +36,9 @@ const runOnce = (deps: SummarizerDeps, conversationId: ConversationId) =>
     if (first === undefined || last === undefined) return false
     const started = yield* Clock.currentTimeMillis
     const produced = yield* deps.produce(deps, planned)
-    const durationMs = (yield* Clock.currentTimeMillis) - started
+    // A whole, non-negative number of milliseconds: clocks may be fractional (a test clock after a
+    // jittered delay) or step back (the wall clock), and records and events hold a NonNegativeInt.
+    const durationMs = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
     const summaryMessage = deps.settings.summaryMessages
       ? {
         content: produced.narrative,

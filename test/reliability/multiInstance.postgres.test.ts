@@ -1,0 +1,227 @@
+/**
+ * Several memory layers on one PostgreSQL database, as several processes of a host: each with its
+ * own pool, strategy and scripted skill that counts its calls. Replaying one conversation through
+ * them, and concurrent writers on several conversations: nothing lost (seqs 1..N, every message
+ * once, each call's messages together), no summarization applied twice (records of disjoint
+ * ranges, one version each, one applied event each, as many skill calls as records), and the
+ * cursor never moves back.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer, Logger, LogLevel, Queue, Ref } from "effect"
+import * as ConversationId from "../../src/domain/ConversationId.js"
+import type { MemoryEvent } from "../../src/domain/MemoryEvent.js"
+import * as ApproximateTokenCounter from "../../src/layers/ApproximateTokenCounter.js"
+import * as ScriptedSkill from "../../src/layers/ScriptedSkill.js"
+import * as ChatMemory from "../../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../../src/services/RepositoryService.js"
+import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
+import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
+import { describePostgres } from "../fixtures/postgres.js"
+import { type SharedRepository, sharedSchema } from "../fixtures/postgresShared.js"
+
+const options: Partial<SummarizationOptions> = {
+  kRawTurns: 2,
+  promptTokenBudget: 400,
+  chunkSummarizeThreshold: 450,
+  summaryTokenCap: 80,
+  retries: 0
+}
+
+/** Summarizations running now and at most, per conversation, across every instance. */
+interface Overlap {
+  readonly running: Map<string, number>
+  most: number
+}
+
+/** A summarize skill that takes a few milliseconds, so that instances contend, and records overlaps. */
+const slowSkill = (overlap: Overlap): ScriptedSkill.ScriptedSkill.Script => ({
+  summarize: (input) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const now = (overlap.running.get(input.conversationId) ?? 0) + 1
+        overlap.running.set(input.conversationId, now)
+        overlap.most = Math.max(overlap.most, now)
+      }),
+      () => Effect.as(Effect.sleep("4 millis"), ScriptedSkill.defaultSummary(input)),
+      () =>
+        Effect.sync(() =>
+          overlap.running.set(input.conversationId, (overlap.running.get(input.conversationId) ?? 1) - 1)
+        )
+    )
+})
+
+/** One instance: the memory over a pool of its own, and the summaries it applied (from its events). */
+const instance = (repository: SharedRepository, overlap: Overlap) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      ChatMemory.layer.pipe(
+        Layer.provideMerge(SummarizationStrategy.layer(options)),
+        Layer.provideMerge(ScriptedSkill.layer(slowSkill(overlap))),
+        Layer.provideMerge(ApproximateTokenCounter.layer),
+        Layer.provideMerge(repository({ maxConnections: 4, maxLockConnections: 2 }))
+      )
+    )
+    const memory = Context.get(context, ChatMemory.ChatMemoryService)
+    const applied = yield* Ref.make<ReadonlyArray<{ readonly conversationId: string; readonly version: number }>>([])
+    const events: Queue.Dequeue<MemoryEvent> = yield* memory.subscribe
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), (event) =>
+      event._tag === "Summarized"
+        ? Ref.update(applied, (all) => [...all, { conversationId: event.conversationId, version: event.version }])
+        : Effect.void)))
+    const skill = Context.get(context, ScriptedSkill.ScriptedSkill)
+    return {
+      memory,
+      repository: Context.get(context, RepositoryService),
+      applied: Ref.get(applied),
+      skillCalls: Effect.map(skill.calls, (calls) => calls.length)
+    }
+  })
+
+type Instance = Effect.Effect.Success<ReturnType<typeof instance>>
+
+const turn = (label: string, i: number) => [
+  { role: "user" as const, content: `${label} question ${i}: where is order ORD-${1000 + i}?`.padEnd(90, ".") },
+  { role: "assistant" as const, content: `${label} answer ${i}: it left the warehouse.`.padEnd(180, ".") }
+]
+
+/** Samples the summary state of `ids` until `done`, and fails if a cursor or version ever goes back. */
+const sampleMonotone = (
+  repository: RepositoryService.Service,
+  ids: ReadonlyArray<string>,
+  done: Deferred.Deferred<boolean>
+) =>
+  Effect.gen(function*() {
+    const last = new Map<string, { cursor: number; version: number }>()
+    let samples = 0
+    while (!(yield* Deferred.isDone(done))) {
+      for (const id of ids) {
+        const state = yield* Effect.option(repository.getSummaryState(ConversationId.make(id)))
+        if (state._tag === "None") continue
+        const before = last.get(id) ?? { cursor: 0, version: 0 }
+        assert.isAtLeast(state.value.cursor, before.cursor, `${id}: the cursor moved back`)
+        assert.isAtLeast(state.value.version, before.version, `${id}: the version moved back`)
+        last.set(id, { cursor: state.value.cursor, version: state.value.version })
+        samples += 1
+      }
+      yield* Effect.sleep("2 millis")
+    }
+    return samples
+  })
+
+/**
+ * The store after the instances are idle: every message of every call once, in one piece; the
+ * records of disjoint ranges, one version each; each version applied (by one instance) once.
+ */
+const checkConversation = (
+  instances: ReadonlyArray<Instance>,
+  id: string,
+  calls: ReadonlyArray<ReadonlyArray<{ readonly content: string }>>
+) =>
+  Effect.gen(function*() {
+    const [first] = instances
+    if (first === undefined) return assert.fail("no instance")
+    const conversationId = ConversationId.make(id)
+    const stored = yield* first.repository.listMessages(conversationId, {})
+    const total = calls.reduce((n, call) => n + call.length, 0)
+    assert.deepStrictEqual(stored.map((m) => m.seq), Array.from({ length: total }, (_, i) => i + 1), `${id}: seqs`)
+    const seqOf = new Map(stored.map((m) => [m.content, m.seq]))
+    assert.strictEqual(seqOf.size, total, `${id}: a message is missing or stored twice`)
+    for (const call of calls) {
+      const seqs = call.map((m) => seqOf.get(m.content) ?? -1)
+      assert.deepStrictEqual(seqs, seqs.map((_, k) => (seqs[0] ?? 0) + k), `${id}: a call was split`)
+    }
+    const state = yield* first.repository.getSummaryState(conversationId)
+    const records = yield* first.repository.listSummarizations(conversationId)
+    assert.deepStrictEqual(records.map((r) => r.version), Array.from({ length: state.version }, (_, i) => i + 1))
+    records.forEach((r, i) => assert.isAbove(r.fromSeq, records[i - 1]?.toSeq ?? 0, `${id}: ranges overlap`))
+    assert.strictEqual(state.cursor, records.at(-1)?.toSeq ?? 0)
+    const applied = (yield* Effect.forEach(instances, (x) => x.applied)).flat().filter((a) => a.conversationId === id)
+    assert.deepStrictEqual(applied.map((a) => a.version).sort((a, b) => a - b), records.map((r) => r.version))
+    return records.length
+  })
+
+const idle = (instances: ReadonlyArray<Instance>) =>
+  Effect.forEach(instances, (x) => x.memory.awaitIdle(), { discard: true, concurrency: "unbounded" })
+
+describePostgres("several memory layers on one PostgreSQL database", (url) => {
+  describe("multi-instance", () => {
+    it.scopedLive(
+      "two layers replaying one conversation: nothing lost, nothing applied twice, cursor monotone",
+      () =>
+        Effect.gen(function*() {
+          const repository = yield* sharedSchema(url)
+          const overlap: Overlap = { running: new Map(), most: 0 }
+          // Started together, as two processes would: both run the migrations on the new schema.
+          const instances = yield* Effect.all([instance(repository, overlap), instance(repository, overlap)], {
+            concurrency: "unbounded"
+          })
+          const [a, b] = instances
+          if (a === undefined || b === undefined) return assert.fail("two instances")
+          const id = "replay"
+          const calls = Array.from({ length: 80 }, (_, i) => turn("replay", i + 1))
+          let last = { cursor: 0, version: 0 }
+          for (const [i, call] of calls.entries()) {
+            const [writer, other] = i % 2 === 0 ? [a, b] : [b, a]
+            yield* writer.memory.addMessages(id, call)
+            // The other instance reads the context (and triggers its own job when the summary is behind).
+            if (i % 3 === 0) yield* other.memory.getContext(id)
+            const state = yield* other.repository.getSummaryState(ConversationId.make(id))
+            assert.isAtLeast(state.cursor, last.cursor, "the cursor moved back")
+            assert.isAtLeast(state.version, last.version, "the version moved back")
+            last = { cursor: state.cursor, version: state.version }
+          }
+          yield* idle(instances)
+          const records = yield* checkConversation(instances, id, calls)
+          assert.isAtLeast(records, 5)
+          // Every skill call was applied: none was wasted on a summarization another instance made.
+          const skillCalls = yield* Effect.forEach(instances, (x) => x.skillCalls)
+          assert.strictEqual(skillCalls.reduce((n, k) => n + k, 0), records, "a skill call was not applied")
+          assert.strictEqual(overlap.most, 1, "two instances summarized the conversation at once")
+          for (const calls of skillCalls) assert.isAbove(calls, 0, "an instance never summarized")
+        }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive("three layers under concurrent writers on four conversations", () =>
+      Effect.gen(function*() {
+        const repository = yield* sharedSchema(url)
+        const overlap: Overlap = { running: new Map(), most: 0 }
+        const instances = yield* Effect.all([1, 2, 3].map(() => instance(repository, overlap)), {
+          concurrency: "unbounded"
+        })
+        const [first] = instances
+        if (first === undefined) return assert.fail("three instances")
+        const ids = ["w-0", "w-1", "w-2", "w-3"]
+        // Each conversation gets 20 turns from a writer on each instance, all at once.
+        const plan = ids.flatMap((id) =>
+          instances.map((x, w) => ({ id, x, calls: Array.from({ length: 20 }, (_, i) => turn(`${id}/${w}`, i)) }))
+        )
+        const done = yield* Deferred.make<boolean>()
+        const samplers = yield* Effect.forEach(instances, (x) => Effect.fork(sampleMonotone(x.repository, ids, done)))
+        yield* Effect.forEach(
+          plan,
+          ({ calls, id, x }) => Effect.forEach(calls, (call) => x.memory.addMessages(id, call), { discard: true }),
+          { concurrency: "unbounded", discard: true }
+        )
+        yield* idle(instances)
+        yield* Deferred.succeed(done, true)
+        const samples = yield* Effect.forEach(samplers, Fiber.join)
+        assert.isAbove(samples.reduce((n, k) => n + k, 0), 0)
+        let records = 0
+        for (const id of ids) {
+          const calls = plan.filter((p) => p.id === id).flatMap((p) => p.calls)
+          records += yield* checkConversation(instances, id, calls)
+          // Each writer's turns are stored in the order it wrote them.
+          const stored = yield* first.repository.listMessages(ConversationId.make(id), {})
+          for (const { calls: writer } of plan.filter((p) => p.id === id)) {
+            const order = writer.map((call) => stored.findIndex((m) => m.content === call[0]?.content))
+            assert.deepStrictEqual(order, [...order].sort((x, y) => x - y), `${id}: a writer's turns were reordered`)
+          }
+        }
+        assert.isAtLeast(records, ids.length)
+        const skillCalls = yield* Effect.forEach(instances, (x) => x.skillCalls)
+        assert.strictEqual(skillCalls.reduce((n, k) => n + k, 0), records, "a skill call was not applied")
+        assert.strictEqual(overlap.most, 1, "two instances summarized one conversation at once")
+      }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)), { timeout: 120_000 })
+  })
+})

@@ -230,6 +230,26 @@ describe("ChatMemoryService", () => {
         path: "messages[0].metadata.attributes.n"
       },
       {
+        name: "__proto__ key in attributes (JSON.parse keeps it as data; decoding would drop it)",
+        call: (memory) =>
+          memory.addMessages(
+            "c",
+            fromJson(`[{"role":"user","content":"hi","metadata":{"attributes":{"a":1,"__proto__":{"isAdmin":true}}}}]`)
+          ),
+        path: "messages[0].metadata.attributes.__proto__"
+      },
+      {
+        name: "__proto__ key nested in tool call params",
+        call: (memory) =>
+          memory.addMessages(
+            "c",
+            fromJson(
+              `[{"role":"assistant","content":"","metadata":{"toolCalls":[{"id":"a","name":"b","params":{"q":{"__proto__":5}}}]}}]`
+            )
+          ),
+        path: "messages[0].metadata.toolCalls[0].params"
+      },
+      {
         name: "NaN limit",
         call: (memory) => memory.getMessages("c", { limit: Number.NaN }),
         path: "options.limit"

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
-import { Identifier, Json, StorableString } from "./Text.js"
+import { Identifier, Json, JsonKey, StorableString } from "./Text.js"
 
 /**
  * Every role a stored message can have. `summary` is written by the library only.
@@ -87,7 +87,7 @@ const metadataFields = {
   /** Whether a tool message reports a failed tool execution. */
   isError: Schema.optional(Schema.Boolean),
   /** Free-form host data, stored and returned as given. */
-  attributes: Schema.optional(Schema.Record({ key: StorableString, value: Json }))
+  attributes: Schema.optional(Schema.Record({ key: JsonKey, value: Json }))
 }
 
 /**

@@ -44,6 +44,17 @@ export const Identifier = StorableString.pipe(
 )
 
 /**
+ * A key of a JSON object: storable, and not `__proto__`, which plain objects cannot hold as data
+ * (assigning it sets the prototype: the value would be lost, or worse, inherited).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const JsonKey = StorableString.pipe(
+  Schema.filter((key) => key !== "__proto__" || "must not be \"__proto__\"")
+)
+
+/**
  * A JSON value.
  *
  * @since 0.1.0
@@ -69,5 +80,5 @@ export const Json: Schema.Schema<Json> = Schema.Union(
   Schema.Finite,
   StorableString,
   Schema.Array(Schema.suspend((): Schema.Schema<Json> => Json)),
-  Schema.Record({ key: StorableString, value: Schema.suspend((): Schema.Schema<Json> => Json) })
+  Schema.Record({ key: JsonKey, value: Schema.suspend((): Schema.Schema<Json> => Json) })
 ).annotations({ identifier: "Json" })

@@ -77,7 +77,7 @@ export const validMessage: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
 
 /**
  * JSON as a host sends it in `attributes` and tool call `params`. (`__proto__` keys are left out:
- * the schema's record decoding does not keep them as own keys.)
+ * they are refused, as the service's validation tests show.)
  */
 const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(

@@ -11,6 +11,7 @@ import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
 import { hierarchicalProducer } from "../internal/hierarchicalProducer.js"
 import { makeJobs } from "../internal/jobs.js"
+import { memoCounter } from "../internal/memoCounter.js"
 import * as Metrics from "../internal/metrics.js"
 import { summaryPreamble } from "../internal/preamble.js"
 import { backgroundJob, summarizeConversation, type SummarizerDeps } from "../internal/summarizer.js"
@@ -75,6 +76,8 @@ export const make = (
     const repository = yield* RepositoryService
     const skill = yield* SkillService
     const counter = yield* TokenCounter
+    // The summary and facts shown on every read are counted once per text, not once per read.
+    const shownCounter = yield* memoCounter(counter)
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     const deps: SummarizerDeps = {
@@ -100,7 +103,7 @@ export const make = (
       Effect.gen(function*() {
         // `assemble` truncates the narrative to make room for the newest turns, or to keep within
         // the budget when not even they fit; facts are protected and always shown whole.
-        const { preamble, shrink } = yield* summaryPreamble(counter, window.state, { facts: window.state.facts })
+        const { preamble, shrink } = yield* summaryPreamble(shownCounter, window.state, { facts: window.state.facts })
         return yield* assemble(repository, {
           strategy: "hierarchical",
           window,
@@ -121,7 +124,7 @@ export const make = (
           : (yield* repository.countMessages(window.info.conversationId, { after: window.after })).tokenCount
         const messages = buffer?.length ?? window.info.lastSeq - window.after
         const byCount = settings.messageTrigger !== undefined && messages > settings.messageTrigger.threshold
-        const summary = yield* summaryTokens(counter, window.state.narrative)
+        const summary = yield* summaryTokens(shownCounter, window.state.narrative)
         return byCount || summary + bufferTokens > settings.chunkSummarizeThreshold
       })
 

@@ -9,6 +9,7 @@ import type { ConversationId } from "../domain/ConversationId.js"
 import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { makeJobs } from "../internal/jobs.js"
+import { memoCounter } from "../internal/memoCounter.js"
 import * as Metrics from "../internal/metrics.js"
 import { summaryPreamble } from "../internal/preamble.js"
 import { backgroundJob, summarizeConversation, type SummarizerDeps } from "../internal/summarizer.js"
@@ -42,6 +43,8 @@ export const make = (
     const repository = yield* RepositoryService
     const skill = yield* SkillService
     const counter = yield* TokenCounter
+    // The summary and facts shown on every read are counted once per text, not once per read.
+    const shownCounter = yield* memoCounter(counter)
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     const callSettings = {
@@ -63,7 +66,7 @@ export const make = (
 
     const contextOf = (window: RepositoryService.WindowRead) =>
       Effect.gen(function*() {
-        const { preamble, shrink } = yield* summaryPreamble(counter, window.state, { facts: [] })
+        const { preamble, shrink } = yield* summaryPreamble(shownCounter, window.state, { facts: [] })
         return yield* assemble(repository, {
           strategy: "summarization",
           window,
@@ -86,7 +89,7 @@ export const make = (
           : (yield* repository.countMessages(window.info.conversationId, { after: window.after })).tokenCount
         const messages = buffer?.length ?? window.info.lastSeq - window.after
         const byCount = settings.messageTrigger !== undefined && messages > settings.messageTrigger.threshold
-        const summary = yield* summaryTokens(counter, window.state.narrative)
+        const summary = yield* summaryTokens(shownCounter, window.state.narrative)
         return byCount || summary + bufferTokens > settings.chunkSummarizeThreshold
       })
 

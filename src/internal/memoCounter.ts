@@ -1,0 +1,22 @@
+/**
+ * A token counter that remembers the counts of the texts a strategy shows on every read (the
+ * rendered summary and facts): they change only when a summary is saved, yet each `getContext`
+ * would count them again.
+ */
+import { Cache, Duration, Effect } from "effect"
+import type { TokenCounter } from "../services/TokenCounter.js"
+
+/** `counter`, with `countMessage` of metadata-free messages cached by content (at most `capacity` texts). */
+export const memoCounter = (counter: TokenCounter.Service, capacity = 256) =>
+  Effect.map(
+    Cache.make({
+      capacity,
+      timeToLive: Duration.infinity,
+      lookup: (content: string) => counter.countMessage({ content })
+    }),
+    (cache): TokenCounter.Service => ({
+      ...counter,
+      countMessage: (message) =>
+        message.metadata === undefined ? cache.get(message.content) : counter.countMessage(message)
+    })
+  )

@@ -1,131 +1,110 @@
 /**
- * Benchmarks of the memory's own overhead, run by `npm run bench`. Figures are medians and p99
- * over many runs after a warm-up, and ratios to a baseline measured in the same run, because
- * absolute times on shared machines are noisy.
+ * Benchmarks of the memory's own overhead, run by `npm run bench`. Every section prints a table
+ * and all results go to one JSON file (`bench/results/latest.json`, or `BENCH_OUT`) with the
+ * machine they ran on. Figures are medians (and p99) over many runs after a warm-up, and ratios
+ * to baselines measured in the same run, because absolute times on shared machines are noisy.
+ *
+ * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
+ * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
+ * `BENCH_SECTIONS=turn,history,throughput,summarizer,tokens` picks sections; `BENCH_OUT` is the
+ * JSON path.
  */
-import { Effect, Layer } from "effect"
-import { mkdirSync, writeFileSync } from "node:fs"
-import { availableParallelism, cpus } from "node:os"
-import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.js"
-import * as MemoryRepository from "../src/layers/MemoryRepository.js"
-import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
-import * as SlidingWindowStrategy from "../src/strategies/SlidingWindowStrategy.js"
+import { FileSystem, Path } from "@effect/platform"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Console, DateTime, Effect, Layer, Logger, LogLevel } from "effect"
+import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os"
+import { perTurnBench } from "./perTurn.js"
+import { sectionNames, settings as readSettings, stores as selectStores } from "./setup.js"
 import { sqlBench } from "./sql.js"
+import { timed } from "./stats.js"
+import { summarizerBench } from "./summarizer.js"
+import { throughputBench } from "./throughput.js"
+import { tokenizedOnceBench } from "./tokenizedOnce.js"
+import { tokensBench } from "./tokens.js"
 
-const budget = 3000
-const warmup = 200
-const runs = 2000
-
-const MemoryLive = ChatMemoryService.layer.pipe(
-  Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: budget })),
-  Layer.provideMerge(MemoryRepository.layer),
-  Layer.provideMerge(ApproximateTokenCounter.layer)
-)
-
-const quantile = (sorted: ReadonlyArray<number>, q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
-
-interface Figure {
-  readonly median: number
-  readonly p99: number
-}
-
-const summarize = (samples: ReadonlyArray<number>): Figure => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return { median: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }
-}
-
-const text = (i: number) =>
-  `Message ${i}: the delivery for order ORD-2024-${10000 + i} moves to slot ${i % 7}; please confirm the dock.`
-
-/** The baseline: a plain array and a loop that keeps the newest messages within the budget. */
-const arrayWindow = () => {
-  const log: Array<{ role: string; content: string; tokens: number }> = []
-  return (role: string, content: string) => {
-    log.push({ role, content, tokens: Math.ceil(content.length / 4) + 4 })
-    const window: Array<{ role: string; content: string }> = []
-    let used = 0
-    for (let i = log.length - 1; i >= 0; i--) {
-      const entry = log[i]
-      if (entry === undefined || used + entry.tokens > budget) break
-      used += entry.tokens
-      window.unshift(entry)
-    }
-    return window
-  }
-}
-
-const perTurn = Effect.gen(function*() {
-  const memory = yield* ChatMemoryService.ChatMemoryService
-  const baseline = arrayWindow()
-  const memorySamples: Array<number> = []
-  const baselineSamples: Array<number> = []
-  for (let i = 0; i < warmup + runs; i++) {
-    const t0 = performance.now()
-    baseline("user", text(i))
-    baseline("assistant", text(i + 1))
-    const t1 = performance.now()
-    yield* memory.addMessages("bench", [{ role: "user", content: text(i) }, {
-      role: "assistant",
-      content: text(i + 1)
-    }])
-    yield* memory.getContext("bench")
-    const t2 = performance.now()
-    if (i >= warmup) {
-      baselineSamples.push(t1 - t0)
-      memorySamples.push(t2 - t1)
-    }
-  }
-  return { memory: summarize(memorySamples), baseline: summarize(baselineSamples) }
+const machine = () => ({
+  cpu: cpus()[0]?.model ?? "unknown",
+  cores: availableParallelism(),
+  memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+  node: process.version,
+  os: `${type()} ${release()} (${process.platform}/${process.arch})`,
+  loadAverage1mAtStart: Number((loadavg()[0] ?? 0).toFixed(2))
 })
 
-const contextAtLength = (length: number) =>
-  Effect.gen(function*() {
-    const memory = yield* ChatMemoryService.ChatMemoryService
-    const id = `history-${length}`
-    for (let start = 0; start < length; start += 1000) {
-      const batch = Array.from({ length: Math.min(1000, length - start) }, (_, k) => ({
-        role: (start + k) % 2 === 0 ? "user" as const : "assistant" as const,
-        content: text(start + k)
-      }))
-      yield* memory.addMessages(id, batch)
-    }
-    const samples: Array<number> = []
-    for (let i = 0; i < 100 + 500; i++) {
-      const t0 = performance.now()
-      yield* memory.getContext(id)
-      if (i >= 100) samples.push(performance.now() - t0)
-    }
-    return summarize(samples)
-  })
-
-const ms = (x: number) => `${x.toFixed(3)} ms`
+/** Four significant digits in the JSON (integers above 1,000), so that it reads as the tables do. */
+const rounded = (_key: string, value: unknown): unknown =>
+  typeof value === "number" && Number.isFinite(value) && !Number.isInteger(value)
+    ? Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4))
+    : value
 
 const main = Effect.gen(function*() {
-  const turn = yield* perTurn
-  const small = yield* contextAtLength(100)
-  const large = yield* contextAtLength(100_000)
-  const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${availableParallelism()} cores, Node ${process.version}`
-  const results = {
-    machine,
-    method: `in-memory store, sliding window of ${budget} tokens; per-turn: ${runs} turns after ${warmup} warm-up; ` +
-      "getContext: 500 calls after 100 warm-up",
-    perTurn: { ...turn, ratioOfMedians: turn.memory.median / turn.baseline.median },
-    getContextByHistory: { 100: small, 100000: large, ratioOfMedians: large.median / small.median }
+  const settings = yield* readSettings
+  const { skipped, stores } = selectStores(settings)
+  const host = machine()
+  const startedAt = DateTime.formatIso(yield* DateTime.now)
+  yield* Console.log(
+    `machine: ${host.cpu}, ${host.cores} cores, ${host.memoryGiB} GiB, Node ${host.node}, ${host.os}, ` +
+      `load average ${host.loadAverage1mAtStart}\n` +
+      `stores:  ${stores.map((s) => s.name).join(", ")}${skipped === null ? "" : `  (${skipped})`}\n` +
+      `runs:    scale ${settings.scale}${settings.quick ? " (BENCH_QUICK)" : ""}; sections: ${
+        settings.sections.join(", ")
+      }`
+  )
+  // Fail at once, not after minutes of other sections, when the server cannot be reached.
+  for (const store of stores.filter((s) => s.name === "PostgreSQL")) {
+    yield* Effect.scoped(Layer.build(store.layer)).pipe(
+      Effect.tapError(() => Console.error("PostgreSQL at DATABASE_URL cannot be used; unset DATABASE_URL to skip it"))
+    )
   }
-  console.log(`machine: ${machine}`)
-  console.log(`method:  ${results.method}\n`)
-  console.log("figure                                   median       p99")
-  console.log(`per turn, memory (add + getContext)      ${ms(turn.memory.median)}  ${ms(turn.memory.p99)}`)
-  console.log(`per turn, plain array window (baseline)  ${ms(turn.baseline.median)}  ${ms(turn.baseline.p99)}`)
-  console.log(`  ratio of medians: ${results.perTurn.ratioOfMedians.toFixed(1)}x`)
-  console.log(`getContext, 100 messages                 ${ms(small.median)}  ${ms(small.p99)}`)
-  console.log(`getContext, 100,000 messages             ${ms(large.median)}  ${ms(large.p99)}`)
-  console.log(`  ratio of medians (100,000 / 100): ${results.getContextByHistory.ratioOfMedians.toFixed(2)}`)
-  mkdirSync("bench/results", { recursive: true })
-  writeFileSync("bench/results/latest.json", JSON.stringify(results, null, 2))
-  console.log("\nwritten to bench/results/latest.json")
-  yield* sqlBench
+  const unknown = settings.sections.filter((s) => !sectionNames.some((name) => name === s))
+  if (unknown.length > 0) yield* Console.log(`unknown sections ignored: ${unknown.join(", ")}`)
+
+  const wanted = (name: (typeof sectionNames)[number]) => settings.sections.includes(name)
+  const sections: Record<string, unknown> = {}
+  const seconds: Record<string, number> = {}
+  const run = <A, E, R>(name: string, effect: Effect.Effect<A, E, R>) =>
+    Effect.map(timed(effect), ([t, result]) => {
+      sections[name] = result
+      seconds[name] = Number((t / 1000).toFixed(1))
+    })
+
+  if (wanted("turn")) yield* run("perTurn", perTurnBench(settings, stores))
+  if (wanted("history")) yield* run("getContextByHistoryLength", sqlBench(settings, stores))
+  if (wanted("throughput")) yield* run("addMessagesThroughput", throughputBench(settings, stores))
+  if (wanted("summarizer")) yield* run("summarizerCost", summarizerBench(settings))
+  if (wanted("tokens")) {
+    yield* run("tokenCounting", tokensBench(settings))
+    yield* run("tokenizedOnce", tokenizedOnceBench(settings))
+  }
+
+  const total = Object.values(seconds).reduce((a, b) => a + b, 0)
+  const results = {
+    startedAt,
+    machine: host,
+    settings: { quick: settings.quick, scale: settings.scale, sections: settings.sections },
+    stores: stores.map((s) => s.name),
+    postgres: skipped ?? "included (a fresh schema, dropped afterwards)",
+    units: "times in milliseconds, throughput in messages per second, tokens by the approximate counter " +
+      "(characters / 4) unless a row names another",
+    timing: "performance.now around each call; medians and p99 over the runs after warm-up; ratios of " +
+      "medians taken in the same run",
+    secondsPerSection: seconds,
+    totalSeconds: Number(total.toFixed(1)),
+    loadAverage1mAtEnd: Number((loadavg()[0] ?? 0).toFixed(2)),
+    sections
+  }
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  yield* fs.makeDirectory(path.dirname(settings.out), { recursive: true })
+  yield* fs.writeFileString(settings.out, `${JSON.stringify(results, rounded, 2)}\n`)
+  yield* Console.log(
+    `\n${skipped ?? "PostgreSQL included"}\nsections took ${
+      Object.entries(seconds).map(([k, v]) => `${k} ${v} s`).join(", ")
+    }; total ${total.toFixed(1)} s\nwritten to ${settings.out}`
+  )
 })
 
-Effect.runPromise(Effect.provide(main, MemoryLive))
+NodeRuntime.runMain(
+  main.pipe(Effect.provide(NodeContext.layer), Logger.withMinimumLogLevel(LogLevel.Warning)),
+  { disableErrorReporting: false }
+)

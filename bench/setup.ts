@@ -1,0 +1,155 @@
+/**
+ * What the benchmarks run on: their settings (read with Effect `Config` from the environment),
+ * the stores (in memory, PGlite, and PostgreSQL when `DATABASE_URL` is set, in a schema of its
+ * own dropped afterwards) and the memory layers over them.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
+import { randomUUID } from "node:crypto"
+import type { DataValidationError } from "../src/errors/DataValidationError.js"
+import type { RepositoryError } from "../src/errors/RepositoryError.js"
+import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.js"
+import * as MemoryRepository from "../src/layers/MemoryRepository.js"
+import * as PgRepository from "../src/layers/PgRepository.js"
+import * as ScriptedSkill from "../src/layers/ScriptedSkill.js"
+import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
+import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
+import type { RepositoryService } from "../src/services/RepositoryService.js"
+import type { SkillService } from "../src/services/SkillService.js"
+import type { TokenCounter } from "../src/services/TokenCounter.js"
+import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
+import * as SlidingWindowStrategy from "../src/strategies/SlidingWindowStrategy.js"
+import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
+import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
+
+/** The sections, in the order they run. */
+export const sectionNames = ["turn", "history", "throughput", "summarizer", "tokens"] as const
+
+/** The benchmark settings. */
+export interface Settings {
+  /** `BENCH_QUICK=1`: about a fifth of the runs, for a smoke run. */
+  readonly quick: boolean
+  /** Multiplies run counts (`BENCH_SCALE`, default 1; 0.2 with `BENCH_QUICK`). */
+  readonly scale: number
+  /** `BENCH_SECTIONS=turn,history,...`: the sections to run (default all). */
+  readonly sections: ReadonlyArray<string>
+  /** `BENCH_OUT`: where the JSON results go. */
+  readonly out: string
+  /** `DATABASE_URL`: the PostgreSQL server, when set and not empty. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+}
+
+/** Reads the settings from the environment. */
+export const settings: Effect.Effect<Settings, ConfigError.ConfigError> = Effect.gen(function*() {
+  const quick = yield* Config.boolean("BENCH_QUICK").pipe(Config.withDefault(false))
+  const scale = yield* Config.number("BENCH_SCALE").pipe(Config.withDefault(quick ? 0.2 : 1))
+  const sections = yield* Config.array(Config.string(), "BENCH_SECTIONS").pipe(Config.withDefault(sectionNames))
+  const out = yield* Config.string("BENCH_OUT").pipe(Config.withDefault("bench/results/latest.json"))
+  const url = yield* Config.option(Config.redacted("DATABASE_URL"))
+  return {
+    quick,
+    scale,
+    sections: sections.map((s) => s.trim()).filter((s) => s.length > 0),
+    out,
+    databaseUrl: Option.filter(url, (u) => Redacted.value(u).trim() !== "")
+  }
+})
+
+/** `n` runs scaled by the settings, at least `min`. */
+export const scaled = (settings: Settings, n: number, min = 1): number => Math.max(min, Math.round(n * settings.scale))
+
+/** What a store layer may fail with while it is built. */
+export type StoreError = RepositoryError | SqlError | ConfigError.ConfigError
+
+/** A store the benchmarks run on; `layer` builds a fresh, empty one each time it is provided. */
+export interface Store {
+  readonly name: string
+  readonly layer: Layer.Layer<RepositoryService, StoreError>
+}
+
+const withSearchPath = (base: string, schema: string): string => {
+  const parsed = new URL(base)
+  parsed.searchParams.set("options", `-c search_path=${schema}`)
+  return parsed.toString()
+}
+
+/** The PostgreSQL store in a fresh schema, created with the layer and dropped when it closes. */
+const postgresLayer = (url: Redacted.Redacted): Layer.Layer<RepositoryService, StoreError> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const schema = `bench_${randomUUID().replaceAll("-", "")}`
+    const admin = yield* PgClient.make({ url, maxConnections: 1 })
+    yield* Effect.acquireRelease(
+      admin`CREATE SCHEMA ${admin(schema)}`,
+      () => Effect.orDie(admin`DROP SCHEMA ${admin(schema)} CASCADE`)
+    )
+    return PgRepository.layer({ url: Redacted.make(withSearchPath(Redacted.value(url), schema)) })
+  })).pipe(Layer.provide(Reactivity.layer))
+
+/** The stores to run on, and why PostgreSQL was left out when it was. */
+export const stores = (
+  settings: Settings
+): { readonly stores: ReadonlyArray<Store>; readonly skipped: string | null } =>
+  Option.match(settings.databaseUrl, {
+    onNone: () => ({
+      stores: [
+        { name: "in-memory", layer: MemoryRepository.layer },
+        { name: "PGlite (in memory)", layer: PgRepository.layerPglite() }
+      ],
+      skipped: "PostgreSQL skipped: DATABASE_URL is not set"
+    }),
+    onSome: (url) => ({
+      stores: [
+        { name: "in-memory", layer: MemoryRepository.layer },
+        { name: "PGlite (in memory)", layer: PgRepository.layerPglite() },
+        { name: "PostgreSQL", layer: postgresLayer(url) }
+      ],
+      skipped: null
+    })
+  })
+
+/** The prompt budget of every benchmark (the default of the strategies). */
+export const budget = 3000
+
+/** The memory with a sliding window over `store`. */
+export const slidingMemory = (
+  store: Layer.Layer<RepositoryService, StoreError>,
+  counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
+) =>
+  ChatMemoryService.layer.pipe(
+    Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: budget })),
+    Layer.provideMerge(store),
+    Layer.provideMerge(counter)
+  )
+
+/** The memory with a summarizing strategy over `store` and the scripted skill (answers at once). */
+const skilledMemory = (
+  store: Layer.Layer<RepositoryService, StoreError>,
+  strategy: Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService | SkillService | TokenCounter>,
+  counter: Layer.Layer<TokenCounter>,
+  script: ScriptedSkill.ScriptedSkill.Script
+): Layer.Layer<
+  ChatMemoryService.ChatMemoryService | RepositoryService | TokenCounter | ScriptedSkill.ScriptedSkill,
+  StoreError | DataValidationError
+> =>
+  ChatMemoryService.layer.pipe(
+    Layer.provideMerge(strategy),
+    Layer.provideMerge(ScriptedSkill.layer(script)),
+    Layer.provideMerge(store),
+    Layer.provideMerge(counter)
+  )
+
+/** The memory with the summarization strategy over `store` and the scripted skill. */
+export const summarizingMemory = (
+  store: Layer.Layer<RepositoryService, StoreError>,
+  options: Partial<SummarizationOptions>,
+  counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
+) => skilledMemory(store, SummarizationStrategy.layer({ promptTokenBudget: budget, ...options }), counter, {})
+
+/** The memory with the hierarchical strategy (facts and narrative) over `store` and the scripted skill. */
+export const hierarchicalMemory = (
+  store: Layer.Layer<RepositoryService, StoreError>,
+  counter: Layer.Layer<TokenCounter>,
+  script: ScriptedSkill.ScriptedSkill.Script
+) => skilledMemory(store, HierarchicalStrategy.layer({ promptTokenBudget: budget }), counter, script)

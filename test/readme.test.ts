@@ -1,0 +1,83 @@
+/**
+ * The README's wiring examples, kept compiling (the typecheck covers tests) and, where they need
+ * no server or key, running.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, Redacted } from "effect"
+import {
+  ApproximateTokenCounter,
+  ChatMemoryLive,
+  ChatMemoryService,
+  ChatMemoryTest,
+  ExactTokenCounter,
+  MemoryContext,
+  MemoryRepository,
+  NoopStrategy,
+  OpenAiSkill,
+  PgRepository,
+  ScriptedSkill,
+  SummarizationStrategy
+} from "../src/index.js"
+
+const turn = Effect.gen(function*() {
+  const memory = yield* ChatMemoryService.ChatMemoryService
+  yield* memory.addMessages("order-4711", [
+    { role: "user", content: "Ship order A-1001 to Lyon, not Paris." }
+  ])
+  const context = yield* memory.getContext("order-4711")
+  return MemoryContext.toPrompt(context)
+})
+/** Built lazily: a layer value connects nothing until provided. */
+export const MemoryLive = ChatMemoryLive.layer({
+  strategy: "hierarchical",
+  store: { _tag: "postgres", url: Redacted.make(process.env.DATABASE_URL ?? "") },
+  summarizer: { _tag: "openai", model: "gpt-4o-mini", apiKey: Redacted.make("sk-...") },
+  tokenizer: "exact",
+  promptTokenBudget: 3000,
+  kRawTurns: 3
+})
+export const MemoryLive2 = ChatMemoryService.layer.pipe(
+  Layer.provideMerge(SummarizationStrategy.layer({ promptTokenBudget: 4000, kRawTurns: 4, mode: "incremental" })),
+  Layer.provideMerge(OpenAiSkill.layerConfig),
+  Layer.provideMerge(PgRepository.layerConfig()),
+  Layer.provideMerge(ExactTokenCounter.layer)
+)
+export const WholeHistory = ChatMemoryService.layer.pipe(
+  Layer.provideMerge(NoopStrategy.layer),
+  Layer.provideMerge(MemoryRepository.layer),
+  Layer.provideMerge(ApproximateTokenCounter.layer)
+)
+describe("README examples", () => {
+  it.effect("the environment-driven layer answers a turn (offline defaults: PGlite, extractive skill)", () =>
+    Effect.gen(function*() {
+      const prompt = yield* turn
+      expect(prompt.content.map((message) => message.role)).toEqual(["user"])
+    }).pipe(Effect.provide(ChatMemoryLive.layerConfig), Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
+
+  it.effect("swapping in NoopStrategy shows the whole history", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService.ChatMemoryService
+      for (let i = 0; i < 50; i++) {
+        yield* memory.addMessages("c", [{ role: "user", content: `message ${i} `.repeat(50) }])
+      }
+      const context = yield* memory.getContext("c")
+      expect(context.recent.length).toBe(50)
+    }).pipe(Effect.provide(WholeHistory)))
+
+  it.effect("summarizes once the threshold is crossed", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService.ChatMemoryService
+      for (let i = 0; i < 20; i++) {
+        yield* memory.addMessages("c1", [
+          { role: "user", content: `question ${i} about order A-1001` },
+          { role: "assistant", content: "an answer ".repeat(40) }
+        ])
+      }
+      yield* memory.awaitIdle("c1")
+      const calls = yield* (yield* ScriptedSkill.ScriptedSkill).calls
+      expect(calls.length).toBeGreaterThan(0)
+    }).pipe(Effect.provide(ChatMemoryTest.layer({
+      chunkSummarizeThreshold: 500,
+      script: { summarize: () => Effect.succeed("The user asks about order A-1001.") }
+    }))))
+})

@@ -44,14 +44,18 @@ const sentencesOf = (newTurns: string): Array<string> => {
 /** Keeps the highest-scoring lines that fit `maxTokens`, in their original order. */
 const fit = (counter: TokenCounter.Service, lines: ReadonlyArray<string>, maxTokens: number) =>
   Effect.gen(function*() {
-    const ranked = lines.map((line, index) => ({ line, index, score: score(line) }))
-      .sort((a, b) => b.score - a.score || b.index - a.index)
+    // Ranked by what a line carries per token: a long dump of tool output with many ids loses to
+    // the sentence that states the one that matters.
+    const counted = yield* Effect.forEach(lines, (line) => Effect.map(counter.count(line), (tokens) => tokens + 1))
+    const ranked = lines.map((line, index) => {
+      const tokens = counted[index] ?? 1
+      return { line, index, tokens, score: score(line) / Math.sqrt(tokens) }
+    }).sort((a, b) => b.score - a.score || b.index - a.index)
     const kept: Array<{ line: string; index: number }> = []
     let used = 0
     for (const entry of ranked) {
-      const tokens = (yield* counter.count(entry.line)) + 1
-      if (used + tokens > maxTokens) continue
-      used += tokens
+      if (used + entry.tokens > maxTokens) continue
+      used += entry.tokens
       kept.push(entry)
     }
     const text = kept.sort((a, b) => a.index - b.index).map((entry) => entry.line).join("\n")

@@ -3,8 +3,6 @@
  * strategy, every store, invalid values, the summarizer chosen by the provider variables),
  * `ChatMemoryLive.layer` from typed options, and the test composition `ChatMemoryTest`.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigError, ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
@@ -21,7 +19,7 @@ import { RepositoryService } from "../src/services/RepositoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
-import { describePostgres } from "./fixtures/postgres.js"
+import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
 
 type Env = Record<string, string>
 
@@ -247,23 +245,13 @@ describe("ChatMemoryLive.layerConfig: stores", () => {
 
 describePostgres("ChatMemoryLive.layerConfig: PostgreSQL store", (base) => {
   /** `DATABASE_URL` for a schema of its own, dropped with the scope. */
-  const freshSchemaUrl = Effect.gen(function*() {
-    const schema = `test_${randomUUID().replaceAll("-", "")}`
-    const admin = yield* PgClient.make({ url: Redacted.make(base), maxConnections: 1 })
-    yield* Effect.acquireRelease(
-      admin`CREATE SCHEMA ${admin(schema)}`,
-      () => Effect.orDie(admin`DROP SCHEMA ${admin(schema)} CASCADE`)
-    )
-    const url = new URL(base)
-    url.searchParams.set("options", `-c search_path=${schema}`)
-    return url.toString()
-  }).pipe(Effect.provide(Reactivity.layer))
+  const schemaUrl = freshSchemaUrl(base)
 
   it.scoped(
     "postgres at DATABASE_URL: migrations run at start, the conversation survives the layer",
     () =>
       Effect.gen(function*() {
-        const url = yield* freshSchemaUrl
+        const url = yield* schemaUrl
         const read = yield* survivesRestart({ MEMORY_STORE: "postgres", DATABASE_URL: url })
         assert.deepStrictEqual(read, turn(1).map((m) => m.content))
       }),

@@ -2,10 +2,9 @@
  * The compare-and-set of the summary state, as one transaction body of the SQL repository.
  */
 import { DateTime, Effect, Option } from "effect"
-import { Message } from "../domain/Message.js"
-import * as SummaryState from "../domain/SummaryState.js"
 import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import { CommitResult, type RepositoryService } from "../services/RepositoryService.js"
+import { commitValues } from "./commitValues.js"
 import * as Rows from "./sqlRows.js"
 import type { Statements } from "./sqlStatements.js"
 
@@ -32,6 +31,7 @@ export const applyCommit = (statements: Statements) =>
         )
       }
       const version = state.version + 1
+      const written = commitValues(commit, { version, lastSeq: info.lastSeq, now })
       let { lastSeq, messageCount, tokenCount } = info
       const roleCounts = { ...info.roleCounts }
       if (commit.prune === true) {
@@ -49,41 +49,16 @@ export const applyCommit = (statements: Statements) =>
           }
         }
       }
-      if (commit.summaryMessage !== undefined) {
+      if (written.summaryMessage !== undefined) {
         lastSeq += 1
         messageCount += 1
         roleCounts.summary += 1
-        tokenCount += commit.summaryMessage.tokenCount
-        yield* statements.insertMessages(conversationId, [
-          new Message({
-            conversationId,
-            seq: lastSeq,
-            role: "summary",
-            content: commit.summaryMessage.content,
-            metadata: { summaryMetadataId: version },
-            tokenCount: commit.summaryMessage.tokenCount,
-            createdAt: now
-          }, { disableValidation: true })
-        ])
+        tokenCount += written.summaryMessage.tokenCount
+        yield* statements.insertMessages(conversationId, [written.summaryMessage])
       }
-      const nextState = new SummaryState.SummaryState({
-        conversationId,
-        narrative: commit.narrative,
-        facts: commit.facts,
-        layers: commit.layers ?? [],
-        cursor: commit.cursor,
-        version,
-        updatedAt: now
-      }, { disableValidation: true })
       const nextInfo = { ...info, lastSeq, messageCount, roleCounts, tokenCount, updatedAt: now }
-      yield* statements.updateConversation(nextInfo, nextState, DateTime.toDateUtc(now))
-      const record = new SummaryState.SummarizationRecord({
-        ...commit.record,
-        conversationId,
-        version,
-        createdAt: now
-      }, { disableValidation: true })
-      yield* statements.insertRecord(record)
-      return CommitResult.Committed({ state: nextState, record })
+      yield* statements.updateConversation(nextInfo, written.state, DateTime.toDateUtc(now))
+      yield* statements.insertRecord(written.record)
+      return CommitResult.Committed({ state: written.state, record: written.record })
     }
   )

@@ -9,6 +9,7 @@ import type { ConversationId } from "../domain/ConversationId.js"
 import { Message } from "../domain/Message.js"
 import * as SummaryState from "../domain/SummaryState.js"
 import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import { commitValues } from "../internal/commitValues.js"
 import { CommitResult, RepositoryService, windowPageSize } from "../services/RepositoryService.js"
 
 type Store = HashMap.HashMap<ConversationId, Conversation>
@@ -198,28 +199,14 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             return [Option.some(Option.none()), conversations]
           }
           const version = state.version + 1
-          const record = new SummaryState.SummarizationRecord({
-            ...commit.record,
-            conversationId,
-            version,
-            createdAt: now
-          }, { disableValidation: true })
-          const nextState = new SummaryState.SummaryState({
-            conversationId,
-            narrative: commit.narrative,
-            facts: commit.facts,
-            layers: commit.layers ?? [],
-            cursor: commit.cursor,
-            version,
-            updatedAt: now
-          }, { disableValidation: true })
+          const written = commitValues(commit, { version, lastSeq: info.lastSeq, now })
           let messages = current.messages
           let { lastSeq, messageCount, tokenCount } = info
           const roleCounts = { ...info.roleCounts }
           if (commit.prune === true) {
             const kept: Array<Message> = []
             for (const m of messages) {
-              if (m.seq <= info.systemPrefixSeq || m.seq > nextState.cursor || m.role === "summary") {
+              if (m.seq <= info.systemPrefixSeq || m.seq > written.state.cursor || m.role === "summary") {
                 kept.push(m)
               } else {
                 messageCount -= 1
@@ -229,32 +216,21 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             }
             messages = Chunk.unsafeFromArray(kept)
           }
-          if (commit.summaryMessage !== undefined) {
+          if (written.summaryMessage !== undefined) {
             lastSeq += 1
             messageCount += 1
             roleCounts.summary += 1
-            tokenCount += commit.summaryMessage.tokenCount
-            messages = Chunk.append(
-              messages,
-              new Message({
-                conversationId,
-                seq: lastSeq,
-                role: "summary",
-                content: commit.summaryMessage.content,
-                metadata: { summaryMetadataId: version },
-                tokenCount: commit.summaryMessage.tokenCount,
-                createdAt: now
-              }, { disableValidation: true })
-            )
+            tokenCount += written.summaryMessage.tokenCount
+            messages = Chunk.append(messages, written.summaryMessage)
           }
           const next: Conversation = {
             info: { ...info, lastSeq, messageCount, roleCounts, tokenCount, updatedAt: now },
             messages,
-            state: nextState,
-            records: Chunk.append(current.records, record)
+            state: written.state,
+            records: Chunk.append(current.records, written.record)
           }
           return [
-            Option.some(Option.some(CommitResult.Committed({ state: nextState, record }))),
+            Option.some(Option.some(CommitResult.Committed({ state: written.state, record: written.record }))),
             HashMap.set(conversations, conversationId, next)
           ]
         }

@@ -1,0 +1,50 @@
+/**
+ * What an applied summary commit writes, built the same way by every store.
+ */
+import type { DateTime } from "effect"
+import { Message } from "../domain/Message.js"
+import * as SummaryState from "../domain/SummaryState.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+
+/** The values a commit writes when it is applied as `version`. */
+export interface CommitValues {
+  readonly state: SummaryState.SummaryState
+  readonly record: SummaryState.SummarizationRecord
+  /** The `summary` message appended after `lastSeq`, when the commit asks for one. */
+  readonly summaryMessage: Message | undefined
+}
+
+/** The new summary state, the summarization record and the linked summary message of a commit. */
+export const commitValues = (
+  commit: RepositoryService.SummaryCommit,
+  options: { readonly version: number; readonly lastSeq: number; readonly now: DateTime.Utc }
+): CommitValues => {
+  const { conversationId } = commit
+  const { lastSeq, now, version } = options
+  return {
+    state: new SummaryState.SummaryState({
+      conversationId,
+      narrative: commit.narrative,
+      facts: commit.facts,
+      layers: commit.layers ?? [],
+      cursor: commit.cursor,
+      version,
+      updatedAt: now
+    }, { disableValidation: true }),
+    record: new SummaryState.SummarizationRecord({
+      ...commit.record,
+      conversationId,
+      version,
+      createdAt: now
+    }, { disableValidation: true }),
+    summaryMessage: commit.summaryMessage === undefined ? undefined : new Message({
+      conversationId,
+      seq: lastSeq + 1,
+      role: "summary",
+      content: commit.summaryMessage.content,
+      metadata: { summaryMetadataId: version },
+      tokenCount: commit.summaryMessage.tokenCount,
+      createdAt: now
+    }, { disableValidation: true })
+  }
+}

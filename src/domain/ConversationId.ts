@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { StorableString } from "./Text.js"
 
 /**
  * The longest conversation id accepted, in characters.
@@ -17,12 +18,19 @@ export const MaxLength = 255
 const controlCharacter = /\p{Cc}/u
 
 /**
- * A conversation id: non-empty, at most 255 characters, no control characters.
+ * A conversation id: non-empty, at most 255 characters, well-formed Unicode (no unpaired
+ * surrogates, no NUL), no control characters. Ids are compared exactly as given, code unit for
+ * code unit: no Unicode normalisation, so `"caf\u00e9"` and `"cafe\u0301"` are two conversations
+ * on every store.
+ *
+ * Well-formedness is what keeps conversations apart: an unpaired surrogate has no UTF-8 encoding,
+ * and a SQL driver replaces it with U+FFFD, so `"s\uD800"` and `"s\uDBFF"` would name one row
+ * there while the in-memory store keeps them apart.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const ConversationId = Schema.String.pipe(
+export const ConversationId = StorableString.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
   Schema.maxLength(MaxLength, { message: () => `must be at most ${MaxLength} characters` }),
   Schema.filter((s) => !controlCharacter.test(s), { message: () => "must not contain control characters" }),

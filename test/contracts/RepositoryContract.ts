@@ -5,6 +5,7 @@ import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Exit, type Layer, Option } from "effect"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
+import { conversationIdContract } from "./ConversationIdContract.js"
 import { windowContract } from "./WindowContract.js"
 
 const record = (fromSeq: number, toSeq: number) => ({
@@ -373,4 +374,5 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
       }))
 
     windowContract(it)
+    conversationIdContract(it)
   })

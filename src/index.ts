@@ -59,7 +59,7 @@ export * as SummarizationOptions from "./strategies/SummarizationOptions.js"
 export * as SummarizationStrategy from "./strategies/SummarizationStrategy.js"
 
 /** @since 0.1.0 */
-export * as ApproximateTokenCounter from "./layers/ApproximateTokenCounter.js"
+export * as ApproximateTokenCounter from "./layers/tokens/ApproximateTokenCounter.js"
 /** @since 0.1.0 */
 export * as ChatMemoryConfig from "./layers/ChatMemoryConfig.js"
 /** @since 0.1.0 */
@@ -67,20 +67,20 @@ export * as ChatMemoryLive from "./layers/ChatMemoryLive.js"
 /** @since 0.1.0 */
 export * as ChatMemoryTest from "./layers/ChatMemoryTest.js"
 /** @since 0.1.0 */
-export * as ExactTokenCounter from "./layers/ExactTokenCounter.js"
+export * as ExactTokenCounter from "./layers/tokens/ExactTokenCounter.js"
 /** @since 0.1.0 */
-export * as ExtractiveSkill from "./layers/ExtractiveSkill.js"
+export * as ExtractiveSkill from "./layers/skills/ExtractiveSkill.js"
 /** @since 0.1.0 */
-export * as LanguageModelSkill from "./layers/LanguageModelSkill.js"
+export * as LanguageModelSkill from "./layers/skills/LanguageModelSkill.js"
 /** @since 0.1.0 */
-export * as MemoryRepository from "./layers/MemoryRepository.js"
+export * as MemoryRepository from "./layers/store/MemoryRepository.js"
 /** @since 0.1.0 */
-export * as OpenAiSkill from "./layers/OpenAiSkill.js"
+export * as OpenAiSkill from "./layers/skills/OpenAiSkill.js"
 /** @since 0.1.0 */
-export * as PgliteClient from "./layers/PgliteClient.js"
+export * as PgliteClient from "./layers/store/PgliteClient.js"
 /** @since 0.1.0 */
-export * as PgRepository from "./layers/PgRepository.js"
+export * as PgRepository from "./layers/store/PgRepository.js"
 /** @since 0.1.0 */
-export * as ScriptedSkill from "./layers/ScriptedSkill.js"
+export * as ScriptedSkill from "./layers/skills/ScriptedSkill.js"
 /** @since 0.1.0 */
-export * as SqlRepository from "./layers/SqlRepository.js"
+export * as SqlRepository from "./layers/store/SqlRepository.js"

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Array, Context, Effect, Exit, Layer, Option } from "effect"
-import * as ApproximateTokenCounter from "../src/layers/ApproximateTokenCounter.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"

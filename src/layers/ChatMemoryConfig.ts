@@ -7,8 +7,8 @@
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
-import * as OpenAiSkill from "./OpenAiSkill.js"
-import type * as PgRepository from "./PgRepository.js"
+import * as OpenAiSkill from "./skills/OpenAiSkill.js"
+import type * as PgRepository from "./store/PgRepository.js"
 
 /**
  * The strategies configuration can choose.

@@ -8,11 +8,11 @@ import { Layer } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
-import * as ApproximateTokenCounter from "./ApproximateTokenCounter.js"
+import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 import type * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import * as ChatMemoryLive from "./ChatMemoryLive.js"
-import * as MemoryRepository from "./MemoryRepository.js"
-import * as ScriptedSkill from "./ScriptedSkill.js"
+import * as MemoryRepository from "./store/MemoryRepository.js"
+import * as ScriptedSkill from "./skills/ScriptedSkill.js"
 
 /**
  * The options of the test memory: the strategy (`summarization` by default) and its knobs, and

@@ -7,8 +7,8 @@
  */
 import { Effect, Layer, Schema, type Scope } from "effect"
 import { DataValidationError } from "../errors/DataValidationError.js"
-import { hierarchicalProducer } from "../internal/hierarchicalProducer.js"
-import { makeSummarizing } from "../internal/summarizingStrategy.js"
+import { hierarchicalProducer } from "./internal/summarizer/hierarchical.js"
+import { makeSummarizing } from "./internal/summarizing.js"
 import { decode } from "../internal/validation.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../services/RepositoryService.js"

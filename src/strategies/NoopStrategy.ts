@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { assemble, emptyPreamble, noEvents } from "../internal/window.js"
+import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 

@@ -6,8 +6,8 @@
  */
 import { Effect, Layer, type Scope } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import { makeSummarizing } from "../internal/summarizingStrategy.js"
-import * as Producers from "../internal/summaryProducers.js"
+import { makeSummarizing } from "./internal/summarizing.js"
+import * as Producers from "./internal/summarizer/producers.js"
 import { decode } from "../internal/validation.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../services/RepositoryService.js"

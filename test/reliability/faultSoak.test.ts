@@ -10,7 +10,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Config, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, Ref, Scope, TestContext } from "effect"
 import * as ConversationId from "../../src/domain/ConversationId.js"
-import * as MemoryRepository from "../../src/layers/MemoryRepository.js"
+import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
 import * as FaultyRepository from "./faultyRepository.js"
 import { draw, random } from "./random.js"
 import { checkCaughtUp, type ConversationModel, snapshot } from "./soakChecks.js"

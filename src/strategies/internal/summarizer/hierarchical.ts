@@ -4,10 +4,10 @@
  * to its source messages and capped.
  */
 import { Effect } from "effect"
-import { SkillExecutionError } from "../errors/SkillExecutionError.js"
-import { attributeSources, capFacts, normalizeFacts } from "./hierarchicalFacts.js"
-import { summaryInput } from "./summaryInput.js"
-import { callSkill, type Producer } from "./summaryProducers.js"
+import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
+import { attributeSources, capFacts, normalizeFacts } from "./facts.js"
+import { summaryInput } from "../../../domain/SummaryInput.js"
+import { callSkill, type Producer } from "./producers.js"
 
 /** The caps of the hierarchical memory. */
 export interface HierarchicalLimits {

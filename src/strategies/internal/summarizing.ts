@@ -4,20 +4,20 @@
  * the summary is behind. Each strategy brings its summarizer settings and producer.
  */
 import { Effect, PubSub, type Scope } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
-import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
-import { RepositoryService } from "../services/RepositoryService.js"
-import { SkillService } from "../services/SkillService.js"
-import { TokenCounter } from "../services/TokenCounter.js"
-import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
-import { makeJobs } from "./jobs.js"
-import { memoCounter } from "./memoCounter.js"
+import type { ConversationId } from "../../domain/ConversationId.js"
+import { FallbackUsed, type MemoryEvent } from "../../domain/MemoryEvent.js"
+import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
+import { RepositoryService } from "../../services/RepositoryService.js"
+import { SkillService } from "../../services/SkillService.js"
+import { TokenCounter } from "../../services/TokenCounter.js"
+import type { SummarizationOptions } from "../SummarizationOptions.js"
+import { makeJobs } from "./summarizer/jobs.js"
+import { memoCounter } from "./context/memoCounter.js"
 import * as Metrics from "./metrics.js"
-import { summaryPreamble } from "./preamble.js"
-import { backgroundJob, summarizeConversation, type SummarizerDeps } from "./summarizer.js"
-import { summaryTokens } from "./summaryPlan.js"
-import { assemble } from "./window.js"
+import { summaryPreamble } from "./context/preamble.js"
+import { backgroundJob, summarizeConversation, type SummarizerDeps } from "./summarizer/summarizer.js"
+import { summaryTokens } from "./summarizer/plan.js"
+import { assemble } from "./context/window.js"
 
 /** How one summarizing strategy differs from the other. */
 export interface SummarizingSpec {

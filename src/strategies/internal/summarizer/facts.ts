@@ -3,10 +3,10 @@
  * known facts (update by key, removal), then normalized, attributed to source messages and capped.
  */
 import { Effect, Either, Schema } from "effect"
-import { Fact, type FactCategory } from "../domain/Fact.js"
-import type { Message } from "../domain/Message.js"
-import type { TokenCounter } from "../services/TokenCounter.js"
-import { factsText } from "./render.js"
+import { Fact, type FactCategory } from "../../../domain/Fact.js"
+import type { Message } from "../../../domain/Message.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
+import { factsText } from "../../../internal/render.js"
 
 /** A fact as a model proposes it: added when its key is new, replacing the known one otherwise. */
 export interface FactUpdate {

@@ -5,12 +5,12 @@
  * @since 0.1.0
  */
 import { Chunk, DateTime, Effect, HashMap, HashSet, Layer, Option, Ref } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import { Message } from "../domain/Message.js"
-import * as SummaryState from "../domain/SummaryState.js"
-import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
-import { commitValues } from "../internal/commitValues.js"
-import { CommitResult, RepositoryService, windowPageSize } from "../services/RepositoryService.js"
+import type { ConversationId } from "../../domain/ConversationId.js"
+import { Message } from "../../domain/Message.js"
+import * as SummaryState from "../../domain/SummaryState.js"
+import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
+import { commitValues } from "./internal/commit.js"
+import { CommitResult, RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 
 type Store = HashMap.HashMap<ConversationId, Conversation>
 

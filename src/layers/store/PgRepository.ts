@@ -6,8 +6,8 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
-import { RepositoryError } from "../errors/RepositoryError.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
+import { RepositoryError } from "../../errors/RepositoryError.js"
+import type { RepositoryService } from "../../services/RepositoryService.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlRepository from "./SqlRepository.js"
 

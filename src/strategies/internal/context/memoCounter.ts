@@ -4,7 +4,7 @@
  * would count them again.
  */
 import { Cache, Duration, Effect } from "effect"
-import type { TokenCounter } from "../services/TokenCounter.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
 
 /** `counter`, with `countMessage` of metadata-free messages cached by content (at most `capacity` texts). */
 export const memoCounter = (counter: TokenCounter.Service, capacity = 256) =>

@@ -5,9 +5,9 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Ref } from "effect"
-import type { SkillExecutionError } from "../errors/SkillExecutionError.js"
-import { parseSummaryInput } from "../internal/summaryInput.js"
-import { SkillService } from "../services/SkillService.js"
+import type { SkillExecutionError } from "../../errors/SkillExecutionError.js"
+import { parseSummaryInput } from "../../domain/SummaryInput.js"
+import { SkillService } from "../../services/SkillService.js"
 
 /**
  * What a test can ask the scripted skill: the calls it received, in order.

@@ -2,7 +2,7 @@
  * The prompts of the language-model skills, versioned: a skill id names the prompt version it
  * ran (`openai/summarize@1`), so a record says which instructions produced its summary.
  */
-import type { Fact } from "../domain/Fact.js"
+import type { Fact } from "../../../domain/Fact.js"
 
 /** The version of the summarize prompt; bump it whenever its text changes. */
 export const summarizePromptVersion = 1

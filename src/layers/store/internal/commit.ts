@@ -2,9 +2,9 @@
  * What an applied summary commit writes, built the same way by every store.
  */
 import type { DateTime } from "effect"
-import { Message } from "../domain/Message.js"
-import * as SummaryState from "../domain/SummaryState.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
+import { Message } from "../../../domain/Message.js"
+import * as SummaryState from "../../../domain/SummaryState.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
 
 /** The values a commit writes when it is applied as `version`. */
 export interface CommitValues {

@@ -2,7 +2,7 @@
  * Turns: a user message and everything that answers it. Memory cuts the log only between turns,
  * so a tool call is never separated from its result.
  */
-import type { Message } from "../domain/Message.js"
+import type { Message } from "./Message.js"
 
 /** A turn: consecutive messages of the log, never empty, in seq order. */
 export interface Turn {

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import * as TokenCounter from "../services/TokenCounter.js"
+import * as TokenCounter from "../../services/TokenCounter.js"
 
 /**
  * Characters counted as one token.

@@ -4,7 +4,7 @@
  * coalesced into one re-run after it.
  */
 import { Cause, Effect, Fiber, FiberMap, HashMap, Option, Ref } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
+import type { ConversationId } from "../../../domain/ConversationId.js"
 
 /** Whether a conversation's job runs, and whether another run was asked for meanwhile. */
 type Status = "running" | "rerun"

@@ -8,7 +8,7 @@
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, ConfigError, Effect, Either, Layer, Option, Redacted } from "effect"
-import type { SkillService } from "../services/SkillService.js"
+import type { SkillService } from "../../services/SkillService.js"
 import * as LanguageModelSkill from "./LanguageModelSkill.js"
 
 /**

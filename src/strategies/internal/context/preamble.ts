@@ -3,10 +3,10 @@
  * counted as the system messages that carry them, and the summary truncated on demand.
  */
 import { Effect } from "effect"
-import type { Fact } from "../domain/Fact.js"
-import type { SummaryState } from "../domain/SummaryState.js"
-import type { TokenCounter } from "../services/TokenCounter.js"
-import { factsText, summaryText } from "./render.js"
+import type { Fact } from "../../../domain/Fact.js"
+import type { SummaryState } from "../../../domain/SummaryState.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
+import { factsText, summaryText } from "../../../internal/render.js"
 import type { Preamble } from "./window.js"
 
 /**

@@ -4,11 +4,11 @@
  * PGlite as numbers, so integer columns decode from both.
  */
 import { Schema } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import { Fact } from "../domain/Fact.js"
-import { Message, MessageMetadata, Role } from "../domain/Message.js"
-import { SummarizationRecord, SummaryLayer, SummaryState } from "../domain/SummaryState.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { Fact } from "../../../../domain/Fact.js"
+import { Message, MessageMetadata, Role } from "../../../../domain/Message.js"
+import { SummarizationRecord, SummaryLayer, SummaryState } from "../../../../domain/SummaryState.js"
+import type { RepositoryService } from "../../../../services/RepositoryService.js"
 
 /** An integer column: a number (PGlite, `int4`) or a decimal string (node-pg `int8`). */
 export const SqlInt = Schema.Union(Schema.Int, Schema.compose(Schema.NumberFromString, Schema.Int))

@@ -2,11 +2,11 @@
  * The compare-and-set of the summary state, as one transaction body of the SQL repository.
  */
 import { DateTime, Effect, Option } from "effect"
-import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
-import { CommitResult, type RepositoryService } from "../services/RepositoryService.js"
-import { commitValues } from "./commitValues.js"
-import * as Rows from "./sqlRows.js"
-import type { Statements } from "./sqlStatements.js"
+import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
+import { CommitResult, type RepositoryService } from "../../../../services/RepositoryService.js"
+import { commitValues } from "../commit.js"
+import * as Rows from "./rows.js"
+import type { Statements } from "./statements.js"
 
 /**
  * Applies a commit, to be run in a transaction: the conversation row is locked first, so the

@@ -7,7 +7,7 @@
 import { AiError, type Prompt, Tokenizer } from "@effect/ai"
 import { Effect, Layer } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
-import * as TokenCounter from "../services/TokenCounter.js"
+import * as TokenCounter from "../../services/TokenCounter.js"
 
 // `OpenAiTokenizer` of `@effect/ai-openai` always encodes with cl100k and adds chat framing to
 // every count, so the o200k encoding is wrapped here as a plain-text `Tokenizer`.

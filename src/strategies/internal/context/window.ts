@@ -4,12 +4,12 @@
  * fit the budget.
  */
 import { Effect, Queue } from "effect"
-import type { Fact } from "../domain/Fact.js"
-import { MemoryContext } from "../domain/MemoryContext.js"
-import type { MemoryEvent } from "../domain/MemoryEvent.js"
-import type { Message } from "../domain/Message.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
-import { groupTurns, newestThatFit, type Turn } from "./turns.js"
+import type { Fact } from "../../../domain/Fact.js"
+import { MemoryContext } from "../../../domain/MemoryContext.js"
+import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
+import type { Message } from "../../../domain/Message.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
+import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
 
 /** Newest complete turns of a range, oldest first. */
 export interface RecentTurns {

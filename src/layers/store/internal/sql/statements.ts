@@ -5,12 +5,12 @@
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
 import { Array, DateTime, Effect, Option, Schema } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import type { Message, NewMessage } from "../domain/Message.js"
-import type { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
-import { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
-import * as Rows from "./sqlRows.js"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import type { Message, NewMessage } from "../../../../domain/Message.js"
+import type { SummarizationRecord, SummaryState } from "../../../../domain/SummaryState.js"
+import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
+import type { RepositoryService } from "../../../../services/RepositoryService.js"
+import * as Rows from "./rows.js"
 
 /** Rows per `INSERT` statement: 7 parameters each, well under PostgreSQL's 65,535. */
 const insertChunk = 1000

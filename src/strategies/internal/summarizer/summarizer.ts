@@ -4,12 +4,12 @@
  * leave the state as it was.
  */
 import { Clock, Effect, Option } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import { type MemoryEvent, SummarizationFailed, Summarized } from "../domain/MemoryEvent.js"
-import * as Metrics from "./metrics.js"
-import { summaryText } from "./render.js"
-import { plan, type PlanSettings, summaryTokens } from "./summaryPlan.js"
-import type { CallSettings, Producer, ProducerDeps } from "./summaryProducers.js"
+import type { ConversationId } from "../../../domain/ConversationId.js"
+import { type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
+import * as Metrics from "../metrics.js"
+import { summaryText } from "../../../internal/render.js"
+import { plan, type PlanSettings, summaryTokens } from "./plan.js"
+import type { CallSettings, Producer, ProducerDeps } from "./producers.js"
 
 /** Everything a job needs. */
 export interface SummarizerDeps extends ProducerDeps {

@@ -7,17 +7,17 @@
  */
 import { type AiError, LanguageModel, Prompt, type Response } from "@effect/ai"
 import { Effect, Layer, Option, Schema } from "effect"
-import { FactCategory } from "../domain/Fact.js"
-import { SkillExecutionError } from "../errors/SkillExecutionError.js"
-import { applyFactChanges } from "../internal/hierarchicalFacts.js"
+import { FactCategory } from "../../domain/Fact.js"
+import { SkillExecutionError } from "../../errors/SkillExecutionError.js"
+import { applyFactChanges } from "../../strategies/internal/summarizer/facts.js"
 import {
   existingFactsSection,
   extractFactsPromptVersion,
   extractFactsSystemPrompt,
   summarizePromptVersion,
   summarizeSystemPrompt
-} from "../internal/prompts.js"
-import { SkillService } from "../services/SkillService.js"
+} from "./internal/prompts.js"
+import { SkillService } from "../../services/SkillService.js"
 
 /**
  * One fact of the model's answer. Every field is required (nullable where optional), as strict

@@ -4,15 +4,15 @@
  * oldest layers when together they pass the cap. Skill calls get a timeout and bounded retries.
  */
 import { Duration, Effect, Schedule } from "effect"
-import type { Fact } from "../domain/Fact.js"
-import type { SummaryLayer } from "../domain/SummaryState.js"
-import { SkillExecutionError } from "../errors/SkillExecutionError.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
-import type { SkillService } from "../services/SkillService.js"
-import type { TokenCounter } from "../services/TokenCounter.js"
-import { summaryInput } from "./summaryInput.js"
-import { chunkTurns, type Plan } from "./summaryPlan.js"
-import { groupTurns } from "./turns.js"
+import type { Fact } from "../../../domain/Fact.js"
+import type { SummaryLayer } from "../../../domain/SummaryState.js"
+import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { SkillService } from "../../../services/SkillService.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
+import { summaryInput } from "../../../domain/SummaryInput.js"
+import { chunkTurns, type Plan } from "./plan.js"
+import { groupTurns } from "../../../domain/Turn.js"
 
 /** How summary skills are called. */
 export interface CallSettings {

@@ -6,9 +6,9 @@ import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { Effect, Exit, HashSet, Option, Ref, Schema, Scope } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import { RepositoryError } from "../errors/RepositoryError.js"
-import { LockedRow } from "./sqlRows.js"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { RepositoryError } from "../../../../errors/RepositoryError.js"
+import { LockedRow } from "./rows.js"
 
 /** Separates our advisory locks from the host's (two-int keys: namespace, conversation). */
 const namespace = "effect-chat-memory/summarization"

@@ -5,10 +5,10 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import type { Fact } from "../domain/Fact.js"
-import { parseSummaryInput } from "../internal/summaryInput.js"
-import { SkillService } from "../services/SkillService.js"
-import { TokenCounter } from "../services/TokenCounter.js"
+import type { Fact } from "../../domain/Fact.js"
+import { parseSummaryInput } from "../../domain/SummaryInput.js"
+import { SkillService } from "../../services/SkillService.js"
+import { TokenCounter } from "../../services/TokenCounter.js"
 
 const identifier = /\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+\b|#\d+\b/g
 const money = /[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|dollars|euros)\b/gi

@@ -3,13 +3,13 @@
  * buffer at a turn boundary into the part to fold now and the tail kept verbatim.
  */
 import { Effect, Option } from "effect"
-import type { ConversationId } from "../domain/ConversationId.js"
-import type { Message } from "../domain/Message.js"
-import type { SummaryState } from "../domain/SummaryState.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
-import type { TokenCounter } from "../services/TokenCounter.js"
-import { summaryText } from "./render.js"
-import { groupTurns, newestThatFit, type Turn } from "./turns.js"
+import type { ConversationId } from "../../../domain/ConversationId.js"
+import type { Message } from "../../../domain/Message.js"
+import type { SummaryState } from "../../../domain/SummaryState.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
+import { summaryText } from "../../../internal/render.js"
+import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
 
 /** The knobs the trigger and the split read. */
 export interface PlanSettings {

@@ -2,8 +2,8 @@
  * The summarizer's input text: the existing summary and the new turns, in the sections every
  * summarize skill reads (DESIGN §3), and its parser for the offline skill.
  */
-import type { Message } from "../domain/Message.js"
-import type { Turn } from "./turns.js"
+import type { Message } from "./Message.js"
+import type { Turn } from "./Turn.js"
 
 const speaker = (message: Message): string => {
   switch (message.role) {

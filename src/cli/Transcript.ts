@@ -4,7 +4,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, ParseResult, Schema } from "effect"
 import { MessageInput } from "../domain/Message.js"
-import { formatPath } from "../internal/validation.js"
+import { formatPath } from "../errors/DataValidationError.js"
 
 /**
  * A transcript that cannot be read, with where the bad entry is: its line (1-based) in JSONL, its

@@ -1,9 +1,11 @@
 /**
- * Facts: key/value statements the memory keeps verbatim (ids, amounts, decisions, conditions).
+ * Facts: key/value statements the memory keeps verbatim (ids, amounts, decisions, conditions),
+ * and how changes proposed by a model are merged into the known ones.
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Either, Schema } from "effect"
+import type { Message } from "./Message.js"
 import { Identifier, StorableString } from "./Text.js"
 
 /**
@@ -43,3 +45,142 @@ export const Fact = Schema.Struct({
  * @category models
  */
 export type Fact = typeof Fact.Type
+
+/**
+ * A fact as a model proposes it: added when its key is new, replacing the known one otherwise.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FactUpdate {
+  readonly key: string
+  readonly value: string
+  readonly category: FactCategory
+  /** Absent: keep the known fact's confidence. */
+  readonly confidence?: number | undefined
+  /** Absent: keep the known fact's provenance while its value is unchanged. */
+  readonly sourceSeqs?: ReadonlyArray<number> | undefined
+}
+
+/**
+ * What a model proposes: facts new or changed by the new turns, and the keys of facts that no
+ * longer hold.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FactChanges {
+  readonly upserts: ReadonlyArray<FactUpdate>
+  readonly remove: ReadonlyArray<string>
+}
+
+/** The most source seqs a fact keeps (the newest). */
+const maxSources = 16
+
+const withOptional = (
+  fact: { readonly key: string; readonly value: string; readonly category: FactCategory },
+  confidence: number | undefined,
+  sourceSeqs: ReadonlyArray<number> | undefined
+): Fact => ({
+  ...fact,
+  ...(confidence === undefined ? {} : { confidence }),
+  ...(sourceSeqs === undefined || sourceSeqs.length === 0 ? {} : { sourceSeqs: sourceSeqs.slice(-maxSources) })
+})
+
+/**
+ * Applies changes to known facts. Order is recency: a fact that is new or whose value or category
+ * changed moves to the end, so that caps drop the facts untouched for longest first.
+ *
+ * - `remove` deletes the facts with those keys; a key both removed and updated is replaced.
+ * - An update of a known key replaces its value and category; its confidence is the update's, or
+ *   the known one when the update has none; its provenance is kept while the value is unchanged.
+ * - Keys are compared after trimming; of two updates of one key, the last wins.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const applyFactChanges = (existing: ReadonlyArray<Fact>, changes: FactChanges): Array<Fact> => {
+  const facts = new Map<string, Fact>(existing.map((fact) => [fact.key, fact]))
+  for (const key of changes.remove) facts.delete(key.trim())
+  const known = new Map<string, Fact>(existing.map((fact) => [fact.key, fact]))
+  for (const update of changes.upserts) {
+    const key = update.key.trim()
+    const previous = facts.get(key) ?? known.get(key)
+    const value = update.value.trim()
+    const sameValue = previous !== undefined && previous.value === value
+    const next = withOptional(
+      { key, value, category: update.category },
+      update.confidence ?? previous?.confidence,
+      update.sourceSeqs ?? (sameValue ? previous.sourceSeqs : undefined)
+    )
+    if (facts.has(key) && sameValue && previous.category === next.category) {
+      facts.set(key, next)
+    } else {
+      facts.delete(key)
+      facts.set(key, next)
+    }
+  }
+  return [...facts.values()]
+}
+
+/**
+ * Facts as a store accepts them: one per key (the last occurrence wins, at its place), each valid
+ * for the `Fact` schema. Returns how many were dropped as invalid.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const normalizeFacts = (
+  facts: ReadonlyArray<Fact>
+): { readonly facts: Array<Fact>; readonly invalid: number } => {
+  const byKey = new Map<string, Fact>()
+  let invalid = 0
+  for (const fact of facts) {
+    const decoded = Schema.decodeUnknownEither(Fact)(fact)
+    if (Either.isLeft(decoded)) {
+      invalid += 1
+      continue
+    }
+    byKey.delete(decoded.right.key)
+    byKey.set(decoded.right.key, decoded.right)
+  }
+  return { facts: [...byKey.values()], invalid }
+}
+
+/** Matches `value` as a whole word or phrase, case-insensitively (`ORD-1` is not in `ORD-12`). */
+const mentionOf = (value: string): RegExp | undefined => {
+  const trimmed = value.trim()
+  if (trimmed.length < 3) return undefined
+  const escaped = trimmed.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, "iu")
+}
+
+/**
+ * Provenance: a fact the run left unchanged keeps its source seqs; a fact that is new or whose value
+ * changed keeps the source seqs the skill gave when they lie in the folded messages, and is otherwise
+ * attributed to the folded messages that mention its value as a whole (none when it is paraphrased).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const attributeSources = (
+  previous: ReadonlyArray<Fact>,
+  next: ReadonlyArray<Fact>,
+  folded: ReadonlyArray<Message>
+): Array<Fact> => {
+  const before = new Map(previous.map((fact) => [fact.key, fact]))
+  const seqs = new Set(folded.map((message) => message.seq))
+  return next.map((fact) => {
+    const old = before.get(fact.key)
+    if (old !== undefined && old.value === fact.value) {
+      return withOptional(fact, fact.confidence, fact.sourceSeqs ?? old.sourceSeqs)
+    }
+    const given = (fact.sourceSeqs ?? []).filter((seq) => seqs.has(seq))
+    if (given.length > 0) return withOptional(fact, fact.confidence, given)
+    const mention = mentionOf(fact.value)
+    const found = mention === undefined
+      ? []
+      : folded.filter((message) => mention.test(message.content)).map((message) => message.seq)
+    return withOptional(fact, fact.confidence, found)
+  })
+}

@@ -6,7 +6,6 @@
  */
 import { Prompt } from "@effect/ai"
 import { Schema } from "effect"
-import { factsText, summaryText } from "../internal/render.js"
 import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"
 import { Message } from "./Message.js"
@@ -43,6 +42,24 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   /** The cursor of the summary shown: the highest seq it covers (0 for none). */
   summarizedUpTo: Schema.NonNegativeInt
 }) {}
+
+/**
+ * The system message that carries the facts, one `- key: value` line each. Token counting and
+ * prompt conversion both use it, so what is counted is what is sent.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const factsText = (facts: ReadonlyArray<Fact>): string =>
+  `Known facts about this conversation:\n${facts.map((fact) => `- ${fact.key}: ${fact.value}`).join("\n")}`
+
+/**
+ * The system message that carries the running summary of the older conversation.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const summaryText = (narrative: string): string => `Summary of the earlier conversation:\n${narrative}`
 
 const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined => {
   switch (message.role) {

@@ -1,6 +1,9 @@
 /**
  * The summarizer's input text: the existing summary and the new turns, in the sections every
- * summarize skill reads (DESIGN §3), and its parser for the offline skill.
+ * summarize skill reads (DESIGN §3), and how a skill reads them back. A `SkillService` of your own
+ * receives its `text` in this form.
+ *
+ * @since 0.1.0
  */
 import type { Message } from "./Message.js"
 import type { Turn } from "./Turn.js"
@@ -20,7 +23,12 @@ const speaker = (message: Message): string => {
   }
 }
 
-/** One message as a line of a turn: `User: …`, `Assistant (mini): …`, tool calls in brackets. */
+/**
+ * One message as a line of a turn: `User: …`, `Assistant (mini): …`, tool calls in brackets.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const messageLine = (message: Message): string => {
   const calls = (message.metadata.toolCalls ?? []).map((call) => `[calls ${call.name} ${JSON.stringify(call.params)}]`)
   const text = [message.content, ...calls].filter((part) => part.length > 0).join(" ")
@@ -39,6 +47,9 @@ export const messageLine = (message: Message): string => {
  *     User: …
  *     Assistant: …
  *     === END_NEW_TURNS ===
+ *
+ * @since 0.1.0
+ * @category rendering
  */
 export const summaryInput = (existing: string | null, turns: ReadonlyArray<Turn>): string => {
   const summary = existing === null || existing.trim().length === 0 ? "NONE" : existing
@@ -54,7 +65,12 @@ export const summaryInput = (existing: string | null, turns: ReadonlyArray<Turn>
   ].join("\n")
 }
 
-/** The sections of a summarize input, as a skill reads them back. */
+/**
+ * The sections of a summarize input, as a skill reads them back.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ParsedInput {
   /** The existing summary, or null for NONE. */
   readonly existing: string | null
@@ -72,7 +88,12 @@ const section = (text: string, name: string): string | null => {
   return body.endsWith("\n") ? body.slice(0, -1) : body
 }
 
-/** Reads a summarize input back; text without the sections is taken as new turns alone. */
+/**
+ * Reads a summarize input back; text without the sections is taken as new turns alone.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
 export const parseSummaryInput = (text: string): ParsedInput => {
   const existing = section(text, "EXISTING_SUMMARY")
   const newTurns = section(text, "NEW_TURNS")

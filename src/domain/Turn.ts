@@ -1,10 +1,17 @@
 /**
  * Turns: a user message and everything that answers it. Memory cuts the log only between turns,
  * so a tool call is never separated from its result.
+ *
+ * @since 0.1.0
  */
 import type { Message } from "./Message.js"
 
-/** A turn: consecutive messages of the log, never empty, in seq order. */
+/**
+ * A turn: consecutive messages of the log, never empty, in seq order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Turn {
   readonly messages: ReadonlyArray<Message>
   readonly tokenCount: number
@@ -12,7 +19,12 @@ export interface Turn {
   readonly lastSeq: number
 }
 
-/** The result of grouping a run of messages. */
+/**
+ * The result of grouping a run of messages.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Grouped {
   readonly turns: ReadonlyArray<Turn>
   /**
@@ -41,6 +53,9 @@ const makeTurn = (messages: ReadonlyArray<Message>): Turn => {
  * the conversation, and are left out. Messages before the first user message form a turn of their
  * own. With `partial`, the run is a suffix of a longer log: a tool result whose call is not in
  * the run forbids every boundary before it.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const groupTurns = (all: ReadonlyArray<Message>, options?: { readonly partial?: boolean }): Grouped => {
   const messages = all.filter((message) => message.role !== "summary")
@@ -80,7 +95,12 @@ export const groupTurns = (all: ReadonlyArray<Message>, options?: { readonly par
   return { turns, firstTurnComplete }
 }
 
-/** The number of newest turns that fit `available` tokens together (a contiguous suffix). */
+/**
+ * The number of newest turns that fit `available` tokens together (a contiguous suffix).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const newestThatFit = (turns: ReadonlyArray<Turn>, available: number): number => {
   let used = 0
   let count = 0

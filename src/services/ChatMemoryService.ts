@@ -14,7 +14,7 @@ import type { ConversationNotFoundError } from "../errors/ConversationNotFoundEr
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import * as Metrics from "../strategies/internal/metrics.js"
-import { decode } from "../internal/validation.js"
+import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "./MemoryManagementStrategy.js"
 import { RepositoryService } from "./RepositoryService.js"
 import { TokenCounter } from "./TokenCounter.js"

@@ -9,7 +9,7 @@ import type { ConversationId } from "../../src/domain/ConversationId.js"
 import type { MemoryContext } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { SummarizationRecord, SummaryState } from "../../src/domain/SummaryState.js"
-import { factsText, summaryText } from "../../src/internal/render.js"
+import { factsText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { TokenCounter } from "../../src/services/TokenCounter.js"
 

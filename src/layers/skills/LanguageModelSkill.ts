@@ -9,7 +9,7 @@ import { type AiError, LanguageModel, Prompt, type Response } from "@effect/ai"
 import { Effect, Layer, Option, Schema } from "effect"
 import { FactCategory } from "../../domain/Fact.js"
 import { SkillExecutionError } from "../../errors/SkillExecutionError.js"
-import { applyFactChanges } from "../../strategies/internal/summarizer/facts.js"
+import { applyFactChanges } from "../../domain/Fact.js"
 import {
   existingFactsSection,
   extractFactsPromptVersion,

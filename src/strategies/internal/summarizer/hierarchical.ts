@@ -4,10 +4,29 @@
  * to its source messages and capped.
  */
 import { Effect } from "effect"
+import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fact.js"
+import { factsText } from "../../../domain/MemoryContext.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
-import { attributeSources, capFacts, normalizeFacts } from "./facts.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
 import { callSkill, type Producer } from "./producers.js"
+
+/**
+ * The newest facts within `maxFacts` and `maxTokens` (the facts block as counted in a prompt);
+ * the facts untouched for longest go first. Returns how many were dropped.
+ */
+export const capFacts = (
+  counter: TokenCounter.Service,
+  facts: ReadonlyArray<Fact>,
+  limits: { readonly maxFacts: number; readonly maxTokens: number }
+): Effect.Effect<{ readonly facts: Array<Fact>; readonly dropped: number }> =>
+  Effect.gen(function*() {
+    let kept = facts.slice(Math.max(0, facts.length - limits.maxFacts))
+    const tokens = (list: ReadonlyArray<Fact>) =>
+      list.length === 0 ? Effect.succeed(0) : counter.countMessage({ content: factsText(list) })
+    while (kept.length > 0 && (yield* tokens(kept)) > limits.maxTokens) kept = kept.slice(1)
+    return { facts: kept, dropped: facts.length - kept.length }
+  })
 
 /** The caps of the hierarchical memory. */
 export interface HierarchicalLimits {

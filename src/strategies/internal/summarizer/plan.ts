@@ -8,7 +8,7 @@ import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { summaryText } from "../../../internal/render.js"
+import { summaryText } from "../../../domain/MemoryContext.js"
 import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
 
 /** The knobs the trigger and the split read. */

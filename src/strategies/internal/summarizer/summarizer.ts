@@ -7,7 +7,7 @@ import { Clock, Effect, Option } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
 import * as Metrics from "../metrics.js"
-import { summaryText } from "../../../internal/render.js"
+import { summaryText } from "../../../domain/MemoryContext.js"
 import { plan, type PlanSettings, summaryTokens } from "./plan.js"
 import type { CallSettings, Producer, ProducerDeps } from "./producers.js"
 

@@ -10,11 +10,12 @@ import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effec
 import { randomUUID } from "node:crypto"
 import type { DataValidationError } from "../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../src/errors/RepositoryError.js"
-import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
-import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
+import type * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../src/services/RepositoryService.js"
 import type { SkillService } from "../src/services/SkillService.js"
@@ -117,7 +118,7 @@ export const slidingMemory = (
   store: Layer.Layer<RepositoryService, StoreError>,
   counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
 ) =>
-  ChatMemoryService.layer.pipe(
+  ChatMemory.layer.pipe(
     Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: budget })),
     Layer.provideMerge(store),
     Layer.provideMerge(counter)
@@ -133,7 +134,7 @@ const skilledMemory = (
   ChatMemoryService.ChatMemoryService | RepositoryService | TokenCounter | ScriptedSkill.ScriptedSkill,
   StoreError | DataValidationError
 > =>
-  ChatMemoryService.layer.pipe(
+  ChatMemory.layer.pipe(
     Layer.provideMerge(strategy),
     Layer.provideMerge(ScriptedSkill.layer(script)),
     Layer.provideMerge(store),

@@ -5,8 +5,8 @@
  * reports usage as characters / 4), so the figures are the memory's own: what it sends and asks.
  */
 import { Effect } from "effect"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { defaults } from "../src/strategies/SummarizationOptions.js"
 import { budget, scaled, type Settings, summarizingMemory } from "./setup.js"

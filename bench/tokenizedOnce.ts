@@ -6,9 +6,9 @@
  */
 import { Effect, Layer, MutableHashMap, Option } from "effect"
 import type { Message } from "../src/domain/Message.js"
-import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService, MaxPageSize } from "../src/services/ChatMemoryService.js"
 import type { SkillService } from "../src/services/SkillService.js"
 import * as TokenCounter from "../src/services/TokenCounter.js"

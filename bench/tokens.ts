@@ -7,9 +7,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { clearMergeCache } from "gpt-tokenizer/encoding/o200k_base"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { scaled, type Settings, slidingMemory, summarizingMemory } from "./setup.js"

@@ -17,9 +17,13 @@ export * as MemoryEvent from "./domain/MemoryEvent.js"
 /** @since 0.1.0 */
 export * as Message from "./domain/Message.js"
 /** @since 0.1.0 */
+export * as SummaryInput from "./domain/SummaryInput.js"
+/** @since 0.1.0 */
 export * as SummaryState from "./domain/SummaryState.js"
 /** @since 0.1.0 */
 export * as Text from "./domain/Text.js"
+/** @since 0.1.0 */
+export * as Turn from "./domain/Turn.js"
 
 /** @since 0.1.0 */
 export * as ChatMemoryError from "./errors/ChatMemoryError.js"
@@ -27,10 +31,6 @@ export * as ChatMemoryError from "./errors/ChatMemoryError.js"
 export * as ConversationNotFoundError from "./errors/ConversationNotFoundError.js"
 /** @since 0.1.0 */
 export * as DataValidationError from "./errors/DataValidationError.js"
-/** @since 0.1.0 */
-export * as EntityNotFoundError from "./errors/EntityNotFoundError.js"
-/** @since 0.1.0 */
-export * as GenericMemoryError from "./errors/GenericMemoryError.js"
 /** @since 0.1.0 */
 export * as RepositoryError from "./errors/RepositoryError.js"
 /** @since 0.1.0 */
@@ -60,6 +60,8 @@ export * as SummarizationStrategy from "./strategies/SummarizationStrategy.js"
 
 /** @since 0.1.0 */
 export * as ApproximateTokenCounter from "./layers/tokens/ApproximateTokenCounter.js"
+/** @since 0.1.0 */
+export * as ChatMemory from "./layers/ChatMemory.js"
 /** @since 0.1.0 */
 export * as ChatMemoryConfig from "./layers/ChatMemoryConfig.js"
 /** @since 0.1.0 */

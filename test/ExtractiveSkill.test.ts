@@ -5,9 +5,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
-import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import { SkillService } from "../src/services/SkillService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 

@@ -6,6 +6,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Array, Context, Effect, Exit, Layer, Option } from "effect"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
@@ -19,7 +20,7 @@ import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
 describePostgres("SqlRepository on PostgreSQL", (url) => {
   repositoryContract("postgresql (pool of 10)", repositoryLayer(url, { maxConnections: 10 }))
 
-  const MemoryLive = ChatMemoryService.layer.pipe(
+  const MemoryLive = ChatMemory.layer.pipe(
     Layer.provideMerge(NoopStrategy.layer),
     Layer.provideMerge(repositoryLayer(url, { maxConnections: 10 })),
     Layer.provideMerge(ApproximateTokenCounter.layer)

@@ -2,8 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { ConversationNotFoundError } from "../src/errors/ConversationNotFoundError.js"
 import { DataValidationError } from "../src/errors/DataValidationError.js"
-import { EntityNotFoundError } from "../src/errors/EntityNotFoundError.js"
-import { GenericMemoryError } from "../src/errors/GenericMemoryError.js"
 import { RepositoryError } from "../src/errors/RepositoryError.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 
@@ -23,12 +21,10 @@ describe("errors", () => {
         new RepositoryError({ operation: "appendMessages", conversationId: "c-1" }),
         "Store failure during appendMessages (conversation \"c-1\")"
       ],
-      [new EntityNotFoundError({ entity: "SummarizationRecord", id: "3" }), "SummarizationRecord not found: \"3\""],
       [
         new SkillExecutionError({ skillId: "openai/summarize@1", reason: "RateLimited", retryable: true }),
         "Skill openai/summarize@1 failed (RateLimited, retryable)"
-      ],
-      [new GenericMemoryError({ operation: "getContext", detail: "boom" }), "getContext failed: boom"]
+      ]
     ]
     for (const [error, message] of cases) {
       assert.instanceOf(error, Error)

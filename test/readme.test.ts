@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import {
   ApproximateTokenCounter,
+  ChatMemory,
   ChatMemoryLive,
   ChatMemoryService,
   ChatMemoryTest,
@@ -36,13 +37,13 @@ export const MemoryLive = ChatMemoryLive.layer({
   promptTokenBudget: 3000,
   kRawTurns: 3
 })
-export const MemoryLive2 = ChatMemoryService.layer.pipe(
+export const MemoryLive2 = ChatMemory.layer.pipe(
   Layer.provideMerge(SummarizationStrategy.layer({ promptTokenBudget: 4000, kRawTurns: 4, mode: "incremental" })),
   Layer.provideMerge(OpenAiSkill.layerConfig),
   Layer.provideMerge(PgRepository.layerConfig()),
   Layer.provideMerge(ExactTokenCounter.layer)
 )
-export const WholeHistory = ChatMemoryService.layer.pipe(
+export const WholeHistory = ChatMemory.layer.pipe(
   Layer.provideMerge(NoopStrategy.layer),
   Layer.provideMerge(MemoryRepository.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer)

@@ -5,7 +5,6 @@
  */
 import type { ConversationNotFoundError } from "./ConversationNotFoundError.js"
 import type { DataValidationError } from "./DataValidationError.js"
-import type { GenericMemoryError } from "./GenericMemoryError.js"
 import type { RepositoryError } from "./RepositoryError.js"
 
 /**
@@ -19,4 +18,3 @@ export type ChatMemoryError =
   | DataValidationError
   | ConversationNotFoundError
   | RepositoryError
-  | GenericMemoryError

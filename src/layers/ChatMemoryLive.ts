@@ -8,7 +8,7 @@
 import { type ConfigError, Effect, Layer } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
-import * as ChatMemoryService from "../services/ChatMemoryService.js"
+import type * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
@@ -18,13 +18,14 @@ import * as NoopStrategy from "../strategies/NoopStrategy.js"
 import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
 import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
-import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
+import * as ChatMemory from "./ChatMemory.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
-import * as ExactTokenCounter from "./tokens/ExactTokenCounter.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
-import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
+import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as PgRepository from "./store/PgRepository.js"
+import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
+import * as ExactTokenCounter from "./tokens/ExactTokenCounter.js"
 
 /**
  * Everything the composed memory provides: the public service, and the parts it is made of (for
@@ -136,7 +137,7 @@ export const layerStrategy = (
 export const layer = (
   options: ChatMemoryConfig.Options = {}
 ): Layer.Layer<Services, DataValidationError | RepositoryError> =>
-  ChatMemoryService.layer.pipe(
+  ChatMemory.layer.pipe(
     Layer.provideMerge(layerStrategy(options)),
     Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
     Layer.provideMerge(layerStore(options.store ?? ChatMemoryConfig.defaults.store)),

@@ -6,13 +6,13 @@
  */
 import { Layer } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
-import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
+import * as ChatMemory from "./ChatMemory.js"
 import type * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import * as ChatMemoryLive from "./ChatMemoryLive.js"
-import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as ScriptedSkill from "./skills/ScriptedSkill.js"
+import * as MemoryRepository from "./store/MemoryRepository.js"
+import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
  * The options of the test memory: the strategy (`summarization` by default) and its knobs, and
@@ -38,7 +38,7 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill, DataValidationError> => {
   const { script, ...strategy } = options
-  return ChatMemoryService.layer.pipe(
+  return ChatMemory.layer.pipe(
     Layer.provideMerge(ChatMemoryLive.layerStrategy(strategy)),
     Layer.provideMerge(ScriptedSkill.layer(script)),
     Layer.provideMerge(MemoryRepository.layer),

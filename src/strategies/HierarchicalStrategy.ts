@@ -7,13 +7,13 @@
  */
 import { Effect, Layer, Schema, type Scope } from "effect"
 import { DataValidationError } from "../errors/DataValidationError.js"
-import { hierarchicalProducer } from "./internal/summarizer/hierarchical.js"
-import { makeSummarizing } from "./internal/summarizing.js"
 import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
+import { hierarchicalProducer } from "./internal/summarizer/hierarchical.js"
+import { makeSummarizing } from "./internal/summarizing.js"
 import { defaults as summarizationDefaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
 
 /** Everything the strategy needs from its environment. */

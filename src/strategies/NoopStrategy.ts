@@ -4,9 +4,9 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
+import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
 
 /**
  * Builds the no-op strategy. Its context has no budget: every message, in order.

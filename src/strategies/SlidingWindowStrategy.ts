@@ -7,9 +7,9 @@
 import { Effect, Layer, Schema } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/DataValidationError.js"
-import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
+import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
 
 /**
  * Options of the sliding window.

@@ -6,13 +6,13 @@
  */
 import { Effect, Layer, type Scope } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import { makeSummarizing } from "./internal/summarizing.js"
-import * as Producers from "./internal/summarizer/producers.js"
 import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
+import * as Producers from "./internal/summarizer/producers.js"
+import { makeSummarizing } from "./internal/summarizing.js"
 import { defaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
 
 /** Everything the strategy needs from its environment. */

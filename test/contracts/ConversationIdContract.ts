@@ -7,6 +7,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Layer, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
+import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
@@ -18,7 +19,7 @@ const withMemory = <A, E>(
 ) =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
-    const live = ChatMemoryService.layer.pipe(
+    const live = ChatMemory.layer.pipe(
       Layer.provide(NoopStrategy.layer),
       Layer.provide(ApproximateTokenCounter.layer),
       Layer.provide(Layer.succeed(RepositoryService, repository))

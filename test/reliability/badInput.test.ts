@@ -10,10 +10,11 @@ import { ConversationId } from "../../src/domain/ConversationId.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"
-import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
-import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
+import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import * as ChatMemory from "../../src/services/ChatMemoryService.js"
+import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
+import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
+import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
 import {
@@ -43,7 +44,7 @@ interface Untyped {
   stats(conversationId: unknown): Effect.Effect<unknown, PublicError>
 }
 
-const untyped = (memory: ChatMemory.ChatMemoryService.Service): Untyped => memory
+const untyped = (memory: ChatMemoryService.ChatMemoryService.Service): Untyped => memory
 
 /** The store under the memory, and the calls the memory made to it. */
 class Store extends Context.Tag("test/reliability/Store")<Store, {
@@ -103,7 +104,7 @@ const call = <A>(
   run: (memory: Untyped) => Effect.Effect<A, PublicError>
 ) =>
   Effect.gen(function*() {
-    const memory = untyped(yield* ChatMemory.ChatMemoryService)
+    const memory = untyped(yield* ChatMemoryService.ChatMemoryService)
     const before = yield* observe(id)
     const exit = yield* Effect.exit(Effect.suspend(() => {
       const effect = run(memory)
@@ -265,7 +266,7 @@ describe("bad input", () => {
 
     it.effect("a batch over the limit is refused whole", () =>
       Effect.gen(function*() {
-        const messages = Array.from({ length: ChatMemory.MaxMessagesPerCall + 1 }, (_, i) => ({
+        const messages = Array.from({ length: ChatMemoryService.MaxMessagesPerCall + 1 }, (_, i) => ({
           role: "user",
           content: `message ${i}`
         }))

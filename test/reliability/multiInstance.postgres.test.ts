@@ -10,9 +10,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Logger, LogLevel, Queue, Ref } from "effect"
 import * as ConversationId from "../../src/domain/ConversationId.js"
 import type { MemoryEvent } from "../../src/domain/MemoryEvent.js"
-import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
+import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import * as ChatMemory from "../../src/services/ChatMemoryService.js"
+import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
+import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
@@ -61,7 +62,7 @@ const instance = (repository: SharedRepository, overlap: Overlap) =>
         Layer.provideMerge(repository({ maxConnections: 4, maxLockConnections: 2 }))
       )
     )
-    const memory = Context.get(context, ChatMemory.ChatMemoryService)
+    const memory = Context.get(context, ChatMemoryService.ChatMemoryService)
     const applied = yield* Ref.make<ReadonlyArray<{ readonly conversationId: string; readonly version: number }>>([])
     const events: Queue.Dequeue<MemoryEvent> = yield* memory.subscribe
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), (event) =>

@@ -8,8 +8,9 @@
 import { type AiError, LanguageModel, Prompt, type Response } from "@effect/ai"
 import { Effect, Layer, Option, Schema } from "effect"
 import { FactCategory } from "../../domain/Fact.js"
-import { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { applyFactChanges } from "../../domain/Fact.js"
+import { SkillExecutionError } from "../../errors/SkillExecutionError.js"
+import { SkillService } from "../../services/SkillService.js"
 import {
   existingFactsSection,
   extractFactsPromptVersion,
@@ -17,7 +18,6 @@ import {
   summarizePromptVersion,
   summarizeSystemPrompt
 } from "./internal/prompts.js"
-import { SkillService } from "../../services/SkillService.js"
 
 /**
  * One fact of the model's answer. Every field is required (nullable where optional), as strict

@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Ref } from "effect"
-import type { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { parseSummaryInput } from "../../domain/SummaryInput.js"
+import type { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { SkillService } from "../../services/SkillService.js"
 
 /**

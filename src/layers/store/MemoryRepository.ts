@@ -9,8 +9,8 @@ import type { ConversationId } from "../../domain/ConversationId.js"
 import { Message } from "../../domain/Message.js"
 import * as SummaryState from "../../domain/SummaryState.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
-import { commitValues } from "./internal/commit.js"
 import { CommitResult, RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
+import { commitValues } from "./internal/commit.js"
 
 type Store = HashMap.HashMap<ConversationId, Conversation>
 

@@ -10,12 +10,12 @@ import { DateTime, Effect, Layer, Option, type ParseResult } from "effect"
 import { Message } from "../../domain/Message.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { RepositoryError } from "../../errors/RepositoryError.js"
+import { RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 import { applyCommit } from "./internal/sql/commit.js"
 import { makeSummarizationLock } from "./internal/sql/lock.js"
 import { runMigrations } from "./internal/sql/migrations.js"
 import * as Rows from "./internal/sql/rows.js"
 import { lowerBound, makeStatements, tally, upperBound } from "./internal/sql/statements.js"
-import { RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 
 /**
  * Options of the SQL repository.

@@ -1,5 +1,6 @@
 /**
- * The memory's metrics: summarizations and their cost, failures, fallbacks and omitted turns.
+ * The summarizing strategies' metrics: summarizations and their cost, failures, and contexts
+ * served without a fresh summary.
  */
 import { Metric, MetricBoundaries } from "effect"
 
@@ -36,13 +37,6 @@ export const summarizationDuration = Metric.histogram(
   "chat_memory_summarization_duration_ms",
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 18 }),
   "Duration of a summarization in milliseconds"
-)
-
-/** Turns a context left out without their being summarized. */
-export const omittedTurns = Metric.histogram(
-  "chat_memory_context_omitted_turns",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 12 }),
-  "Turns neither shown nor covered by the summary, per context built"
 )
 
 /** Contexts served without a fresh summary. */

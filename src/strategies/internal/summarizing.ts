@@ -11,13 +11,13 @@ import { RepositoryService } from "../../services/RepositoryService.js"
 import { SkillService } from "../../services/SkillService.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../SummarizationOptions.js"
-import { makeJobs } from "./summarizer/jobs.js"
 import { memoCounter } from "./context/memoCounter.js"
-import * as Metrics from "./metrics.js"
 import { summaryPreamble } from "./context/preamble.js"
-import { backgroundJob, summarizeConversation, type SummarizerDeps } from "./summarizer/summarizer.js"
-import { summaryTokens } from "./summarizer/plan.js"
 import { assemble } from "./context/window.js"
+import * as Metrics from "./metrics.js"
+import { makeJobs } from "./summarizer/jobs.js"
+import { summaryTokens } from "./summarizer/plan.js"
+import { backgroundJob, summarizeConversation, type SummarizerDeps } from "./summarizer/summarizer.js"
 
 /** How one summarizing strategy differs from the other. */
 export interface SummarizingSpec {

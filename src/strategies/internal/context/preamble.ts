@@ -4,9 +4,9 @@
  */
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
+import { factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { Preamble } from "./window.js"
 
 /**

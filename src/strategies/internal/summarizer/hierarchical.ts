@@ -6,9 +6,9 @@
 import { Effect } from "effect"
 import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fact.js"
 import { factsText } from "../../../domain/MemoryContext.js"
-import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
+import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
+import type { TokenCounter } from "../../../services/TokenCounter.js"
 import { callSkill, type Producer } from "./producers.js"
 
 /**

@@ -4,12 +4,12 @@
  */
 import { Effect, Option } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import { summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
+import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { summaryText } from "../../../domain/MemoryContext.js"
-import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
 
 /** The knobs the trigger and the split read. */
 export interface PlanSettings {

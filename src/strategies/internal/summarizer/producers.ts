@@ -5,14 +5,14 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
+import { summaryInput } from "../../../domain/SummaryInput.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
+import { groupTurns } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { SkillService } from "../../../services/SkillService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { summaryInput } from "../../../domain/SummaryInput.js"
 import { chunkTurns, type Plan } from "./plan.js"
-import { groupTurns } from "../../../domain/Turn.js"
 
 /** How summary skills are called. */
 export interface CallSettings {

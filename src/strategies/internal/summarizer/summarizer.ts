@@ -5,9 +5,9 @@
  */
 import { Clock, Effect, Option } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import { summaryText } from "../../../domain/MemoryContext.js"
 import { type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
 import * as Metrics from "../metrics.js"
-import { summaryText } from "../../../domain/MemoryContext.js"
 import { plan, type PlanSettings, summaryTokens } from "./plan.js"
 import type { CallSettings, Producer, ProducerDeps } from "./producers.js"
 

@@ -1,0 +1,190 @@
+/**
+ * The implementation of `ChatMemoryService`: input validation at the edge, the store, and the
+ * strategy that decides what happens after a write and what the context holds.
+ *
+ * @since 0.1.0
+ */
+import { DateTime, Effect, Layer, Metric, MetricBoundaries, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { ConversationId } from "../domain/ConversationId.js"
+import { ConversationStats } from "../domain/ConversationStats.js"
+import { ContextBuilt, type MemoryEvent, MessagesAdded } from "../domain/MemoryEvent.js"
+import { MessageInput } from "../domain/Message.js"
+import { decode } from "../errors/DataValidationError.js"
+import { ChatMemoryService, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
+import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import { RepositoryService } from "../services/RepositoryService.js"
+import { TokenCounter } from "../services/TokenCounter.js"
+
+/** Turns a context left out without their being summarized. */
+const omittedTurns = Metric.histogram(
+  "chat_memory_context_omitted_turns",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 12 }),
+  "Turns neither shown nor covered by the summary, per context built"
+)
+
+const AddMessagesRequest = Schema.Struct({
+  conversationId: ConversationId,
+  messages: Schema.Array(MessageInput).pipe(
+    Schema.maxItems(MaxMessagesPerCall, { message: () => `must hold at most ${MaxMessagesPerCall} messages` })
+  )
+})
+
+const GetMessagesRequest = Schema.Struct({
+  conversationId: ConversationId,
+  options: Schema.optional(Schema.Struct({
+    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
+    before: Schema.optional(Schema.Int.pipe(Schema.positive()))
+  }))
+})
+
+const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
+
+const StatsRequest = ConversationRequest
+
+const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optional(ConversationId) })
+
+/**
+ * Builds the service over a repository, a strategy and a token counter. Every input is decoded at
+ * this edge; the strategy's events reach subscribers through the service's own hub.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  ChatMemoryService.Service,
+  never,
+  RepositoryService | MemoryManagementStrategy | TokenCounter | Scope.Scope
+> = Effect.gen(function*() {
+  const repository = yield* RepositoryService
+  const strategy = yield* MemoryManagementStrategy
+  const counter = yield* TokenCounter
+  const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+  const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
+  // The strategy's events reach subscribers through the service's own hub.
+  const strategyEvents = yield* strategy.subscribe
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
+  const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
+
+  const decodeAdd = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
+  const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
+  const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
+  const decodeContext = decode(ConversationRequest, "ChatMemoryService.getContext", "")
+  const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
+
+  return ChatMemoryService.of({
+    addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages) {
+      const request = yield* decodeAdd({ conversationId, messages })
+      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+      if (request.messages.length === 0) return []
+      const createdAt = yield* DateTime.now
+      const prepared = yield* Effect.forEach(
+        request.messages,
+        (message) =>
+          Effect.map(counter.countMessage(message), (tokenCount) => ({
+            role: message.role,
+            content: message.content,
+            metadata: message.metadata ?? {},
+            tokenCount,
+            createdAt
+          }))
+      )
+      const appended = yield* repository.appendMessages(request.conversationId, prepared)
+      yield* publish(
+        new MessagesAdded({
+          conversationId: request.conversationId,
+          count: appended.messages.length,
+          lastSeq: appended.messages[appended.messages.length - 1]?.seq ?? 0
+        })
+      )
+      yield* strategy.postAddMessagesHook({
+        conversationId: request.conversationId,
+        addedMessagesCount: appended.messages.length,
+        totalMessagesCount: appended.messageCount
+      })
+      return appended.messages
+    }),
+
+    getMessages: Effect.fn("ChatMemoryService.getMessages")(function*(conversationId, options) {
+      const request = yield* decodeGet(options === undefined ? { conversationId } : { conversationId, options })
+      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+      return yield* repository.listMessages(request.conversationId, {
+        before: request.options?.before,
+        limit: request.options?.limit,
+        from: "newest"
+      })
+    }),
+
+    clearMessages: Effect.fn("ChatMemoryService.clearMessages")(function*(conversationId) {
+      const request = yield* decodeClear({ conversationId })
+      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+      yield* strategy.forget(request.conversationId)
+      yield* repository.deleteConversation(request.conversationId)
+      yield* Effect.logInfo("conversation cleared").pipe(Effect.annotateLogs("conversationId", request.conversationId))
+    }),
+
+    getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId) {
+      const request = yield* decodeContext({ conversationId })
+      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+      const context = yield* strategy.buildContext(request.conversationId)
+      yield* omittedTurns(Effect.succeed(context.turnsOmitted))
+      yield* publish(
+        new ContextBuilt({
+          conversationId: context.conversationId,
+          strategy: context.strategy,
+          tokenCount: context.tokenCount,
+          turnsShown: context.turnsShown,
+          turnsOmitted: context.turnsOmitted,
+          summaryTruncated: context.summaryTruncated
+        })
+      )
+      return context
+    }),
+
+    awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
+      const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
+      yield* strategy.awaitIdle(request.conversationId)
+    }),
+
+    stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {
+      const { conversationId: id } = yield* decodeStats({ conversationId })
+      yield* Effect.annotateCurrentSpan("conversationId", id)
+      const info = yield* repository.getConversation(id)
+      const state = yield* repository.getSummaryState(id)
+      const records = yield* repository.listSummarizations(id)
+      const context = yield* strategy.buildContext(id)
+      const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
+      return new ConversationStats({
+        conversationId: id,
+        strategy: context.strategy,
+        messagesStored: info.messageCount,
+        tokensStored: info.tokenCount,
+        contextTokens: context.tokenCount,
+        compressionRatio: info.tokenCount / Math.max(1, context.tokenCount),
+        summarizations: records.length,
+        summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
+        summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
+        summarizedUpTo: state.cursor,
+        turnsShown: context.turnsShown,
+        turnsOmitted: context.turnsOmitted,
+        messagesOmitted: context.messagesOmitted,
+        lagMessages: buffer.total - buffer.summary,
+        lagTokens: buffer.tokenCount
+      }, { disableValidation: true })
+    }),
+
+    events: Stream.fromPubSub(pubsub),
+    subscribe: PubSub.subscribe(pubsub)
+  })
+})
+
+/**
+ * The service as a layer over the repository, strategy and token counter layers.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  ChatMemoryService,
+  never,
+  RepositoryService | MemoryManagementStrategy | TokenCounter
+> = Layer.scoped(ChatMemoryService, make)

@@ -12,9 +12,9 @@ import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.j
 import type { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
-import { hierarchicalProducer } from "./internal/summarizer/hierarchical.js"
-import { makeSummarizing } from "./internal/summarizing.js"
+import * as Hierarchical from "./internal/summarizer/hierarchical.js"
 import { defaults as summarizationDefaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
+import * as SummarizationStrategy from "./SummarizationStrategy.js"
 
 /** Everything the strategy needs from its environment. */
 type Requirements = RepositoryService | SkillService | TokenCounter
@@ -63,30 +63,17 @@ export const defaults: HierarchicalOptions = { ...summarizationDefaults, maxFact
 export const make = (
   options: Partial<HierarchicalOptions> = {}
 ): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, Requirements | Scope.Scope> =>
-  Effect.flatMap(decodeOptions(options), (settings) =>
-    makeSummarizing({
-      name: "hierarchical",
-      span: "HierarchicalStrategy.buildContext",
-      settings,
-      showFacts: true,
-      summarizer: {
-        settings: {
-          ...settings,
-          mode: "hierarchical",
-          // The planner keeps verbatim what fits beside the whole preamble: facts and narrative.
-          summaryTokenCap: settings.maxNarrativeTokens + settings.maxFactTokens,
-          retryBaseDelay: settings.retryBaseDelayMillis,
-          skillTimeout: settings.skillTimeoutMillis,
-          foldsExistingSummary: true,
-          chunksItself: false
-        },
-        produce: hierarchicalProducer(settings)
-      }
-    }))
+  Effect.gen(function*() {
+    const settings = yield* decodeOptions(options)
+    const producer = yield* Hierarchical.make(settings)
+    return yield* SummarizationStrategy.makeWith(settings, producer, { name: "hierarchical", showFacts: true })
+  })
 
 const operation = "HierarchicalStrategy.make"
 
-const decodeOptions = (options: Partial<HierarchicalOptions>) =>
+const decodeOptions = (
+  options: Partial<HierarchicalOptions>
+): Effect.Effect<Hierarchical.HierarchicalSettings, DataValidationError> =>
   Effect.gen(function*() {
     const { maxFactTokens, maxFacts, maxNarrativeTokens, ...rest } = { ...defaults, ...options }
     // The mode is not the hierarchical strategy's to choose: it always folds incrementally.

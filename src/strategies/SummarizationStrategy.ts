@@ -4,21 +4,26 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, type Scope } from "effect"
-import type { DataValidationError } from "../errors/DataValidationError.js"
-import { decode } from "../errors/DataValidationError.js"
+import { Effect, Layer, PubSub, type Scope } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
+import { type DataValidationError, decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
+import { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
-import type { TokenCounter } from "../services/TokenCounter.js"
+import { TokenCounter } from "../services/TokenCounter.js"
+import { memoCounter } from "./internal/context/memoCounter.js"
+import { summaryPreamble } from "./internal/context/preamble.js"
+import { assemble } from "./internal/context/window.js"
+import * as Metrics from "./internal/metrics.js"
+import { makeJobs } from "./internal/summarizer/jobs.js"
+import { summaryTokens, trigger } from "./internal/summarizer/plan.js"
 import * as Producers from "./internal/summarizer/producers.js"
-import { makeSummarizing } from "./internal/summarizing.js"
+import * as Summarizer from "./internal/summarizer/summarizer.js"
 import { defaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
 
 /** Everything the strategy needs from its environment. */
 type Requirements = RepositoryService | SkillService | TokenCounter
-
-const producers = { incremental: Producers.incremental, full: Producers.full, layered: Producers.layered } as const
 
 /**
  * Builds the strategy. Its background jobs and event stream live in the scope: closing it
@@ -30,26 +35,117 @@ const producers = { incremental: Producers.incremental, full: Producers.full, la
 export const make = (
   options: Partial<SummarizationOptions> = {}
 ): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, Requirements | Scope.Scope> =>
-  Effect.flatMap(decodeOptions(options), (settings) =>
-    makeSummarizing({
-      name: "summarization",
-      span: "SummarizationStrategy.buildContext",
-      settings,
-      showFacts: false,
-      summarizer: {
-        settings: {
-          ...settings,
-          retryBaseDelay: settings.retryBaseDelayMillis,
-          skillTimeout: settings.skillTimeoutMillis,
-          foldsExistingSummary: settings.mode === "incremental",
-          chunksItself: settings.mode === "full"
-        },
-        produce: producers[settings.mode]
-      }
-    }))
+  Effect.gen(function*() {
+    const settings = yield* decode(Options, "SummarizationStrategy.make", "options")({ ...defaults, ...options })
+    const producer = yield* Producers.make(settings)
+    return yield* makeWith(settings, producer, { name: "summarization", showFacts: false })
+  })
 
-const decodeOptions = (options: Partial<SummarizationOptions>) =>
-  decode(Options, "SummarizationStrategy.make", "options")({ ...defaults, ...options })
+/**
+ * The policy of every summarizing strategy, over the producer of its summaries: after a write,
+ * trigger the conversation's background job; for a context, show the summary state in front of
+ * the newest turns, and when the summary is behind, serve the window (`lazyFallback: "window"`)
+ * or summarize first (`"sync"`). `HierarchicalStrategy` is this policy with a facts producer.
+ *
+ * @internal
+ */
+export const makeWith = (
+  settings: SummarizationOptions,
+  producer: Producers.Producer,
+  view: {
+    readonly name: "summarization" | "hierarchical"
+    /** Whether the context shows the facts of the summary state. */
+    readonly showFacts: boolean
+  }
+): Effect.Effect<MemoryManagementStrategy.Service, never, RepositoryService | TokenCounter | Scope.Scope> =>
+  Effect.gen(function*() {
+    const repository = yield* RepositoryService
+    // The summary and facts shown on every read are counted once per text, not once per read.
+    const shownCounter = yield* memoCounter(yield* TokenCounter)
+    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+    const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
+    const summarizer = yield* Summarizer.make(settings, producer, publish)
+    const jobs = yield* makeJobs(summarizer.backgroundJob)
+
+    const readWindow = (conversationId: ConversationId) =>
+      repository.readWindow(conversationId, { after: "cursor", tokenLimit: settings.promptTokenBudget })
+
+    const contextOf = (window: RepositoryService.WindowRead) =>
+      Effect.gen(function*() {
+        // `assemble` truncates the summary to make room for the newest turns, or to keep within
+        // the budget when not even they fit; facts are protected and always shown whole.
+        const facts = view.showFacts ? window.state.facts : []
+        const { preamble, shrink } = yield* summaryPreamble(shownCounter, window.state, { facts })
+        return yield* assemble(repository, {
+          strategy: view.name,
+          window,
+          preamble,
+          budget: settings.promptTokenBudget,
+          minTurns: settings.kRawTurns,
+          shrink
+        })
+      })
+
+    /** Whether a summarization is due that has not happened: the background is behind. */
+    const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number) =>
+      Effect.gen(function*() {
+        if (turnsInBuffer <= settings.kRawTurns) return false
+        const buffer = window.reachedStart ? window.recent.filter((m) => m.role !== "summary") : undefined
+        const tokens = buffer !== undefined
+          ? buffer.reduce((n, m) => n + m.tokenCount, 0)
+          : (yield* repository.countMessages(window.info.conversationId, { after: window.after })).tokenCount
+        const due = trigger(settings, {
+          summaryTokens: yield* summaryTokens(shownCounter, window.state.narrative),
+          tokens,
+          messages: buffer?.length ?? window.info.lastSeq - window.after,
+          turns: turnsInBuffer
+        })
+        return due !== undefined
+      })
+
+    const fallback = (conversationId: ConversationId, reason: FallbackUsed["reason"], detail: string) =>
+      Effect.zipRight(
+        Metrics.fallbacks(Effect.succeed(1)),
+        publish(new FallbackUsed({ conversationId, reason, detail }))
+      )
+
+    /** Summarizes now: joins the running job, or runs one inline. */
+    const summarizeNow = (conversationId: ConversationId) =>
+      Effect.flatMap(
+        jobs.isRunning(conversationId),
+        (running) => (running ? jobs.awaitIdle(conversationId) : summarizer.summarizeConversation(conversationId))
+      )
+
+    return MemoryManagementStrategy.of({
+      name: view.name,
+      postAddMessagesHook: ({ conversationId }) => jobs.trigger(conversationId),
+      buildContext: Effect.fn(
+        view.name === "hierarchical" ? "HierarchicalStrategy.buildContext" : "SummarizationStrategy.buildContext"
+      )(
+        function*(conversationId) {
+          const window = yield* readWindow(conversationId)
+          const context = yield* contextOf(window)
+          if (context.turnsOmitted === 0) return context
+          if (!(yield* isBehind(window, context.turnsShown + context.turnsOmitted))) return context
+          if (settings.lazyFallback === "window") {
+            yield* jobs.trigger(conversationId)
+            yield* fallback(conversationId, "summary-behind", `${context.turnsOmitted} turns omitted, summary behind`)
+            return context
+          }
+          const outcome = yield* Effect.either(summarizeNow(conversationId))
+          if (outcome._tag === "Left") {
+            if (outcome.left._tag === "ConversationNotFoundError") return yield* outcome.left
+            yield* fallback(conversationId, "failure", outcome.left.message)
+            return context
+          }
+          return yield* contextOf(yield* readWindow(conversationId))
+        }
+      ),
+      awaitIdle: jobs.awaitIdle,
+      forget: jobs.cancel,
+      subscribe: PubSub.subscribe(pubsub)
+    })
+  })
 
 /**
  * The summarization strategy as a layer; invalid options fail its construction, and closing the

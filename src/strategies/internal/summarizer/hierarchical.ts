@@ -8,8 +8,11 @@ import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fac
 import { factsText } from "../../../domain/MemoryContext.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
-import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { callSkill, type Producer } from "./producers.js"
+import { SkillService } from "../../../services/SkillService.js"
+import { TokenCounter } from "../../../services/TokenCounter.js"
+import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import type { Plan } from "./plan.js"
+import { callSkill, type Produced, type Producer } from "./producers.js"
 
 /**
  * The newest facts within `maxFacts` and `maxTokens` (the facts block as counted in a prompt);
@@ -28,8 +31,8 @@ export const capFacts = (
     return { facts: kept, dropped: facts.length - kept.length }
   })
 
-/** The caps of the hierarchical memory. */
-export interface HierarchicalLimits {
+/** The settings of the hierarchical memory: the summarizing ones, and its caps resolved. */
+export interface HierarchicalSettings extends SummarizationOptions {
   readonly maxNarrativeTokens: number
   readonly maxFacts: number
   readonly maxFactTokens: number
@@ -37,15 +40,36 @@ export interface HierarchicalLimits {
 
 /**
  * The producer: incremental, so each message is read by the skill once; the existing facts go in
- * to be kept, updated or removed.
+ * to be kept, updated or removed. The planner keeps verbatim what fits beside the whole preamble:
+ * facts and narrative.
  */
-export const hierarchicalProducer = (limits: HierarchicalLimits): Producer => (deps, plan) =>
+export const make = (
+  settings: HierarchicalSettings
+): Effect.Effect<Producer, never, SkillService | TokenCounter> =>
+  Effect.gen(function*() {
+    const skill = yield* SkillService
+    const counter = yield* TokenCounter
+    return {
+      mode: "hierarchical",
+      preambleCap: settings.maxNarrativeTokens + settings.maxFactTokens,
+      foldsExistingSummary: true,
+      chunksItself: false,
+      produce: (plan) => produce(settings, skill, counter, plan)
+    }
+  })
+
+const produce = (
+  limits: HierarchicalSettings,
+  skill: SkillService.Service,
+  counter: TokenCounter.Service,
+  plan: Plan
+) =>
   Effect.gen(function*() {
     const output = yield* callSkill(
-      deps.settings,
+      limits,
       "extract-facts",
       Effect.flatMap(
-        deps.skill.extractFacts({
+        skill.extractFacts({
           conversationId: plan.conversationId,
           text: summaryInput(plan.state.narrative, plan.older),
           maxTokens: limits.maxNarrativeTokens,
@@ -66,7 +90,7 @@ export const hierarchicalProducer = (limits: HierarchicalLimits): Producer => (d
     )
     const normalized = normalizeFacts(output.value.facts)
     const attributed = attributeSources(plan.state.facts, normalized.facts, plan.older.flatMap((turn) => turn.messages))
-    const capped = yield* capFacts(deps.counter, attributed, {
+    const capped = yield* capFacts(counter, attributed, {
       maxFacts: limits.maxFacts,
       maxTokens: limits.maxFactTokens
     })
@@ -80,7 +104,7 @@ export const hierarchicalProducer = (limits: HierarchicalLimits): Producer => (d
         })
       )
     }
-    const narrative = (yield* deps.counter.truncate(output.value.narrative.trim(), limits.maxNarrativeTokens)).trimEnd()
+    const narrative = (yield* counter.truncate(output.value.narrative.trim(), limits.maxNarrativeTokens)).trimEnd()
     if (capped.facts.length === 0 && narrative.length === 0) {
       return yield* new SkillExecutionError({
         skillId: output.skillId,
@@ -97,5 +121,5 @@ export const hierarchicalProducer = (limits: HierarchicalLimits): Producer => (d
       outputTokens: output.usage.outputTokens,
       skillId: output.skillId,
       model: output.model
-    }
+    } satisfies Produced
   })

@@ -8,25 +8,42 @@ import { summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
-import type { RepositoryService } from "../../../services/RepositoryService.js"
-import type { TokenCounter } from "../../../services/TokenCounter.js"
+import { RepositoryService } from "../../../services/RepositoryService.js"
+import { TokenCounter } from "../../../services/TokenCounter.js"
+import type { SummarizationOptions } from "../../SummarizationOptions.js"
 
-/** The knobs the trigger and the split read. */
-export interface PlanSettings {
-  /** Turns always kept verbatim after the summary (at least 1). */
-  readonly kRawTurns: number
-  readonly promptTokenBudget: number
-  /** Summary + buffer tokens above which a summarization is due. */
-  readonly chunkSummarizeThreshold: number
-  readonly summaryTokenCap: number
-  /** Also due when the buffer holds more than `threshold` messages; then it keeps about `target`. */
-  readonly messageTrigger?: { readonly threshold: number; readonly target: number } | undefined
-  /** The most tokens of turns one summarizer call reads. */
-  readonly summarizerInputLimit: number
-  /** Whether the existing summary is part of each call's input (incremental mode). */
+/** What the planner must know of the producer that will fold the turns. */
+export interface Traits {
+  /** Tokens the preamble may take (summary, and facts): the tail kept verbatim must fit beside it. */
+  readonly preambleCap: number
+  /** Whether the existing summary is part of each call's input (so it counts against the input limit). */
   readonly foldsExistingSummary: boolean
   /** Whether one run may take more than `summarizerInputLimit` (the producer chunks the input itself). */
   readonly chunksItself: boolean
+}
+
+/** The size of a buffer, as the trigger reads it. */
+export interface BufferSize {
+  /** Tokens the current summary takes in a prompt. */
+  readonly summaryTokens: number
+  readonly tokens: number
+  readonly messages: number
+  readonly turns: number
+}
+
+/**
+ * The trigger: whether a summarization is due for a buffer of this size, and by which test (the
+ * summary and buffer tokens past the threshold, or the buffer's messages past the message
+ * trigger). Never while the buffer holds K turns or fewer.
+ */
+export const trigger = (
+  settings: SummarizationOptions,
+  buffer: BufferSize
+): { readonly byTokens: boolean; readonly byCount: boolean } | undefined => {
+  if (buffer.turns <= settings.kRawTurns) return undefined
+  const byTokens = buffer.summaryTokens + buffer.tokens > settings.chunkSummarizeThreshold
+  const byCount = settings.messageTrigger !== undefined && buffer.messages > settings.messageTrigger.threshold
+  return byTokens || byCount ? { byTokens, byCount } : undefined
 }
 
 /** A summarization that is due: the state it starts from and the turns to fold now. */
@@ -65,11 +82,29 @@ export const loadBuffer = (repository: RepositoryService.Service, conversationId
     return { window, messages: [...rest, ...window.recent] }
   })
 
-/** Decides whether a summarization is due, and splits the buffer when it is. */
-export const plan = (
+/**
+ * The planner: decides whether a summarization is due, and splits the buffer when it is. The
+ * store and the counter are taken once, here.
+ */
+export const makePlanner = (
+  settings: SummarizationOptions,
+  traits: Traits
+): Effect.Effect<
+  (conversationId: ConversationId) => Effect.Effect<Option.Option<Plan>, RepositoryService.Errors>,
+  never,
+  RepositoryService | TokenCounter
+> =>
+  Effect.gen(function*() {
+    const repository = yield* RepositoryService
+    const counter = yield* TokenCounter
+    return (conversationId) => plan(repository, counter, settings, traits, conversationId)
+  })
+
+const plan = (
   repository: RepositoryService.Service,
   counter: TokenCounter.Service,
-  settings: PlanSettings,
+  settings: SummarizationOptions,
+  traits: Traits,
   conversationId: ConversationId
 ) =>
   Effect.gen(function*() {
@@ -77,33 +112,36 @@ export const plan = (
     const turns = groupTurns(messages).turns
     const currentSummary = yield* summaryTokens(counter, window.state.narrative)
     const bufferTokens = sum(turns, (turn) => turn.tokenCount)
-    const bufferMessages = sum(turns, (turn) => turn.messages.length)
-    const byTokens = currentSummary + bufferTokens > settings.chunkSummarizeThreshold
-    const trigger = settings.messageTrigger
-    const byCount = trigger !== undefined && bufferMessages > trigger.threshold
-    if (!(byTokens || byCount) || turns.length <= settings.kRawTurns) return Option.none<Plan>()
+    const due = trigger(settings, {
+      summaryTokens: currentSummary,
+      tokens: bufferTokens,
+      messages: sum(turns, (turn) => turn.messages.length),
+      turns: turns.length
+    })
+    if (due === undefined) return Option.none<Plan>()
 
     const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
     let tail: number
-    if (byCount && !byTokens && trigger !== undefined) {
+    const byMessages = settings.messageTrigger
+    if (due.byCount && !due.byTokens && byMessages !== undefined) {
       let kept = 0
       let count = 0
       for (let i = turns.length - 1; i >= 0; i--) {
         kept += turns[i]?.messages.length ?? 0
-        if (kept > trigger.target) break
+        if (kept > byMessages.target) break
         count += 1
       }
       tail = count
     } else {
       // Keep verbatim what the prompt can show next to a full summary; fold the rest.
-      tail = newestThatFit(turns, Math.max(0, settings.promptTokenBudget - settings.summaryTokenCap - systemTokens))
+      tail = newestThatFit(turns, Math.max(0, settings.promptTokenBudget - traits.preambleCap - systemTokens))
     }
     tail = Math.max(settings.kRawTurns, tail)
     if (tail >= turns.length) tail = settings.kRawTurns
     const candidates = turns.slice(0, turns.length - tail)
-    const older = settings.chunksItself ? candidates : takeWithin(
+    const older = traits.chunksItself ? candidates : takeWithin(
       candidates,
-      settings.summarizerInputLimit - (settings.foldsExistingSummary ? currentSummary : 0)
+      settings.summarizerInputLimit - (traits.foldsExistingSummary ? currentSummary : 0)
     )
     return Option.some<Plan>({
       conversationId,

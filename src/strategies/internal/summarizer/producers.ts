@@ -9,21 +9,11 @@ import { summaryInput } from "../../../domain/SummaryInput.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
 import { groupTurns } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
-import type { RepositoryService } from "../../../services/RepositoryService.js"
-import type { SkillService } from "../../../services/SkillService.js"
-import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { chunkTurns, type Plan } from "./plan.js"
-
-/** How summary skills are called. */
-export interface CallSettings {
-  readonly summaryTokenCap: number
-  readonly summarizerInputLimit: number
-  /** Retries after the first attempt, for retryable failures. */
-  readonly retries: number
-  readonly retryBaseDelay: Duration.DurationInput
-  /** The longest one call may take before it counts as a retryable `Timeout`. */
-  readonly skillTimeout: Duration.DurationInput
-}
+import { RepositoryService } from "../../../services/RepositoryService.js"
+import { SkillService } from "../../../services/SkillService.js"
+import { TokenCounter } from "../../../services/TokenCounter.js"
+import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import { chunkTurns, type Plan, type Traits } from "./plan.js"
 
 /** What a run produces, to be committed. */
 export interface Produced {
@@ -36,161 +26,163 @@ export interface Produced {
   readonly model: string | null
 }
 
-/** The services a producer calls. */
-export interface ProducerDeps {
-  readonly repository: RepositoryService.Service
-  readonly skill: SkillService.Service
-  readonly counter: TokenCounter.Service
-  readonly settings: CallSettings
+/** A summarization mode: how a plan becomes a summary, and what the planner must know of it. */
+export interface Producer extends Traits {
+  /** The mode recorded in summarization records and events. */
+  readonly mode: string
+  readonly produce: (plan: Plan) => Effect.Effect<Produced, SkillExecutionError | RepositoryService.Errors>
 }
-
-/** A summarization mode. */
-export type Producer = (
-  deps: ProducerDeps,
-  plan: Plan
-) => Effect.Effect<Produced, SkillExecutionError | RepositoryService.Errors>
 
 /** A skill call with a timeout per attempt and bounded, exponential, jittered retries. */
 export const callSkill = <A>(
-  settings: CallSettings,
+  settings: SummarizationOptions,
   skillName: string,
   call: Effect.Effect<SkillService.SkillOutput<A>, SkillExecutionError>
 ): Effect.Effect<SkillService.SkillOutput<A>, SkillExecutionError> =>
   call.pipe(
     Effect.timeoutFail({
-      duration: settings.skillTimeout,
+      duration: Duration.millis(settings.skillTimeoutMillis),
       onTimeout: () =>
         new SkillExecutionError({
           skillId: skillName,
           reason: "Timeout",
           retryable: true,
-          detail: `no answer within ${Duration.format(Duration.decode(settings.skillTimeout))}`
+          detail: `no answer within ${Duration.format(Duration.millis(settings.skillTimeoutMillis))}`
         })
     }),
     Effect.retry({
-      schedule: Schedule.exponential(settings.retryBaseDelay).pipe(Schedule.jittered),
+      schedule: Schedule.exponential(Duration.millis(settings.retryBaseDelayMillis)).pipe(Schedule.jittered),
       times: settings.retries,
       while: (error) => error.retryable
     })
   )
 
-/** Summarizes `text` into at most `maxTokens` tokens; a blank answer is an `EmptyOutput` failure. */
-export const summarizeCapped = (
-  deps: ProducerDeps,
-  conversationId: Plan["conversationId"],
-  text: string,
-  maxTokens: number
-) =>
-  callSkill(
-    deps.settings,
-    "summarize",
-    Effect.flatMap(deps.skill.summarize({ conversationId, text, maxTokens }), (output) =>
-      output.value.trim().length === 0
-        ? Effect.fail(
-          new SkillExecutionError({
-            skillId: output.skillId,
-            reason: "EmptyOutput",
-            retryable: true,
-            detail: "the summary is blank"
-          })
+/** The producer of the summarization strategy's `mode`. */
+export const make = (
+  settings: SummarizationOptions
+): Effect.Effect<Producer, never, RepositoryService | SkillService | TokenCounter> =>
+  Effect.gen(function*() {
+    const repository = yield* RepositoryService
+    const skill = yield* SkillService
+    const counter = yield* TokenCounter
+    const cap = settings.summaryTokenCap
+
+    /** Summarizes `text` into at most `maxTokens` tokens; a blank answer is an `EmptyOutput` failure. */
+    const summarizeCapped = (conversationId: Plan["conversationId"], text: string, maxTokens: number) =>
+      callSkill(
+        settings,
+        "summarize",
+        Effect.flatMap(skill.summarize({ conversationId, text, maxTokens }), (output) =>
+          output.value.trim().length === 0
+            ? Effect.fail(
+              new SkillExecutionError({
+                skillId: output.skillId,
+                reason: "EmptyOutput",
+                retryable: true,
+                detail: "the summary is blank"
+              })
+            )
+            : Effect.succeed(output))
+      ).pipe(
+        Effect.flatMap((output) =>
+          Effect.map(counter.truncate(output.value.trim(), maxTokens), (value) => ({ ...output, value }))
         )
-        : Effect.succeed(output))
-  ).pipe(
-    Effect.flatMap((output) =>
-      Effect.map(deps.counter.truncate(output.value.trim(), maxTokens), (value) => ({ ...output, value }))
-    )
-  )
+      )
 
-/** `incremental`: one call folding the existing summary with the new turns. */
-export const incremental: Producer = (deps, plan) =>
-  Effect.map(
-    summarizeCapped(
-      deps,
-      plan.conversationId,
-      summaryInput(plan.state.narrative, plan.older),
-      deps.settings.summaryTokenCap
-    ),
-    (output) => ({
-      narrative: output.value,
-      facts: plan.state.facts,
-      layers: [],
-      inputTokens: output.usage.inputTokens,
-      outputTokens: output.usage.outputTokens,
-      skillId: output.skillId,
-      model: output.model
-    })
-  )
+    /** `incremental`: one call folding the existing summary with the new turns. */
+    const incremental = (plan: Plan) =>
+      Effect.map(
+        summarizeCapped(plan.conversationId, summaryInput(plan.state.narrative, plan.older), cap),
+        (output): Produced => ({
+          narrative: output.value,
+          facts: plan.state.facts,
+          layers: [],
+          inputTokens: output.usage.inputTokens,
+          outputTokens: output.usage.outputTokens,
+          skillId: output.skillId,
+          model: output.model
+        })
+      )
 
-/**
- * `full`: re-summarizes every original message up to the new cursor, never a summary of a
- * summary. Input beyond the summarizer's limit is cut into chunks summarized independently, each
- * into its share of the cap, and joined in order.
- */
-export const full: Producer = (deps, plan) =>
-  Effect.gen(function*() {
-    const last = plan.older[plan.older.length - 1]
-    const originals = last === undefined ? [] : yield* deps.repository.listMessages(plan.conversationId, {
-      after: plan.info.systemPrefixSeq,
-      before: last.lastSeq + 1
-    })
-    const chunks = chunkTurns(groupTurns(originals).turns, deps.settings.summarizerInputLimit)
-    const share = Math.max(1, Math.floor(deps.settings.summaryTokenCap / Math.max(1, chunks.length)))
-    const outputs = yield* Effect.forEach(
-      chunks,
-      (chunk) => summarizeCapped(deps, plan.conversationId, summaryInput(null, chunk), share)
-    )
-    const joined = outputs.map((output) => output.value).join("\n\n")
-    const first = outputs[0]
+    /**
+     * `full`: re-summarizes every original message up to the new cursor, never a summary of a
+     * summary. Input beyond the summarizer's limit is cut into chunks summarized independently,
+     * each into its share of the cap, and joined in order.
+     */
+    const full = (plan: Plan) =>
+      Effect.gen(function*() {
+        const last = plan.older[plan.older.length - 1]
+        const originals = last === undefined ? [] : yield* repository.listMessages(plan.conversationId, {
+          after: plan.info.systemPrefixSeq,
+          before: last.lastSeq + 1
+        })
+        const chunks = chunkTurns(groupTurns(originals).turns, settings.summarizerInputLimit)
+        const share = Math.max(1, Math.floor(cap / Math.max(1, chunks.length)))
+        const outputs = yield* Effect.forEach(
+          chunks,
+          (chunk) => summarizeCapped(plan.conversationId, summaryInput(null, chunk), share)
+        )
+        const joined = outputs.map((output) => output.value).join("\n\n")
+        const first = outputs[0]
+        return {
+          narrative: yield* counter.truncate(joined, cap),
+          facts: plan.state.facts,
+          layers: [],
+          inputTokens: outputs.reduce((n, output) => n + output.usage.inputTokens, 0),
+          outputTokens: outputs.reduce((n, output) => n + output.usage.outputTokens, 0),
+          skillId: first?.skillId ?? "none",
+          model: first?.model ?? null
+        } satisfies Produced
+      })
+
+    /**
+     * `layered`: the new turns become a layer of their own; while the layers together pass the
+     * cap, the two oldest are merged into one.
+     */
+    const layered = (plan: Plan) =>
+      Effect.gen(function*() {
+        const first = plan.older[0]
+        const last = plan.older[plan.older.length - 1]
+        const fresh = yield* summarizeCapped(plan.conversationId, summaryInput(null, plan.older), cap)
+        let inputTokens = fresh.usage.inputTokens
+        let outputTokens = fresh.usage.outputTokens
+        let layers: Array<SummaryLayer> = [...plan.state.layers, {
+          fromSeq: first?.firstSeq ?? 1,
+          toSeq: last?.lastSeq ?? 1,
+          text: fresh.value,
+          tokenCount: yield* counter.count(fresh.value)
+        }]
+        const total = () => counter.count(layers.map((layer) => layer.text).join("\n\n"))
+        while (layers.length >= 2 && (yield* total()) > cap) {
+          const [a, b, ...rest] = layers
+          if (a === undefined || b === undefined) break
+          const merged = yield* summarizeCapped(plan.conversationId, summaryInput(`${a.text}\n\n${b.text}`, []), cap)
+          inputTokens += merged.usage.inputTokens
+          outputTokens += merged.usage.outputTokens
+          layers = [{
+            fromSeq: a.fromSeq,
+            toSeq: b.toSeq,
+            text: merged.value,
+            tokenCount: yield* counter.count(merged.value)
+          }, ...rest]
+        }
+        return {
+          narrative: layers.map((layer) => layer.text).join("\n\n"),
+          facts: plan.state.facts,
+          layers,
+          inputTokens,
+          outputTokens,
+          skillId: fresh.skillId,
+          model: fresh.model
+        } satisfies Produced
+      })
+
+    const produce = { incremental, full, layered }[settings.mode]
     return {
-      narrative: yield* deps.counter.truncate(joined, deps.settings.summaryTokenCap),
-      facts: plan.state.facts,
-      layers: [],
-      inputTokens: outputs.reduce((n, output) => n + output.usage.inputTokens, 0),
-      outputTokens: outputs.reduce((n, output) => n + output.usage.outputTokens, 0),
-      skillId: first?.skillId ?? "none",
-      model: first?.model ?? null
-    }
-  })
-
-/**
- * `layered`: the new turns become a layer of their own; while the layers together pass the cap,
- * the two oldest are merged into one.
- */
-export const layered: Producer = (deps, plan) =>
-  Effect.gen(function*() {
-    const cap = deps.settings.summaryTokenCap
-    const first = plan.older[0]
-    const last = plan.older[plan.older.length - 1]
-    const fresh = yield* summarizeCapped(deps, plan.conversationId, summaryInput(null, plan.older), cap)
-    let inputTokens = fresh.usage.inputTokens
-    let outputTokens = fresh.usage.outputTokens
-    let layers: Array<SummaryLayer> = [...plan.state.layers, {
-      fromSeq: first?.firstSeq ?? 1,
-      toSeq: last?.lastSeq ?? 1,
-      text: fresh.value,
-      tokenCount: yield* deps.counter.count(fresh.value)
-    }]
-    const total = () => deps.counter.count(layers.map((layer) => layer.text).join("\n\n"))
-    while (layers.length >= 2 && (yield* total()) > cap) {
-      const [a, b, ...rest] = layers
-      if (a === undefined || b === undefined) break
-      const merged = yield* summarizeCapped(deps, plan.conversationId, summaryInput(`${a.text}\n\n${b.text}`, []), cap)
-      inputTokens += merged.usage.inputTokens
-      outputTokens += merged.usage.outputTokens
-      layers = [{
-        fromSeq: a.fromSeq,
-        toSeq: b.toSeq,
-        text: merged.value,
-        tokenCount: yield* deps.counter.count(merged.value)
-      }, ...rest]
-    }
-    return {
-      narrative: layers.map((layer) => layer.text).join("\n\n"),
-      facts: plan.state.facts,
-      layers,
-      inputTokens,
-      outputTokens,
-      skillId: fresh.skillId,
-      model: fresh.model
+      mode: settings.mode,
+      preambleCap: cap,
+      foldsExistingSummary: settings.mode === "incremental",
+      chunksItself: settings.mode === "full",
+      produce
     }
   })

@@ -14,6 +14,7 @@ import { Config, Console, Effect, Layer, Option, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { withUserMessage } from "../src/domain/MemoryContext.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
@@ -27,7 +28,7 @@ const MemoryLive = ChatMemory.layer.pipe(
   Layer.provideMerge(
     HierarchicalStrategy.layer({ kRawTurns: 3, promptTokenBudget: 3000, chunkSummarizeThreshold: 2000 })
   ),
-  Layer.provideMerge(OpenAiSkill.layerConfig),
+  Layer.provideMerge(OpenAiSkill.layerConfig(ChatMemoryConfig.openAi)),
   Layer.provideMerge(MemoryRepository.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer)
 )

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Context, Effect, Inspectable, Layer, Logger, LogLevel, Queue, Redacted } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
@@ -14,9 +15,9 @@ import * as Fake from "./fixtures/fakeOpenAi.js"
 const c = ConversationId.make("c")
 const summarizeInput = { conversationId: c, text: "=== NEW_TURNS ===\nUser: hi\n=== END_NEW_TURNS ===", maxTokens: 50 }
 
-/** Builds `OpenAiSkill.layerConfig` under an environment given as a map, and returns its skill. */
+/** Builds `OpenAiSkill.layerConfig` on `ChatMemoryConfig.openAi` under an environment given as a map, and returns its skill. */
 const skillFromEnv = (env: Record<string, string>) =>
-  Layer.build(OpenAiSkill.layerConfig).pipe(
+  Layer.build(OpenAiSkill.layerConfig(ChatMemoryConfig.openAi)).pipe(
     Effect.map((context) => Context.get(context, SkillService)),
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
   )

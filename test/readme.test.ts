@@ -7,6 +7,7 @@ import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import {
   ApproximateTokenCounter,
   ChatMemory,
+  ChatMemoryConfig,
   ChatMemoryLive,
   ChatMemoryService,
   ChatMemoryTest,
@@ -39,8 +40,8 @@ export const MemoryLive = ChatMemoryLive.layer({
 })
 export const MemoryLive2 = ChatMemory.layer.pipe(
   Layer.provideMerge(SummarizationStrategy.layer({ promptTokenBudget: 4000, kRawTurns: 4, mode: "incremental" })),
-  Layer.provideMerge(OpenAiSkill.layerConfig),
-  Layer.provideMerge(PgRepository.layerConfig()),
+  Layer.provideMerge(OpenAiSkill.layerConfig(ChatMemoryConfig.openAi)),
+  Layer.provideMerge(PgRepository.layerConfig(ChatMemoryConfig.postgres)),
   Layer.provideMerge(ExactTokenCounter.layer)
 )
 export const WholeHistory = ChatMemory.layer.pipe(

@@ -151,6 +151,62 @@ const nonBlank = (name: string) =>
 const isPostgresUrl = (url: string): boolean =>
   URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
 
+const isHttpUrl = (url: string): boolean => URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol)
+
+/**
+ * The summarizer's OpenAI options from the environment: `OPENAI_API_KEY` (redacted),
+ * `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL` (`gpt-4o-mini` by default). A key is required
+ * unless a base URL is set (local servers often need none); an empty key counts as none. For
+ * `OpenAiSkill.layerConfig`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all({
+  apiKey: Config.option(Config.redacted(variables.openAiApiKey)).pipe(
+    Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
+  ),
+  apiUrl: Config.option(
+    Config.string(variables.openAiBaseUrl).pipe(
+      Config.validate({ message: "must be an http(s) URL, e.g. http://localhost:11434/v1", validation: isHttpUrl })
+    )
+  ),
+  model: Config.string(variables.summarizerModel).pipe(
+    Config.validate({ message: "must not be empty", validation: (model) => model.trim().length > 0 }),
+    Config.withDefault(OpenAiSkill.defaultModel)
+  )
+}).pipe(
+  Config.mapOrFail(({ apiKey, apiUrl, model }) =>
+    Option.isNone(apiKey) && Option.isNone(apiUrl)
+      ? Either.left(
+        ConfigError.MissingData(
+          [variables.openAiApiKey],
+          `${variables.openAiApiKey} is required unless ${variables.openAiBaseUrl} points to a server that needs no key`
+        )
+      )
+      : Either.right({
+        apiKey: Option.getOrUndefined(apiKey),
+        apiUrl: Option.getOrUndefined(apiUrl),
+        model: model.trim()
+      })
+  )
+)
+
+/**
+ * The PostgreSQL store's options from the environment: `DATABASE_URL` (redacted), a
+ * `postgres://` or `postgresql://` URL. For `PgRepository.layerConfig`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const postgres: Config.Config<PgRepository.Options> = Config.redacted(variables.databaseUrl).pipe(
+  Config.validate({
+    message: "must be a postgres:// or postgresql:// URL",
+    validation: (url) => isPostgresUrl(Redacted.value(url))
+  }),
+  Config.map((url) => ({ url }))
+)
+
 const summarizing = new Set<Strategy>(["summarization", "hierarchical"])
 
 const raw = Config.all({
@@ -173,7 +229,7 @@ const raw = Config.all({
   mode: choice(summaryModes, variables.mode, summarizationDefaults.mode),
   tokenizer: choice(tokenizers, variables.tokenizer, defaults.tokenizer),
   // A key or a base URL selects the OpenAI skill; with neither, the offline one.
-  openAi: Config.option(OpenAiSkill.config)
+  openAi: Config.option(openAi)
 })
 
 type Raw = Config.Config.Success<typeof raw>

@@ -7,7 +7,7 @@
  */
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, ConfigError, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
 import type { SkillService } from "../../services/SkillService.js"
 import * as LanguageModelSkill from "./LanguageModelSkill.js"
 
@@ -56,53 +56,15 @@ export const layer = (options: OpenAiSkill.Options): Layer.Layer<SkillService> =
     Layer.provide(NodeHttpClient.layerUndici)
   )
 
-const isHttpUrl = (url: string): boolean => URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol)
-
 /**
- * The options from the environment: `OPENAI_API_KEY` (redacted), `OPENAI_BASE_URL`,
- * `MEMORY_SUMMARIZER_MODEL` (`gpt-4o-mini` by default). A key is required unless a base URL is
- * set (local servers often need none); an empty key counts as none.
- *
- * @since 0.1.0
- * @category config
- */
-export const config: Config.Config<OpenAiSkill.Options> = Config.all({
-  apiKey: Config.option(Config.redacted("OPENAI_API_KEY")).pipe(
-    Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
-  ),
-  apiUrl: Config.option(
-    Config.string("OPENAI_BASE_URL").pipe(
-      Config.validate({ message: "must be an http(s) URL, e.g. http://localhost:11434/v1", validation: isHttpUrl })
-    )
-  ),
-  model: Config.string("MEMORY_SUMMARIZER_MODEL").pipe(
-    Config.validate({ message: "must not be empty", validation: (model) => model.trim().length > 0 }),
-    Config.withDefault(defaultModel)
-  )
-}).pipe(
-  Config.mapOrFail(({ apiKey, apiUrl, model }) =>
-    Option.isNone(apiKey) && Option.isNone(apiUrl)
-      ? Either.left(
-        ConfigError.MissingData(
-          ["OPENAI_API_KEY"],
-          "OPENAI_API_KEY is required unless OPENAI_BASE_URL points to a server that needs no key"
-        )
-      )
-      : Either.right({
-        apiKey: Option.getOrUndefined(apiKey),
-        apiUrl: Option.getOrUndefined(apiUrl),
-        model: model.trim()
-      })
-  )
-)
-
-/**
- * The skills over OpenAI, configured from the environment (`config`); a missing or invalid
- * variable fails the layer's construction with a `ConfigError` naming it.
+ * The skills over OpenAI with their options read from `config`, as `PgClient.layerConfig` does:
+ * a `Config` of the options, or a struct of a `Config` per option. The variable names are the
+ * caller's; `ChatMemoryConfig.openAi` reads DESIGN §6's. A missing or invalid value fails the
+ * layer's construction with a `ConfigError` naming it.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: Layer.Layer<SkillService, ConfigError.ConfigError> = Layer.unwrapEffect(
-  Effect.map(config, layer)
-)
+export const layerConfig = (
+  config: Config.Config.Wrap<OpenAiSkill.Options>
+): Layer.Layer<SkillService, ConfigError.ConfigError> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

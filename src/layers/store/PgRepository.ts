@@ -64,15 +64,17 @@ export const layer = (options: Options): Layer.Layer<RepositoryService, Reposito
 }
 
 /**
- * `layer` with the URL read from `DATABASE_URL` (redacted), the rest as given.
+ * `layer` with its options read from `config`, as `PgClient.layerConfig` does: a `Config` of the
+ * options, or a struct of a `Config` per option. The variable names are the caller's;
+ * `ChatMemoryConfig.postgres` reads `DATABASE_URL`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
-  options: Omit<Options, "url"> = {}
+  config: Config.Config.Wrap<Options>
 ): Layer.Layer<RepositoryService, RepositoryError | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.redacted("DATABASE_URL"), (url) => layer({ ...options, url })))
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
 
 /**
  * The repository over PGlite, in memory or in `dataDir` (created when missing), closed with the

@@ -1,0 +1,67 @@
+/**
+ * The direction of imports inside src/ (DESIGN §8): each floor imports only the floors below it,
+ * and an `internal/` folder is imported only by the modules it sits next to.
+ */
+const floor = (name, allowed, comment) => ({
+  name,
+  comment,
+  severity: "error",
+  from: { path: `^src/${name.split("-")[0]}/` },
+  to: { path: "^src/", pathNot: `^src/(${allowed.join("|")})/` }
+})
+
+/** @type {import("dependency-cruiser").IConfiguration} */
+module.exports = {
+  forbidden: [
+    floor("domain-imports-only-domain", ["domain"], "domain holds the models and imports nothing else of ours"),
+    floor("errors-imports-only-domain", ["errors", "domain"], "errors import only the domain"),
+    floor("services-import-only-domain-and-errors", ["services", "domain", "errors"], "services are tags: shape, laws, tag"),
+    floor(
+      "strategies-import-no-layers",
+      ["strategies", "services", "domain", "errors"],
+      "strategies are policies over the services, never over a given adapter or the composition"
+    ),
+    floor("layers-import-no-cli", ["layers", "strategies", "services", "domain", "errors"], "nothing but the command line imports it"),
+    {
+      name: "nothing-imports-cli",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/cli/" },
+      to: { path: "^src/cli/" }
+    },
+    {
+      name: "internal-stays-home",
+      comment: "an internal/ folder serves the modules beside it: strategies/internal only strategies/, and so on",
+      severity: "error",
+      from: { path: "^(src/[^/]+)/" },
+      to: { path: "^src/.*/?internal/", pathNot: "^$1/" }
+    },
+    ...["store", "skills", "tokens"].map((port) => ({
+      name: `layers-${port}-internal-stays-home`,
+      severity: "error",
+      from: { path: "^src/layers/", pathNot: `^src/layers/${port}/` },
+      to: { path: `^src/layers/${port}/internal/` }
+    })),
+    {
+      name: "no-root-internal",
+      comment: "no grab-bag internal/ at the root of src/",
+      severity: "error",
+      from: {},
+      to: { path: "^src/internal/" }
+    },
+    {
+      name: "no-barrel-imports",
+      comment: "files inside src/ import each other directly, never through src/index.ts",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/index\\.ts$" },
+      to: { path: "^src/index\\.ts$" }
+    },
+    { name: "no-circular", severity: "error", from: {}, to: { circular: true } }
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js"] }
+  }
+}

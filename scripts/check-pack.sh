@@ -21,10 +21,11 @@ cat >"$work/consumer/package.json" <<'JSON'
 JSON
 cat >"$work/consumer/main.ts" <<'TS'
 import { Effect, Layer } from "effect"
-import { ApproximateTokenCounter, ChatMemoryService, MemoryRepository, SlidingWindowStrategy } from "effect-chat-memory"
+import { ApproximateTokenCounter, ChatMemory, ChatMemoryService, SlidingWindowStrategy } from "effect-chat-memory"
+import * as MemoryRepository from "effect-chat-memory/layers/store/MemoryRepository"
 import * as NoopStrategy from "effect-chat-memory/strategies/NoopStrategy"
 
-const MemoryLive = ChatMemoryService.layer.pipe(
+const MemoryLive = ChatMemory.layer.pipe(
   Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: 100 })),
   Layer.provideMerge(MemoryRepository.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer)
@@ -36,7 +37,7 @@ const program = Effect.gen(function*() {
   // A subpath export resolves too.
   const whole = yield* Effect.provide(
     Effect.flatMap(ChatMemoryService.ChatMemoryService, (m) => m.addMessages("d", [{ role: "user", content: "x" }])),
-    ChatMemoryService.layer.pipe(
+    ChatMemory.layer.pipe(
       Layer.provideMerge(NoopStrategy.layer),
       Layer.provideMerge(MemoryRepository.layer),
       Layer.provideMerge(ApproximateTokenCounter.layer)
@@ -55,3 +56,12 @@ cat >"$work/consumer/tsconfig.json" <<'JSON'
 JSON
 npx tsc -p "$work/consumer/tsconfig.json" 2>&1 | grep -E "main\.ts|effect-chat-memory/" && { echo "check-pack: the packed types do not check" >&2; exit 1; }
 (cd "$work/consumer" && npx tsx main.ts)
+
+# Internal modules are not part of the package's interface: importing one must fail.
+for internal in strategies/internal/metrics layers/store/internal/sql/rows layers/skills/internal/prompts; do
+  if (cd "$work/consumer" && node --input-type=module -e "await import('effect-chat-memory/$internal')" 2>/dev/null); then
+    echo "check-pack: effect-chat-memory/$internal is exported" >&2
+    exit 1
+  fi
+done
+echo "internal paths are not exported"

@@ -1,0 +1,353 @@
+/**
+ * The strategy contract: the laws every `MemoryManagementStrategy` keeps (DESIGN §4), checked as properties.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, FastCheck as fc, type Layer } from "effect"
+import { factsText, type MemoryContext, summaryText } from "../../src/domain/MemoryContext.js"
+import type { Message, MessageInput } from "../../src/domain/Message.js"
+import { groupTurns } from "../../src/domain/Turn.js"
+import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
+import { TokenCounter } from "../../src/services/TokenCounter.js"
+import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
+import { type ConversationSpec, conversation } from "../fixtures/arbitraries.js"
+
+type Input = typeof MessageInput.Encoded
+
+/**
+ * The knobs a run of the contract turns. Each strategy takes those it has: the sliding window
+ * only the budget, the no-op strategy none.
+ */
+export type StrategySettings = Pick<
+  SummarizationOptions,
+  | "promptTokenBudget"
+  | "kRawTurns"
+  | "chunkSummarizeThreshold"
+  | "summaryTokenCap"
+  | "mode"
+  | "lazyFallback"
+  | "summaryMessages"
+>
+
+/** A strategy under test, built for one run's settings. */
+export interface StrategySubject<E> {
+  /** A fresh memory over the strategy, with the token counter it counts with. */
+  readonly layer: Layer.Layer<ChatMemoryService | TokenCounter, E>
+  /** The budget its contexts report: null for a strategy without one. */
+  readonly tokenBudget: number | null
+  /** How many newest turns it keeps verbatim whenever they fit: a number (K), or every one that fits. */
+  readonly verbatimTurns: number | "all"
+}
+
+/** One run: a conversation, how it is written, when the background is awaited and the context read. */
+interface Scenario {
+  readonly spec: ConversationSpec
+  /** An opening assistant message before the first user message (a greeting). */
+  readonly greeting: string | null
+  /** Per turn: end it with a tool call whose result only comes after the next user message. */
+  readonly late: ReadonlyArray<boolean>
+  /** Per write: what to do after it. */
+  readonly steps: ReadonlyArray<Step>
+}
+
+type Step = "none" | "idle" | "context" | "both"
+
+const text = (maxLength: number) => fc.string({ minLength: 1, maxLength, size: "max" })
+
+const settingsArbitrary: fc.Arbitrary<StrategySettings> = fc.record({
+  promptTokenBudget: fc.integer({ min: 300, max: 1500 }),
+  kRawTurns: fc.integer({ min: 1, max: 4 }),
+  thresholdFactor: fc.double({ min: 0.5, max: 2.5, noNaN: true }),
+  capFactor: fc.double({ min: 0.1, max: 0.4, noNaN: true }),
+  mode: fc.constantFrom<ReadonlyArray<StrategySettings["mode"]>>("incremental", "full", "layered"),
+  lazyFallback: fc.constantFrom<ReadonlyArray<StrategySettings["lazyFallback"]>>("window", "sync"),
+  summaryMessages: fc.boolean()
+}).map(({ capFactor, thresholdFactor, ...rest }) => ({
+  ...rest,
+  chunkSummarizeThreshold: Math.max(1, Math.floor(rest.promptTokenBudget * thresholdFactor)),
+  summaryTokenCap: Math.max(10, Math.floor(rest.promptTokenBudget * capFactor))
+}))
+
+const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
+  spec: conversation({ minTurns: 5, maxTurns: 60 }),
+  // System messages up to ~300 tokens together: sometimes they alone take most of a small budget.
+  bigSystem: fc.array(text(600), { maxLength: 2 }),
+  useBigSystem: fc.boolean(),
+  greeting: fc.option(text(200), { nil: null }),
+  late: fc.array(fc.integer({ min: 0, max: 7 }).map((n) => n === 0), { minLength: 60, maxLength: 60 }),
+  steps: fc.array(fc.constantFrom<ReadonlyArray<Step>>("none", "idle", "context", "both"), {
+    minLength: 64,
+    maxLength: 64
+  })
+}).map(({ bigSystem, useBigSystem, ...rest }) => ({
+  ...rest,
+  spec: useBigSystem
+    ? { ...rest.spec, system: bigSystem.map((content): Input => ({ role: "system", content })) }
+    : rest.spec
+}))
+
+/** The `addMessages` calls of a scenario, in order: system messages, greeting, then one per turn. */
+const writesOf = (scenario: Scenario): ReadonlyArray<ReadonlyArray<Input>> => {
+  const turns = scenario.spec.turns.map((turn) => [...turn])
+  turns.forEach((turn, t) => {
+    if (scenario.late[t] !== true) return
+    const id = `late_${t}`
+    turn.push({ role: "assistant", content: "", metadata: { toolCalls: [{ id, name: "slow", params: {} }] } })
+    // The result arrives after the user's next message (when there is one): still the same turn.
+    turns[t + 1]?.splice(1, 0, { role: "tool", content: `result ${t}`, metadata: { toolCallId: id, toolName: "slow" } })
+  })
+  return [
+    ...(scenario.spec.system.length > 0 ? [scenario.spec.system] : []),
+    ...(scenario.greeting === null ? [] : [[{ role: "assistant", content: scenario.greeting } satisfies Input]]),
+    ...turns
+  ]
+}
+
+const conversationId = "contract"
+
+const tokens = (messages: ReadonlyArray<Message>) => messages.reduce((n, m) => n + m.tokenCount, 0)
+
+/** A context, and the conversation it was built from. */
+interface Observation {
+  readonly context: MemoryContext
+  /** Every stored message but the library's `summary` records, in seq order. */
+  readonly stored: ReadonlyArray<Message>
+  /** The leading system messages of `stored`. */
+  readonly system: ReadonlyArray<Message>
+  /** The messages after them. */
+  readonly rest: ReadonlyArray<Message>
+  /** Tokens of the facts and summary blocks, as the counter counts the messages that carry them. */
+  readonly factTokens: number
+  readonly summaryTokens: number
+}
+
+const observe = Effect.gen(function*() {
+  const memory = yield* ChatMemoryService
+  const counter = yield* TokenCounter
+  const context = yield* memory.getContext(conversationId)
+  // Read after the context: nothing is pruned, so the messages it was built from are all here.
+  const stored = (yield* memory.getMessages(conversationId)).filter((m) => m.role !== "summary")
+  let prefix = 0
+  while (stored[prefix]?.role === "system") prefix += 1
+  const factTokens = context.facts.length === 0
+    ? 0
+    : yield* counter.countMessage({ content: factsText(context.facts) })
+  const summaryTokens = context.summary === null
+    ? 0
+    : yield* counter.countMessage({ content: summaryText(context.summary) })
+  return {
+    context,
+    stored,
+    system: stored.slice(0, prefix),
+    rest: stored.slice(prefix),
+    factTokens,
+    summaryTokens
+  } satisfies Observation
+})
+
+/**
+ * Writes the scenario, awaiting the background and checking the context at the steps it says
+ * (behind and fresh summaries both), then once more when the background is idle.
+ */
+const drive = (scenario: Scenario, check: (observation: Observation) => void) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    for (const [i, write] of writesOf(scenario).entries()) {
+      yield* memory.addMessages(conversationId, write)
+      const step = scenario.steps[i] ?? "none"
+      if (step === "idle" || step === "both") yield* memory.awaitIdle(conversationId)
+      if (step === "context" || step === "both") check(yield* observe)
+    }
+    yield* memory.awaitIdle(conversationId)
+    check(yield* observe)
+  })
+
+const seqsOf = (messages: ReadonlyArray<Message>) => messages.map((m) => m.seq)
+
+/**
+ * Registers the contract for one strategy. `makeLayer` builds a fresh memory over the strategy
+ * for the settings of each run.
+ */
+export const strategyContract = <E>(
+  name: string,
+  makeLayer: (settings: StrategySettings) => StrategySubject<E>
+) =>
+  describe(`MemoryManagementStrategy contract: ${name}`, () => {
+    const law = (
+      title: string,
+      check: (observation: Observation, subject: StrategySubject<E>) => void,
+      numRuns = 12
+    ) =>
+      it.effect.prop(
+        title,
+        { settings: settingsArbitrary, scenario: scenarioArbitrary },
+        ({ scenario, settings }) => {
+          const subject = makeLayer(settings)
+          return drive(scenario, (observation) => check(observation, subject)).pipe(Effect.provide(subject.layer))
+        },
+        { fastCheck: { numRuns } }
+      )
+
+    law("1. the context fits the budget whenever the system messages do, and counts what it shows", (o, subject) => {
+      const { context } = o
+      assert.strictEqual(context.tokenBudget, subject.tokenBudget, "tokenBudget")
+      assert.strictEqual(
+        context.tokenCount,
+        tokens(context.system) + o.factTokens + o.summaryTokens + tokens(context.recent),
+        "tokenCount is not the sum of system, facts, summary and recent"
+      )
+      if (context.tokenBudget !== null && tokens(o.system) <= context.tokenBudget) {
+        assert.isAtMost(context.tokenCount, context.tokenBudget, "over budget")
+      }
+    })
+
+    law("2. the newest K turns are in recent, verbatim and in order, whenever they fit", (o, subject) => {
+      const { context } = o
+      const turns = groupTurns(o.rest).turns
+      const k = subject.verbatimTurns === "all" ? turns.length : Math.min(subject.verbatimTurns, turns.length)
+      // The protected part: system messages, and facts (never truncated, unlike the summary).
+      const room = context.tokenBudget === null
+        ? Number.POSITIVE_INFINITY
+        : context.tokenBudget - tokens(o.system) - o.factTokens
+      // The newest j turns fit for every j up to some bound; the law asks for them up to K.
+      let fitting = 0
+      while (fitting < k && tokens(turns.slice(turns.length - fitting - 1).flatMap((t) => t.messages)) <= room) {
+        fitting += 1
+      }
+      if (subject.verbatimTurns !== "all" && fitting < k) return
+      const newest = turns.slice(turns.length - fitting).flatMap((t) => t.messages)
+      assert.deepStrictEqual(
+        seqsOf(context.recent.slice(Math.max(0, context.recent.length - newest.length))),
+        seqsOf(newest),
+        `the newest ${fitting} turns are not all shown`
+      )
+      assert.deepStrictEqual(context.recent.slice(context.recent.length - newest.length), newest, "not verbatim")
+    })
+
+    law("3. a tool call and its result are never split: by recent, nor by the summary cursor", (o) => {
+      const { context } = o
+      const calls = new Map<string, number>()
+      for (const m of o.stored) for (const call of m.metadata.toolCalls ?? []) calls.set(call.id, m.seq)
+      const inRecent = new Set(seqsOf(context.recent))
+      let pairs = 0
+      for (const m of o.stored) {
+        const call = m.metadata.toolCallId === undefined ? undefined : calls.get(m.metadata.toolCallId)
+        if (call === undefined) continue
+        pairs += 1
+        assert.strictEqual(inRecent.has(call), inRecent.has(m.seq), `call ${call} and result ${m.seq} split by recent`)
+        assert.strictEqual(
+          call <= context.summarizedUpTo,
+          m.seq <= context.summarizedUpTo,
+          `call ${call} and result ${m.seq} split by the cursor ${context.summarizedUpTo}`
+        )
+      }
+      // Every result shown is shown with its call, and every call shown with its result when it has one.
+      const shownResults = context.recent.flatMap((m) => m.metadata.toolCallId ?? [])
+      assert.isAtMost(shownResults.length, pairs)
+    })
+
+    law("4. the leading system messages are always in system, whole, and nowhere else", (o) => {
+      const { context } = o
+      assert.deepStrictEqual(context.system, o.system, "system is not the leading system messages")
+      const leading = new Set(seqsOf(o.system))
+      assert.isFalse(context.recent.some((m) => leading.has(m.seq)), "a leading system message is in recent")
+    })
+
+    law("5. every message is covered by the summary, shown or counted as omitted; turnsShown counts recent", (o) => {
+      const { context } = o
+      // Recent is whole turns: the newest messages of the conversation, starting where a turn starts.
+      assert.deepStrictEqual(seqsOf(context.recent), seqsOf(o.rest.slice(o.rest.length - context.recent.length)))
+      const turns = groupTurns(o.rest).turns
+      const first = context.recent[0]
+      if (first !== undefined) assert.isTrue(turns.some((t) => t.firstSeq === first.seq), "recent starts mid-turn")
+      const shown = new Set(seqsOf([...context.system, ...context.recent]))
+      const uncovered = o.stored.filter((m) => m.seq > context.summarizedUpTo && !shown.has(m.seq))
+      assert.strictEqual(context.messagesOmitted, uncovered.length, "messagesOmitted")
+      assert.strictEqual(context.turnsShown, groupTurns(context.recent).turns.length, "turnsShown")
+      const omitted = turns.filter((t) => t.firstSeq > context.summarizedUpTo && !shown.has(t.firstSeq))
+      assert.strictEqual(context.turnsOmitted, omitted.length, "turnsOmitted")
+      assert.isAtMost(context.summarizedUpTo, o.stored.at(-1)?.seq ?? 0)
+    })
+
+    it.effect("an unknown conversation has no context: getContext fails with ConversationNotFoundError", () => {
+      const subject = makeLayer(fixedSettings)
+      return Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        const unknown = yield* Effect.exit(memory.getContext("never-written"))
+        assert.deepStrictEqual(notFound(unknown), "never-written")
+        // An empty write creates nothing.
+        assert.deepStrictEqual(yield* memory.addMessages("empty", []), [])
+        assert.deepStrictEqual(notFound(yield* Effect.exit(memory.getContext("empty"))), "empty")
+        // Nor does a cleared conversation have one.
+        yield* memory.addMessages("cleared", [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }])
+        yield* memory.clearMessages("cleared")
+        yield* memory.awaitIdle()
+        assert.deepStrictEqual(notFound(yield* Effect.exit(memory.getContext("cleared"))), "cleared")
+      }).pipe(Effect.provide(subject.layer))
+    })
+
+    it.effect("a conversation of system messages only: all of them, and nothing else", () => {
+      const subject = makeLayer(fixedSettings)
+      return Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        const system = yield* memory.addMessages("rules", [
+          { role: "system", content: "You are a shipping assistant." },
+          { role: "system", content: "Answer briefly." }
+        ])
+        yield* memory.awaitIdle("rules")
+        const context = yield* memory.getContext("rules")
+        assert.deepStrictEqual(context.system, system)
+        assert.deepStrictEqual(
+          [context.facts, context.summary, context.recent, context.tokenCount, context.tokenBudget],
+          [[], null, [], tokens(system), subject.tokenBudget]
+        )
+        assert.deepStrictEqual(
+          [context.turnsShown, context.turnsOmitted, context.messagesOmitted, context.summarizedUpTo],
+          [0, 0, 0, 0]
+        )
+        assert.isFalse(context.summaryTruncated)
+      }).pipe(Effect.provide(subject.layer))
+    })
+
+    it.effect.prop(
+      "reads are idempotent: once idle, getContext and awaitIdle change nothing until a message is added",
+      { settings: settingsArbitrary, scenario: scenarioArbitrary },
+      ({ scenario, settings }) => {
+        const subject = makeLayer(settings)
+        return Effect.gen(function*() {
+          const memory = yield* ChatMemoryService
+          yield* drive(scenario, () => undefined)
+          const messages = yield* memory.getMessages(conversationId)
+          const first = yield* memory.getContext(conversationId)
+          yield* memory.awaitIdle(conversationId)
+          const second = yield* memory.getContext(conversationId)
+          const third = yield* memory.getContext(conversationId)
+          yield* memory.awaitIdle()
+          assert.deepStrictEqual(second, first)
+          assert.deepStrictEqual(third, first)
+          assert.deepStrictEqual(yield* memory.getMessages(conversationId), messages)
+        }).pipe(Effect.provide(subject.layer))
+      },
+      { fastCheck: { numRuns: 8 } }
+    )
+  })
+
+const fixedSettings: StrategySettings = {
+  promptTokenBudget: 600,
+  kRawTurns: 2,
+  chunkSummarizeThreshold: 400,
+  summaryTokenCap: 100,
+  mode: "incremental",
+  lazyFallback: "window",
+  summaryMessages: false
+}
+
+/** The conversation id of a `ConversationNotFoundError` failure, or a description of what else happened. */
+const notFound = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>): string => {
+  if (Exit.isSuccess(exit)) return "succeeded"
+  const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+  if (failure === undefined) return `died: ${exit.cause._tag}`
+  if (failure._tag !== "ConversationNotFoundError") return `failed with ${failure._tag}`
+  return "conversationId" in failure && typeof failure.conversationId === "string"
+    ? failure.conversationId
+    : "no conversationId"
+}

@@ -269,6 +269,17 @@ describe("ChatMemoryLive.layerConfig: invalid values fail with a ConfigError nam
     [{ MEMORY_K_RAW_TURNS: "0" }, ["MEMORY_K_RAW_TURNS", "from 1 to 1000"]],
     [{ MEMORY_PROMPT_TOKEN_BUDGET: "-1" }, ["MEMORY_PROMPT_TOKEN_BUDGET"]],
     [{ MEMORY_CHUNK_SUMMARIZE_THRESHOLD: "1.5" }, ["MEMORY_CHUNK_SUMMARIZE_THRESHOLD"]],
+    // Decimal digits only: hexadecimal, binary, exponents and signs are not budgets.
+    [{ MEMORY_PROMPT_TOKEN_BUDGET: "0x1000" }, ["MEMORY_PROMPT_TOKEN_BUDGET", "decimal", "0x1000"]],
+    [{ MEMORY_PROMPT_TOKEN_BUDGET: "0b11111111111" }, ["MEMORY_PROMPT_TOKEN_BUDGET", "decimal"]],
+    [{ MEMORY_PROMPT_TOKEN_BUDGET: "3e3" }, ["MEMORY_PROMPT_TOKEN_BUDGET", "decimal"]],
+    [{ MEMORY_K_RAW_TURNS: "+3" }, ["MEMORY_K_RAW_TURNS", "decimal"]],
+    [{ MEMORY_K_RAW_TURNS: " 3" }, ["MEMORY_K_RAW_TURNS", "decimal"]],
+    [{ MEMORY_SUMMARY_TOKEN_CAP: "" }, ["MEMORY_SUMMARY_TOKEN_CAP"]],
+    // A blank value is an error, never a silent default (a blank data directory persisted nothing).
+    [{ MEMORY_STORE: "pglite", MEMORY_DATA_DIR: "   " }, ["MEMORY_DATA_DIR", "blank"]],
+    [{ MEMORY_STRATEGY: "" }, ["MEMORY_STRATEGY"]],
+    [{ MEMORY_STORE: "postgres", DATABASE_URL: " " }, ["DATABASE_URL"]],
     [{ MEMORY_SUMMARY_TOKEN_CAP: "3000" }, ["MEMORY_SUMMARY_TOKEN_CAP", "MEMORY_PROMPT_TOKEN_BUDGET"]],
     [{ MEMORY_STORE: "postgres" }, ["DATABASE_URL", "required"]],
     [{ MEMORY_STORE: "postgres", DATABASE_URL: "mysql://u:hunter2@db/x" }, ["DATABASE_URL", "postgres://"]],

@@ -5,8 +5,9 @@
  * database.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Array, Context, Effect, Exit, Layer, Option } from "effect"
+import { Array, Context, Effect, Exit, Layer, Option, Redacted } from "effect"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as PgRepository from "../src/layers/store/PgRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
@@ -103,4 +104,46 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
         assert.deepStrictEqual(nested, Option.some(Option.none()))
       }))
   })
+})
+
+/** The message a failed connection to `url` ends in, as the caller sees it. */
+const connectFailure = (url: string) =>
+  Effect.scoped(Layer.build(PgRepository.layer({ url: Redacted.make(url), maxConnections: 1 }))).pipe(
+    Effect.flip,
+    Effect.map((error) => ({ tag: error._tag, message: error.message }))
+  )
+
+describe("PgRepository: a connection that fails says why", () => {
+  it.live("refused: nothing listens on the port", () =>
+    Effect.gen(function*() {
+      const failure = yield* connectFailure("postgres://memory:memory@127.0.0.1:1/memory")
+      assert.strictEqual(failure.tag, "RepositoryError")
+      assert.include(failure.message, "connect")
+      assert.include(failure.message, "connection refused")
+    }))
+})
+
+describePostgres("PgRepository on PostgreSQL: a connection that fails says why", (base) => {
+  const withUrl = (change: (url: URL) => void) => {
+    const url = new URL(base)
+    change(url)
+    return url.toString()
+  }
+
+  it.live(
+    "authentication failed, unknown database: each named, the password never shown",
+    () =>
+      Effect.gen(function*() {
+        const password = yield* connectFailure(withUrl((url) => {
+          url.password = "wrong-secret"
+        }))
+        assert.include(password.message, "authentication failed")
+        assert.notInclude(password.message, "wrong-secret")
+        const database = yield* connectFailure(withUrl((url) => {
+          url.pathname = "/no_such_database"
+        }))
+        assert.include(database.message, "unknown database")
+      }),
+    { timeout: 30_000 }
+  )
 })

@@ -16,10 +16,13 @@ export class RepositoryError extends Schema.TaggedError<RepositoryError>()("Repo
   /** The repository operation that failed, e.g. `appendMessages`. */
   operation: Schema.String,
   conversationId: Schema.optional(Schema.String),
+  /** What went wrong, when the store could tell (e.g. `connection refused`, `authentication failed`). */
+  detail: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect)
 }) {
   override get message(): string {
     const where = this.conversationId === undefined ? "" : ` (conversation ${JSON.stringify(this.conversationId)})`
-    return `Store failure during ${this.operation}${where}`
+    const detail = this.detail === undefined ? "" : `: ${this.detail}`
+    return `Store failure during ${this.operation}${where}${detail}`
   }
 }

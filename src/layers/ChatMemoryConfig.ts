@@ -139,14 +139,35 @@ export const variables = {
 const choice = <const A extends ReadonlyArray<string>>(values: A, name: string, fallback: A[number]) =>
   Config.literal(...values)(name).pipe(Config.withDefault(fallback))
 
+const decimalDigits = /^[0-9]+$/
+
+/**
+ * A whole number written in decimal digits only: `Config.integer` would also take `0x1000`,
+ * `0b11` or `1e3`, which nobody means for a token budget.
+ */
 const integer = (name: string, fallback: number, max: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `must be an integer from 1 to ${max}`, validation: (n) => n >= 1 && n <= max }),
+  Config.string(name).pipe(
+    Config.mapOrFail((text) => {
+      const value = Number(text)
+      return decimalDigits.test(text) && value >= 1 && value <= max
+        ? Either.right(value)
+        : Either.left(
+          ConfigError.InvalidData([], `must be an integer from 1 to ${max} in decimal digits, got "${text}"`)
+        )
+    }),
     Config.withDefault(fallback)
   )
 
-const nonBlank = (name: string) =>
-  Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim().length > 0)))
+/** An optional value that, when set, is not blank: a blank value is a mistake, not an absence. */
+const optionalNonBlank = (name: string) =>
+  Config.option(
+    Config.string(name).pipe(
+      Config.validate({
+        message: "must not be blank (unset it instead)",
+        validation: (value) => value.trim().length > 0
+      })
+    )
+  )
 
 const isPostgresUrl = (url: string): boolean =>
   URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
@@ -212,7 +233,7 @@ const summarizing = new Set<Strategy>(["summarization", "hierarchical"])
 const raw = Config.all({
   strategy: choice(strategies, variables.strategy, defaults.strategy),
   store: choice(stores, variables.store, "pglite"),
-  dataDir: nonBlank(variables.dataDir),
+  dataDir: optionalNonBlank(variables.dataDir),
   databaseUrl: Config.option(Config.redacted(variables.databaseUrl)),
   kRawTurns: integer(variables.kRawTurns, summarizationDefaults.kRawTurns, 1000),
   promptTokenBudget: integer(

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
+import { Config, type ConfigError, Effect, Layer, Predicate, type Redacted } from "effect"
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import type { RepositoryService } from "../../services/RepositoryService.js"
 import * as PgliteClient from "./PgliteClient.js"
@@ -38,7 +38,46 @@ export interface Options {
   readonly applicationName?: string | undefined
 }
 
-const connectError = (cause: unknown) => new RepositoryError({ operation: "connect", cause })
+/** The errors of a connection attempt, by the code the driver (Node or the server) gives them. */
+const connectReasons: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "unknown host",
+  EAI_AGAIN: "unknown host",
+  ETIMEDOUT: "connection timed out",
+  ECONNRESET: "connection reset",
+  "28P01": "authentication failed",
+  "28000": "authentication failed",
+  "3D000": "unknown database",
+  "53300": "too many connections",
+  "57P03": "the server is starting up or shutting down"
+}
+
+/** The innermost cause that carries a code, following `cause` links (the SQL error wraps the driver's). */
+const rootCode = (error: unknown): { readonly code: string; readonly message: string } | undefined => {
+  let current = error
+  let found: { readonly code: string; readonly message: string } | undefined
+  for (let depth = 0; depth < 8 && Predicate.isObject(current); depth++) {
+    if (Predicate.hasProperty(current, "code") && typeof current.code === "string") {
+      const message = Predicate.hasProperty(current, "message") && typeof current.message === "string"
+        ? current.message
+        : current.code
+      found = { code: current.code, message }
+    }
+    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
+  }
+  return found
+}
+
+/** A failed connection, named by its cause: refused, authentication failed, unknown database… */
+const connectError = (cause: unknown) => {
+  const root = rootCode(cause)
+  const reason = root === undefined ? undefined : connectReasons[root.code]
+  return new RepositoryError({
+    operation: "connect",
+    detail: root === undefined ? undefined : reason === undefined ? root.message : `${reason} (${root.message})`,
+    cause
+  })
+}
 
 /**
  * The repository over a PostgreSQL pool (`@effect/sql-pg`), with cross-process summarization

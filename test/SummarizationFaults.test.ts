@@ -208,4 +208,38 @@ describe("SummarizationStrategy under faults", () => {
       assert.isAbove(sync.summarizedUpTo, 0)
       assert.isAtMost(sync.tokenCount, options.promptTokenBudget)
     }))
+
+  it.scoped("awaitIdle waits for retries and re-checks: once it returns, nothing for that conversation runs or is scheduled", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const repository = yield* RepositoryService
+      const skill = yield* ScriptedSkill.ScriptedSkill
+      const events = yield* memory.subscribe
+      const summarizing = (event: MemoryEvent) => event._tag === "Summarized" || event._tag === "SummarizationFailed"
+      for (let round = 0; round < 3; round++) {
+        // Writes that arrive while a job runs (and fails, and backs off) ask for a re-check.
+        for (let i = 1; i <= 6; i++) yield* memory.addMessages("c", turn(round * 6 + i))
+        const idle = yield* Effect.fork(memory.awaitIdle("c"))
+        yield* memory.addMessages("c", turn(round * 6 + 7))
+        while ((yield* Fiber.poll(idle))._tag === "None") yield* TestClock.adjust("50 millis")
+        yield* Fiber.join(idle)
+        const calls = (yield* skill.calls).length
+        const state = yield* repository.getSummaryState(c)
+        // Let the events of finished work reach the subscriber, then watch for more.
+        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        yield* drain(events)
+        yield* TestClock.adjust("1 hour")
+        for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+        const late = (yield* drain(events)).filter(summarizing)
+        assert.deepStrictEqual(late, [], `round ${round}: a summarization event after awaitIdle returned`)
+        assert.strictEqual((yield* skill.calls).length, calls, `round ${round}: a skill call after awaitIdle returned`)
+        assert.strictEqual((yield* repository.getSummaryState(c)).version, state.version)
+      }
+      // The failures were retried, and some runs succeeded in the end.
+      assert.isAbove((yield* repository.getSummaryState(c)).version, 0)
+    }).pipe(Effect.provide(summarizingMemory(
+      { ...options, retries: 3, retryBaseDelayMillis: 100, skillTimeoutMillis: 1000 },
+      // Fails twice out of three calls: every run needs its retries (with backoff) to succeed.
+      { summarize: (_, n) => n % 3 === 0 ? Effect.succeed(`summary ${n}`) : Effect.fail(unavailable) }
+    ))))
 })

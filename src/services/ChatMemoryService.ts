@@ -80,7 +80,12 @@ export declare namespace ChatMemoryService {
     readonly getContext: (
       conversationId: string
     ) => Effect.Effect<MemoryContext, DataValidationError | ConversationNotFoundError | RepositoryError>
-    /** Waits until the strategy's background work is done, for one conversation or for all. */
+    /**
+     * Waits until the strategy's background work is done, for one conversation or for all,
+     * retries with their backoff and re-checks asked for meanwhile included: when it returns, no
+     * job for that conversation runs or is scheduled, until a write (or a context read that finds
+     * the summary behind) starts one.
+     */
     readonly awaitIdle: (conversationId?: string) => Effect.Effect<void, DataValidationError>
     /** What the conversation's memory holds and costs now. */
     readonly stats: (

@@ -312,7 +312,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_API_KEY: Fake.apiKey, OPENAI_BASE_URL: fake.apiUrl })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@1", "summary from the server"])
+      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@2", "summary from the server"])
       const [request] = yield* fake.requests
       assert.strictEqual(request?.headers.authorization, `Bearer ${Fake.apiKey}`)
       assert.strictEqual(request?.body.model, "gpt-4o-mini")
@@ -323,7 +323,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_BASE_URL: fake.apiUrl, MEMORY_SUMMARIZER_MODEL: "llama3.2" })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@1", "llama3.2"])
+      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@2", "llama3.2"])
       const [request] = yield* fake.requests
       assert.isUndefined(request?.headers.authorization)
     }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))

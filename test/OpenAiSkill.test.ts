@@ -48,7 +48,7 @@ describe("OpenAiSkill", () => {
       assert.deepStrictEqual([output.value, output.model, output.skillId], [
         "ok",
         "my-small-model",
-        "openai/summarize@1"
+        "openai/summarize@2"
       ])
       assert.deepStrictEqual(output.usage, { inputTokens: 10, outputTokens: 5 })
       const defaulted = yield* skillFromEnv({ OPENAI_BASE_URL: fake.apiUrl })

@@ -8,14 +8,40 @@
 import type { Message } from "./Message.js"
 import type { Turn } from "./Turn.js"
 
+// Every line break a text may hold: a record's content must not start a line of the input.
+const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
+
+/** A label on one line: line breaks and other control characters become spaces. */
+const inline = (label: string): string => label.replace(/[\p{Cc}\u2028\u2029]+/gu, " ")
+
+/**
+ * Text that cannot forge the input's structure. The structure (section markers, `Turn n:`, the
+ * speaker of each message) lives at the start of lines; a message's content continues on lines
+ * indented by two spaces, so nothing a user, a tool or a model wrote can open a line as a marker,
+ * a turn or a speaker.
+ */
+const indented = (text: string): string => text.replace(lineBreak, "\n  ")
+
+/** A line that reads as the input's own structure: a section marker, a turn header or a speaker. */
+const structural = /^\s*(===|Turn \d+:|(User|Assistant|Tool|System|Summary)( \(.*\))?:)/
+
+/**
+ * The existing summary, which a model wrote (possibly steered by a user): any of its lines that
+ * would read as a marker, a turn or a speaker is indented, so it stays the summary's text.
+ */
+const escapeSummary = (summary: string): string =>
+  summary.split(lineBreak).map((line) => structural.test(line) ? `  ${line}` : line).join("\n")
+
 const speaker = (message: Message): string => {
   switch (message.role) {
     case "user":
       return "User"
     case "assistant":
-      return message.metadata.modelVariant === undefined ? "Assistant" : `Assistant (${message.metadata.modelVariant})`
+      return message.metadata.modelVariant === undefined
+        ? "Assistant"
+        : `Assistant (${inline(message.metadata.modelVariant)})`
     case "tool":
-      return message.metadata.toolName === undefined ? "Tool" : `Tool (${message.metadata.toolName})`
+      return message.metadata.toolName === undefined ? "Tool" : `Tool (${inline(message.metadata.toolName)})`
     case "system":
       return "System"
     case "summary":
@@ -24,15 +50,18 @@ const speaker = (message: Message): string => {
 }
 
 /**
- * One message as a line of a turn: `User: …`, `Assistant (mini): …`, tool calls in brackets.
+ * One message as a line of a turn: `User: …`, `Assistant (mini): …`, tool calls in brackets. Its
+ * content's further lines are indented by two spaces: they can never read as another message.
  *
  * @since 0.1.0
  * @category rendering
  */
 export const messageLine = (message: Message): string => {
-  const calls = (message.metadata.toolCalls ?? []).map((call) => `[calls ${call.name} ${JSON.stringify(call.params)}]`)
+  const calls = (message.metadata.toolCalls ?? []).map((call) =>
+    `[calls ${inline(call.name)} ${JSON.stringify(call.params)}]`
+  )
   const text = [message.content, ...calls].filter((part) => part.length > 0).join(" ")
-  return `${speaker(message)}: ${text}`
+  return `${speaker(message)}: ${indented(text)}`
 }
 
 /**
@@ -48,11 +77,14 @@ export const messageLine = (message: Message): string => {
  *     Assistant: …
  *     === END_NEW_TURNS ===
  *
+ * The markers, `Turn n:` and the speakers start lines; what the conversation and the existing
+ * summary say cannot (see `messageLine`), so neither can forge a section or a turn.
+ *
  * @since 0.1.0
  * @category rendering
  */
 export const summaryInput = (existing: string | null, turns: ReadonlyArray<Turn>): string => {
-  const summary = existing === null || existing.trim().length === 0 ? "NONE" : existing
+  const summary = existing === null || existing.trim().length === 0 ? "NONE" : escapeSummary(existing)
   const body = turns.map((turn, i) => [`Turn ${i + 1}:`, ...turn.messages.map(messageLine)].join("\n"))
   return [
     "=== EXISTING_SUMMARY ===",
@@ -78,14 +110,14 @@ export interface ParsedInput {
   readonly newTurns: string
 }
 
+/** The body of a section: between its markers, each alone on a line of its own. */
 const section = (text: string, name: string): string | null => {
-  const open = `=== ${name} ===\n`
-  const start = text.indexOf(open)
+  const lines = text.split("\n")
+  const start = lines.indexOf(`=== ${name} ===`)
   if (start < 0) return null
-  const end = text.indexOf(`=== END_${name} ===`, start + open.length)
+  const end = lines.indexOf(`=== END_${name} ===`, start + 1)
   if (end < 0) return null
-  const body = text.slice(start + open.length, end)
-  return body.endsWith("\n") ? body.slice(0, -1) : body
+  return lines.slice(start + 1, end).join("\n")
 }
 
 /**

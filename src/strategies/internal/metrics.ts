@@ -44,3 +44,9 @@ export const fallbacks = Metric.counter("chat_memory_context_fallbacks_total", {
   description: "Contexts served without a fresh summary (summary behind, or a failure)",
   incremental: true
 })
+
+/** Characters of model output (summaries, facts) replaced because no store can hold them. */
+export const modelOutputReplaced = Metric.counter("chat_memory_model_output_characters_replaced_total", {
+  description: "Characters of model output (NUL, unpaired surrogates) replaced before commit",
+  incremental: true
+})

@@ -11,8 +11,10 @@ import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import * as Metrics from "../metrics.js"
 import type { Plan } from "./plan.js"
 import { callSkill, type Produced, type Producer } from "./producers.js"
+import { sanitizeFacts } from "./sanitize.js"
 
 /**
  * The newest facts within `maxFacts` and `maxTokens` (the facts block as counted in a prompt);
@@ -88,7 +90,11 @@ const produce = (
             : Effect.succeed(output)
       )
     )
-    const normalized = normalizeFacts(output.value.facts)
+    // Model output is data: what no store can hold is replaced (and counted when committed), not
+    // a reason to drop the fact.
+    const sanitized = sanitizeFacts(output.value.facts)
+    if (sanitized.replaced > 0) yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
+    const normalized = normalizeFacts(sanitized.facts)
     const attributed = attributeSources(plan.state.facts, normalized.facts, plan.older.flatMap((turn) => turn.messages))
     const capped = yield* capFacts(counter, attributed, {
       maxFacts: limits.maxFacts,

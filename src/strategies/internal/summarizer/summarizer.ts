@@ -14,6 +14,7 @@ import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import * as Metrics from "../metrics.js"
 import { makePlanner, summaryTokens } from "./plan.js"
 import type { Producer } from "./producers.js"
+import { sanitizeOutput } from "./sanitize.js"
 
 /** A conversation's summarizer: what a job runs, in the foreground or as a background fiber. */
 export interface Summarizer {
@@ -56,7 +57,14 @@ export const make = (
         const last = planned.older[planned.older.length - 1]
         if (first === undefined || last === undefined) return false
         const started = yield* Clock.currentTimeMillis
-        const produced = yield* producer.produce(planned)
+        const sanitized = sanitizeOutput(yield* producer.produce(planned))
+        const produced = sanitized.output
+        if (sanitized.replaced > 0) {
+          yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
+          yield* Effect.logWarning("characters the store cannot hold replaced in the model's output").pipe(
+            Effect.annotateLogs({ conversationId, replaced: sanitized.replaced })
+          )
+        }
         // A whole, non-negative number of milliseconds: clocks may be fractional (a test clock after a
         // jittered delay) or step back (the wall clock), and records and events hold a NonNegativeInt.
         const durationMs = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))

@@ -19,7 +19,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * - `postAddMessagesHook` returns promptly and never fails: background work is forked and
  *   reports its own failures.
  * - `buildContext` fails only on store errors and unknown conversations; with a budget, the
- *   context fits it whenever the leading system messages do; it keeps the newest turns verbatim
+ *   context fits it whenever its protected part does (the leading system messages, and the facts
+ *   of a strategy that shows them: both are never trimmed); it keeps the newest turns verbatim
  *   (at least the strategy's minimum when they fit), never splits a tool call from its result,
  *   never drops a leading system message, and accounts for every message (covered by the
  *   summary, shown, or counted as omitted).

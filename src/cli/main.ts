@@ -10,13 +10,14 @@ import { Cause, Console, Effect, Logger, LogLevel } from "effect"
 import * as Chat from "./Chat.js"
 import * as Conversations from "./Conversations.js"
 import { describe } from "./Errors.js"
+import * as Eval from "./Eval.js"
 import * as Replay from "./Replay.js"
 
 const version = "0.1.0"
 
 const root = Command.make("effect-chat-memory").pipe(
   Command.withDescription("conversation memory for LLM agents: facts, a running summary and recent turns in a budget"),
-  Command.withSubcommands([Replay.command, ...Conversations.commands, Chat.command])
+  Command.withSubcommands([Replay.command, Eval.command, ...Conversations.commands, Chat.command])
 )
 
 const cli = Command.run(root, { name: "effect-chat-memory", version })
@@ -55,4 +56,4 @@ const main = cli([node, script, ...normalize(rest)]).pipe(
   Effect.provide(NodeContext.layer)
 )
 
-NodeRuntime.runMain(main, { disableErrorReporting: true })
+NodeRuntime.runMain(main, { disableErrorReporting: true, disablePrettyLogger: true })

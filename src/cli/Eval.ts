@@ -1,0 +1,353 @@
+/**
+ * `eval`: how much of what matters a memory keeps. Replays a transcript turn by turn for each
+ * strategy asked for and, at the turn each question of a questions file is asked, checks whether
+ * the context holds the answer's literal strings; optionally asks a model the question over that
+ * context and grades its answer the same way. Reports answers kept overall and by the age of the
+ * fact, context tokens, summarizer calls and tokens, and omitted turns.
+ */
+import { LanguageModel } from "@effect/ai"
+import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Console, Effect, Layer, Option, Schema } from "effect"
+import { dirname, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { factsText, type MemoryContext, summaryText, withUserMessage } from "../domain/MemoryContext.js"
+import type { MessageInput } from "../domain/Message.js"
+import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
+import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { CliError } from "./Errors.js"
+import * as Progress from "./Progress.js"
+import * as Settings from "./Settings.js"
+import * as Transcript from "./Transcript.js"
+
+/** The questions of the bundled conversation. */
+export const defaultQuestions = fileURLToPath(new URL("../../examples/conversation.questions.json", import.meta.url))
+
+const Turn = Schema.Int.pipe(Schema.positive())
+
+/**
+ * One question: asked after turn `askedAfterTurn` (turn N is the N-th user message and what
+ * answers it); its answer is in a context (or a model's reply) when every string of `answers` is.
+ */
+export const Question = Schema.Struct({
+  id: Schema.String,
+  factKey: Schema.NullOr(Schema.String),
+  question: Schema.String,
+  answers: Schema.NonEmptyArray(Schema.String.pipe(Schema.minLength(1))),
+  statedAtTurn: Turn,
+  lastStatedTurn: Turn,
+  supersededAtTurn: Schema.NullOr(Turn),
+  askedAfterTurn: Turn
+})
+
+/** A questions file: the transcript (relative to the file) and its questions. */
+export const QuestionsFile = Schema.Struct({
+  transcript: Schema.String,
+  description: Schema.optional(Schema.String),
+  questions: Schema.Array(Question)
+})
+
+/** A question. */
+export type Question = typeof Question.Type
+
+/** The ages of a fact when asked (turns since it was last stated), as the report groups them. */
+export const ageBuckets = [[60, 99], [100, 149], [150, Number.POSITIVE_INFINITY]] as const
+
+const bucketOf = (age: number): string => {
+  const bucket = ageBuckets.find(([from, to]) => age >= from && age <= to)
+  return bucket === undefined ? `< ${ageBuckets[0][0]}` : bucket[1] === Number.POSITIVE_INFINITY
+    ? `${bucket[0]}+`
+    : `${bucket[0]}-${bucket[1]}`
+}
+
+/** The text a context puts in front of a model: what an answer must be found in. */
+export const contextText = (context: MemoryContext): string =>
+  [
+    ...context.system.map((message) => message.content),
+    ...(context.facts.length === 0 ? [] : [factsText(context.facts)]),
+    ...(context.summary === null ? [] : [summaryText(context.summary)]),
+    ...context.recent.map((message) =>
+      [message.content, ...(message.metadata.toolCalls ?? []).map((call) => JSON.stringify(call.params))].join(" ")
+    )
+  ].join("\n")
+
+/** Whether `text` holds every answer string: as written in a context; case and spacing aside in a reply. */
+const holds = (text: string, answers: ReadonlyArray<string>, loose: boolean): boolean => {
+  const normalize = (s: string) => (loose ? s.toLowerCase().replace(/\s+/g, " ") : s)
+  const haystack = normalize(text)
+  return answers.every((answer) => haystack.includes(normalize(answer)))
+}
+
+/** The outcome of one question for one strategy. */
+export interface QuestionResult {
+  readonly id: string
+  readonly askedAfterTurn: number
+  readonly age: number
+  readonly inContext: boolean
+  readonly contextTokens: number
+  /** Whether the model's reply held the answer; null when no model was asked. */
+  readonly modelCorrect: boolean | null
+}
+
+/** The figures of one strategy. */
+export interface StrategyResult {
+  readonly strategy: ChatMemoryConfig.Strategy
+  readonly questions: ReadonlyArray<QuestionResult>
+  readonly inContext: number
+  readonly byAge: ReadonlyArray<{ readonly age: string; readonly inContext: number; readonly asked: number }>
+  readonly modelCorrect: number | null
+  readonly contextTokensMedian: number
+  readonly contextTokensMax: number
+  readonly summarizations: number
+  readonly summarizerInputTokens: number
+  readonly summarizerOutputTokens: number
+  readonly tokensStored: number
+  /** Turns after which the context omitted turns, and the most omitted at once. */
+  readonly turnsWithOmissions: number
+  readonly maxTurnsOmitted: number
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length === 0 ? 0 : sorted.length % 2 === 1
+    ? sorted[mid] ?? 0
+    : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
+}
+
+/** Asks a model `question` over `context`; its reply's text. */
+export type Ask = (context: MemoryContext, question: string) => Effect.Effect<string, unknown>
+
+/** Asks the `LanguageModel` in context, telling it to quote ids, amounts and dates as stated. */
+export const askLanguageModel: Effect.Effect<Ask, never, LanguageModel.LanguageModel> = Effect.map(
+  LanguageModel.LanguageModel,
+  (model): Ask => (context, question) =>
+    Effect.map(
+      model.generateText({
+        prompt: withUserMessage(
+          context,
+          `${question}\nAnswer in one short sentence from what this conversation says; quote identifiers, amounts ` +
+            "and dates exactly as they were written."
+        )
+      }),
+      (response) => response.text
+    )
+)
+
+/**
+ * Replays `turns` through the memory in context (one conversation) and checks each question at its
+ * turn; `ask`, when given, also asks a model.
+ */
+export const evaluate = (
+  strategy: ChatMemoryConfig.Strategy,
+  turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
+  questions: ReadonlyArray<Question>,
+  ask: Option.Option<Ask>
+) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    const conversationId = `eval-${strategy}`
+    const byTurn = new Map<number, Array<Question>>()
+    for (const question of questions) {
+      byTurn.set(question.askedAfterTurn, [...(byTurn.get(question.askedAfterTurn) ?? []), question])
+    }
+    const progress = yield* Progress.make(`eval ${strategy}`, turns.length, "turns")
+    const results: Array<QuestionResult> = []
+    const contextTokens: Array<number> = []
+    let turnsWithOmissions = 0
+    let maxTurnsOmitted = 0
+    for (const [i, turn] of turns.entries()) {
+      yield* memory.addMessages(conversationId, turn)
+      yield* memory.awaitIdle(conversationId)
+      const context = yield* memory.getContext(conversationId)
+      contextTokens.push(context.tokenCount)
+      if (context.turnsOmitted > 0) turnsWithOmissions += 1
+      maxTurnsOmitted = Math.max(maxTurnsOmitted, context.turnsOmitted)
+      for (const question of byTurn.get(i + 1) ?? []) {
+        const reply = Option.isSome(ask) ? yield* ask.value(context, question.question) : null
+        results.push({
+          id: question.id,
+          askedAfterTurn: question.askedAfterTurn,
+          age: question.askedAfterTurn - question.lastStatedTurn,
+          inContext: holds(contextText(context), question.answers, false),
+          contextTokens: context.tokenCount,
+          modelCorrect: reply === null ? null : holds(reply, question.answers, true)
+        })
+      }
+      yield* progress.tick(i + 1)
+    }
+    yield* progress.finish
+    const stats = yield* memory.stats(conversationId)
+    const ages = [...new Set(results.map((r) => bucketOf(r.age)))]
+    return {
+      strategy,
+      questions: results,
+      inContext: results.filter((r) => r.inContext).length,
+      byAge: ages.map((age) => {
+        const asked = results.filter((r) => bucketOf(r.age) === age)
+        return { age, asked: asked.length, inContext: asked.filter((r) => r.inContext).length }
+      }),
+      modelCorrect: Option.isSome(ask) ? results.filter((r) => r.modelCorrect === true).length : null,
+      contextTokensMedian: median(contextTokens),
+      contextTokensMax: Math.max(0, ...contextTokens),
+      summarizations: stats.summarizations,
+      summarizerInputTokens: stats.summarizerInputTokens,
+      summarizerOutputTokens: stats.summarizerOutputTokens,
+      tokensStored: stats.tokensStored,
+      turnsWithOmissions,
+      maxTurnsOmitted
+    } satisfies StrategyResult
+  })
+
+/** Reads and checks a questions file; its transcript path is resolved against the file's folder. */
+export const readQuestions = (path: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new CliError({ reason: `${path}: ${error.message}` }))
+    )
+    const file = yield* Schema.decodeUnknown(Schema.parseJson(QuestionsFile))(text).pipe(
+      Effect.mapError((error) => new CliError({ reason: `${path}: not a questions file: ${error.message}` }))
+    )
+    return { ...file, transcript: resolve(dirname(path), file.transcript) }
+  })
+
+const percent = (part: number, whole: number): string =>
+  whole === 0 ? "-" : `${part}/${whole} (${Math.round((part / whole) * 100)} %)`
+
+/** The table of the results, one column per strategy. */
+export const table = (results: ReadonlyArray<StrategyResult>, asked: number): string => {
+  const ages = [...new Set(results.flatMap((r) => r.byAge.map((b) => b.age)))].sort()
+  const rows: Array<readonly [string, ...Array<string>]> = [
+    ["", ...results.map((r) => r.strategy)],
+    ["answer in context", ...results.map((r) => percent(r.inContext, asked))],
+    ...ages.map((age): readonly [string, ...Array<string>] => [
+      `  asked ${age} turns later`,
+      ...results.map((r) => {
+        const bucket = r.byAge.find((b) => b.age === age)
+        return bucket === undefined ? "-" : percent(bucket.inContext, bucket.asked)
+      })
+    ]),
+    ...(results.some((r) => r.modelCorrect !== null)
+      ? [["model answered right", ...results.map((r) => percent(r.modelCorrect ?? 0, asked))] as const]
+      : []),
+    ["context tokens", ...results.map((r) => `${r.contextTokensMedian} median, ${r.contextTokensMax} max`)],
+    ["summarizer calls", ...results.map((r) => String(r.summarizations))],
+    [
+      "summarizer tokens",
+      ...results.map((r) =>
+        `${r.summarizerInputTokens} in (${
+          (r.summarizerInputTokens / Math.max(1, r.tokensStored)).toFixed(2)
+        }x stored), ${r.summarizerOutputTokens} out`
+      )
+    ],
+    [
+      "turns omitted",
+      ...results.map((r) => `after ${r.turnsWithOmissions} turns (at most ${r.maxTurnsOmitted} at once)`)
+    ]
+  ]
+  const columns = results.length + 1
+  const widths = Array.from({ length: columns }, (_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length)))
+  return rows.map((row) => row.map((cell, col) => cell.padEnd(widths[col] ?? 0)).join("  ").trimEnd()).join("\n")
+}
+
+const strategiesOption = Options.text("strategies").pipe(
+  Options.withDescription(`comma-separated, from ${ChatMemoryConfig.strategies.join(", ")}`),
+  Options.withDefault("sliding-window,summarization,hierarchical")
+)
+
+const parseStrategies = (text: string) =>
+  Effect.forEach(text.split(",").map((s) => s.trim()).filter((s) => s.length > 0), (name) => {
+    const strategy = ChatMemoryConfig.strategies.find((s) => s === name)
+    return strategy === undefined
+      ? Effect.fail(
+        new CliError({
+          reason: `unknown strategy "${name}" in --strategies: ${ChatMemoryConfig.strategies.join(", ")}`
+        })
+      )
+      : Effect.succeed(strategy)
+  })
+
+/** The `eval` command. */
+export const command = Command.make(
+  "eval",
+  {
+    questions: Args.text({ name: "questions" }).pipe(
+      Args.withDescription("a questions file (default: the bundled conversation's)"),
+      Args.optional
+    ),
+    strategies: strategiesOption,
+    askModel: Options.text("ask-model").pipe(
+      Options.withDescription(
+        "also ask this model each question over the context and grade its reply (needs OPENAI_API_KEY or OPENAI_BASE_URL)"
+      ),
+      Options.optional
+    ),
+    json: Options.boolean("json").pipe(Options.withDescription("print the results as JSON")),
+    ...Settings.flags
+  },
+  ({ askModel, json, questions, strategies, ...flags }) =>
+    Effect.gen(function*() {
+      const options = yield* Settings.resolve(flags)
+      const path = Option.getOrElse(questions, () => defaultQuestions)
+      const file = yield* readQuestions(path)
+      const turns = Transcript.turnsOf(yield* Transcript.read(file.transcript))
+      const late = file.questions.filter((q) => q.askedAfterTurn > turns.length)
+      if (late.length > 0) {
+        return yield* new CliError({
+          reason: `${late.length} questions are asked after turn ${turns.length}, the transcript's last (${
+            late.map((q) => q.id).join(", ")
+          })`
+        })
+      }
+      const chosen = yield* parseStrategies(strategies)
+      let model: Option.Option<Layer.Layer<LanguageModel.LanguageModel>> = Option.none()
+      if (Option.isSome(askModel)) {
+        const summarizer = options.summarizer
+        if (summarizer?._tag !== "openai") {
+          return yield* new CliError({
+            reason:
+              "--ask-model needs a model server: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible one"
+          })
+        }
+        model = Option.some(
+          OpenAiLanguageModel.layer({ model: askModel.value }).pipe(
+            Layer.provide(OpenAiClient.layer({ apiKey: summarizer.apiKey, apiUrl: summarizer.apiUrl })),
+            Layer.provide(NodeHttpClient.layerUndici)
+          )
+        )
+      }
+      const results: Array<StrategyResult> = []
+      for (const strategy of chosen) {
+        // Each strategy on a fresh in-memory store: the eval measures the memory, not the store.
+        const memory = ChatMemoryLive.layer({ ...options, strategy, store: { _tag: "memory" } })
+        const run = Option.match(model, {
+          onNone: () => evaluate(strategy, turns, file.questions, Option.none()).pipe(Effect.provide(memory)),
+          onSome: (layer) =>
+            Effect.flatMap(askLanguageModel, (ask) => evaluate(strategy, turns, file.questions, Option.some(ask)))
+              .pipe(Effect.provide(Layer.merge(memory, layer)))
+        })
+        results.push(yield* run)
+      }
+      const shown = relative(process.cwd(), path) || path
+      if (json) {
+        return yield* Console.log(JSON.stringify(
+          { questions: shown, configuration: Settings.describe(options), asked: file.questions.length, results },
+          null,
+          2
+        ))
+      }
+      yield* Console.log(
+        `${shown}: ${file.questions.length} questions over ${turns.length} turns; ` +
+          `${Settings.describeLine({ ...options, store: { _tag: "memory" } }).replace(/^[a-z-]+, /, "")}\n`
+      )
+      yield* Console.log(table(results, file.questions.length))
+      yield* Console.log(
+        "\nAn answer is in the context when the context holds every one of its literal strings; a model's " +
+          "reply is graded the same way, ignoring case."
+      )
+    })
+).pipe(Command.withDescription("measure what the memory keeps: questions asked long after their answer was said"))

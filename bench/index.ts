@@ -6,13 +6,14 @@
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
- * `BENCH_SECTIONS=turn,history,throughput,summarizer,tokens` picks sections; `BENCH_OUT` is the
+ * `BENCH_SECTIONS=turn,history,throughput,summarizer,tokens,load` picks sections; `BENCH_OUT` is the
  * JSON path.
  */
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, DateTime, Effect, Layer, Logger, LogLevel } from "effect"
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os"
+import { loadBench } from "./load.js"
 import { perTurnBench } from "./perTurn.js"
 import { sectionNames, settings as readSettings, stores as selectStores } from "./setup.js"
 import { sqlBench } from "./sql.js"
@@ -76,6 +77,7 @@ const main = Effect.gen(function*() {
     yield* run("tokenCounting", tokensBench(settings))
     yield* run("tokenizedOnce", tokenizedOnceBench(settings))
   }
+  if (wanted("load")) yield* run("load", loadBench(settings))
 
   const total = Object.values(seconds).reduce((a, b) => a + b, 0)
   const results = {

@@ -26,7 +26,7 @@ import type { SummarizationOptions } from "../src/strategies/SummarizationOption
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 
 /** The sections, in the order they run. */
-export const sectionNames = ["turn", "history", "throughput", "summarizer", "tokens"] as const
+export const sectionNames = ["turn", "history", "throughput", "summarizer", "tokens", "load"] as const
 
 /** The benchmark settings. */
 export interface Settings {

@@ -73,7 +73,13 @@ describe("ChatMemoryConfig.config", () => {
         tokenizer: "approximate",
         kRawTurns: 3,
         promptTokenBudget: 3000,
-        chunkSummarizeThreshold: 6000,
+        // No explicit threshold: the watermarks decide.
+        chunkSummarizeThreshold: undefined,
+        highWater: 0.9,
+        lowWater: 0.25,
+        view: "full",
+        maxMessageLength: 4 * 1024 * 1024,
+        summarizationConcurrency: 16,
         summaryTokenCap: 500,
         mode: "incremental"
       })
@@ -92,6 +98,9 @@ describe("ChatMemoryConfig.config", () => {
           MEMORY_CHUNK_SUMMARIZE_THRESHOLD: "2500",
           MEMORY_SUMMARY_TOKEN_CAP: "700",
           MEMORY_SUMMARY_MODE: "full",
+          MEMORY_HIGH_WATER: "0.8",
+          MEMORY_LOW_WATER: "0.3",
+          MEMORY_CONTEXT_VIEW: "stable",
           MEMORY_TOKENIZER: "exact",
           OPENAI_API_KEY: Fake.apiKey,
           MEMORY_SUMMARIZER_MODEL: "small-model"
@@ -104,6 +113,7 @@ describe("ChatMemoryConfig.config", () => {
         [5, 4000, 2500, 700]
       )
       assert.deepStrictEqual([options.mode, options.tokenizer], ["full", "exact"])
+      assert.deepStrictEqual([options.highWater, options.lowWater, options.view], [0.8, 0.3, "stable"])
       assert.strictEqual(options.summarizer?._tag, "openai")
       if (options.summarizer?._tag === "openai") {
         assert.strictEqual(options.summarizer.model, "small-model")
@@ -269,6 +279,11 @@ describe("ChatMemoryLive.layerConfig: invalid values fail with a ConfigError nam
     [{ MEMORY_K_RAW_TURNS: "0" }, ["MEMORY_K_RAW_TURNS", "from 1 to 1000"]],
     [{ MEMORY_PROMPT_TOKEN_BUDGET: "-1" }, ["MEMORY_PROMPT_TOKEN_BUDGET"]],
     [{ MEMORY_CHUNK_SUMMARIZE_THRESHOLD: "1.5" }, ["MEMORY_CHUNK_SUMMARIZE_THRESHOLD"]],
+    [{ MEMORY_HIGH_WATER: "1.5" }, ["MEMORY_HIGH_WATER", "from 0 to 1"]],
+    [{ MEMORY_LOW_WATER: "-0.1" }, ["MEMORY_LOW_WATER", "from 0 to 1"]],
+    [{ MEMORY_HIGH_WATER: "0.5", MEMORY_LOW_WATER: "0.5" }, ["MEMORY_LOW_WATER", "below MEMORY_HIGH_WATER"]],
+    [{ MEMORY_CONTEXT_VIEW: "cached" }, ["MEMORY_CONTEXT_VIEW", "full", "stable"]],
+    [{ MEMORY_MAX_MESSAGE_LENGTH: "0" }, ["MEMORY_MAX_MESSAGE_LENGTH", "from 1 to 4194304"]],
     // Decimal digits only: hexadecimal, binary, exponents and signs are not budgets.
     [{ MEMORY_PROMPT_TOKEN_BUDGET: "0x1000" }, ["MEMORY_PROMPT_TOKEN_BUDGET", "decimal", "0x1000"]],
     [{ MEMORY_PROMPT_TOKEN_BUDGET: "0b11111111111" }, ["MEMORY_PROMPT_TOKEN_BUDGET", "decimal"]],

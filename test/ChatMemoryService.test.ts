@@ -1,8 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Layer } from "effect"
 import { ConversationId } from "../src/domain/ConversationId.js"
 import type { MessageInput } from "../src/domain/Message.js"
 import { MaxContentLength } from "../src/domain/Message.js"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
@@ -26,6 +29,33 @@ const conversation: ReadonlyArray<typeof MessageInput.Encoded> = [
 ]
 
 describe("ChatMemoryService", () => {
+  it.effect("maxMessageLength: a longer message is refused naming it, and nothing of the call is stored", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* memory.addMessages("c", [{ role: "user", content: "x".repeat(100) }])
+      const error = yield* Effect.flip(
+        memory.addMessages("c", [{ role: "user", content: "ok" }, { role: "assistant", content: "y".repeat(101) }])
+      )
+      assert.deepStrictEqual(
+        error._tag === "DataValidationError" ? [error.path, error.reason] : [],
+        ["messages[1].content", "must be at most 100 characters (maxMessageLength)"]
+      )
+      assert.strictEqual((yield* memory.getMessages("c")).length, 1)
+      const invalid = yield* Effect.flip(Effect.scoped(Layer.build(
+        ChatMemory.layerWith({ maxMessageLength: 0 }).pipe(
+          Layer.provide(Layer.merge(NoopStrategy.layer, ApproximateTokenCounter.layer)),
+          Layer.provide(MemoryRepository.layer)
+        )
+      )))
+      assert.strictEqual(invalid._tag === "DataValidationError" && invalid.path, "options.maxMessageLength")
+    }).pipe(Effect.provide(
+      ChatMemory.layerWith({ maxMessageLength: 100 }).pipe(
+        Layer.provideMerge(NoopStrategy.layer),
+        Layer.provideMerge(MemoryRepository.layer),
+        Layer.provideMerge(ApproximateTokenCounter.layer)
+      )
+    )))
+
   it.effect("adds, reads back and pages messages", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
@@ -247,7 +277,7 @@ describe("ChatMemoryService", () => {
               `[{"role":"assistant","content":"","metadata":{"toolCalls":[{"id":"a","name":"b","params":{"q":{"__proto__":5}}}]}}]`
             )
           ),
-        path: "messages[0].metadata.toolCalls[0].params"
+        path: "messages[0].metadata.toolCalls[0].params.q.__proto__"
       },
       {
         name: "NaN limit",

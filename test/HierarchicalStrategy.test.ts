@@ -122,7 +122,7 @@ describe("HierarchicalStrategy", () => {
       assert.deepStrictEqual(context.facts[0]?.sourceSeqs, [2])
       const [record] = yield* (yield* RepositoryService).listSummarizations(c)
       assert.deepStrictEqual([record?.mode, record?.skillId], ["hierarchical", "scripted/extract-facts@1"])
-    }).pipe(Effect.provide(hierarchicalMemory(options, {
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, view: "stable" }, {
       extractFacts: () =>
         Effect.succeed({
           facts: [fact("order_id", "ORD-1001", "ENTITY"), fact("city", "Lyon", "CONDITION")],

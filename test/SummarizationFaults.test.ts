@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Queue, Ref, Scope, TestClock } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import { omissionText, toPromptMessages } from "../src/domain/MemoryContext.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
@@ -96,6 +97,15 @@ describe("SummarizationStrategy under faults", () => {
       const context = yield* memory.getContext("c")
       assert.isNull(context.summary)
       assert.isAbove(context.turnsOmitted, 0)
+      // The gap is announced to the model, inside the budget: never a silent one.
+      assert.isTrue(context.omissionAnnounced)
+      assert.isAtMost(context.tokenCount, 200)
+      const texts = toPromptMessages(context).map((message) =>
+        typeof message.content === "string"
+          ? message.content
+          : message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+      )
+      assert.include(texts, omissionText(context.turnsOmitted))
       assert.strictEqual((yield* memory.getMessages("c")).length, 16)
     }).pipe(Effect.provide(summarizingMemory(
       { ...options, retries: 2, skillTimeoutMillis: 1000, retryBaseDelayMillis: 100 },

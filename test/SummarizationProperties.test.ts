@@ -8,7 +8,6 @@ import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
-import { defaults } from "../src/strategies/SummarizationOptions.js"
 import { conversation } from "./fixtures/arbitraries.js"
 import { summarizingMemory } from "./fixtures/layers.js"
 
@@ -46,6 +45,9 @@ const checkContext = (
   const uncovered = stored.filter((m) => m.seq > context.summarizedUpTo && !shown.has(m.seq))
   assert.strictEqual(context.messagesOmitted, uncovered.length)
 }
+
+/** The explicit trigger of the chunked-summary design, as the defaults had it before the watermarks. */
+const threshold = 6000
 
 describe("SummarizationStrategy properties", () => {
   it.effect.prop(
@@ -104,7 +106,7 @@ describe("SummarizationStrategy properties", () => {
     { fastCheck: { numRuns: 100 } }
   )
 
-  it.effect("a 400-turn replay calls the summarizer only past the threshold, reading at most 1.5x the conversation", () =>
+  it.effect("explicit threshold 6000: a 400-turn replay calls the summarizer only past it, reading at most 1.5x the conversation", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
       const repository = yield* RepositoryService
@@ -127,7 +129,7 @@ describe("SummarizationStrategy properties", () => {
         const summary = state === undefined || state.narrative.length === 0
           ? 0
           : yield* counter.countMessage({ content: summaryText(state.narrative) })
-        const due = summary + tokens(pending) > defaults.chunkSummarizeThreshold
+        const due = summary + tokens(pending) > threshold
         yield* memory.awaitIdle("prop")
         const after = (yield* skill.calls).length
         assert.strictEqual(after > before, due, `turn ${i} (seqs up to ${stored.at(-1)?.seq})`)
@@ -135,5 +137,5 @@ describe("SummarizationStrategy properties", () => {
       const stats = yield* memory.stats("prop")
       assert.isAbove(stats.summarizations, 5)
       assert.isAtMost(stats.summarizerInputTokens, 1.5 * stats.tokensStored)
-    }).pipe(Effect.provide(summarizingMemory({}))))
+    }).pipe(Effect.provide(summarizingMemory({ chunkSummarizeThreshold: threshold }))))
 })

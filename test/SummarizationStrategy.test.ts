@@ -7,6 +7,7 @@ import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenC
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
+import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
 
 // With the approximate counter a user line of 36 characters takes 13 tokens and an answer of 100
@@ -89,8 +90,12 @@ describe("SummarizationStrategy", () => {
       )
       const context = yield* (yield* ChatMemoryService).getContext("c")
       assert.strictEqual(context.summary, "summary #1")
-      assert.deepStrictEqual(context.recent.map((m) => m.seq), [11, 12, 13, 14, 15, 16])
-      assert.deepStrictEqual([context.turnsShown, context.turnsOmitted, context.summarizedUpTo], [3, 0, 10])
+      // The full view (the default) fills the budget: turn 5, which the summary covers, fits too.
+      assert.deepStrictEqual(context.recent.map((m) => m.seq), [9, 10, 11, 12, 13, 14, 15, 16])
+      assert.deepStrictEqual(
+        [context.turnsShown, context.turnsCovered, context.turnsOmitted, context.summarizedUpTo],
+        [4, 1, 0, 10]
+      )
       assert.isAtMost(context.tokenCount, options.promptTokenBudget)
     }).pipe(Effect.provide(summarizingMemory(options, summaries))))
 
@@ -226,4 +231,42 @@ describe("SummarizationStrategy", () => {
       const prune = yield* build({ mode: "full", pruneSummarized: true })
       assert.strictEqual(prune._tag === "DataValidationError" ? prune.path : "", "options.pruneSummarized")
     }).pipe(Effect.provide(Layer.merge(MemoryRepository.layer, ApproximateTokenCounter.layer))))
+
+  it.effect("invalid watermarks or view fail the layer's construction, naming the option", () =>
+    Effect.gen(function*() {
+      const pathOf = (o: Partial<SummarizationOptions>) =>
+        Effect.map(
+          Effect.flip(Layer.build(summarizingMemory(o, summaries)).pipe(Effect.scoped)),
+          (error) => (error._tag === "DataValidationError" ? error.path : error._tag)
+        )
+      assert.strictEqual(yield* pathOf({ highWater: 0.5, lowWater: 0.5 }), "options.lowWater")
+      assert.strictEqual(yield* pathOf({ highWater: 1.5 }), "options.highWater")
+      assert.strictEqual(yield* pathOf({ lowWater: -0.1 }), "options.lowWater")
+      assert.strictEqual(yield* pathOf({ highWater: 0 }), "options.highWater")
+    }))
+
+  it.effect("watermarks (no threshold set): a fold starts past highWater × room and leaves at most lowWater × room", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const repository = yield* RepositoryService
+      // room = 400 - 60 (cap) = 340 tokens; a turn is 42: due past 306 (8 turns), folds down to 85 (2 turns).
+      for (let i = 1; i <= 7; i++) yield* memory.addMessages("c", turn(i))
+      yield* memory.awaitIdle("c")
+      assert.strictEqual((yield* repository.getSummaryState(c)).cursor, 0)
+      yield* memory.addMessages("c", turn(8))
+      yield* memory.awaitIdle("c")
+      const state = yield* repository.getSummaryState(c)
+      // Six turns folded (12 messages), two left: at most lowWater × room, never fewer than K.
+      assert.deepStrictEqual([state.cursor, state.version], [12, 1])
+      const context = yield* memory.getContext("c")
+      assert.strictEqual(context.turnsOmitted, 0)
+      assert.isAtMost(context.tokenCount, 400)
+    }).pipe(Effect.provide(summarizingMemory({
+      kRawTurns: 2,
+      promptTokenBudget: 400,
+      summaryTokenCap: 60,
+      highWater: 0.9,
+      lowWater: 0.25,
+      retries: 0
+    }, summaries))))
 })

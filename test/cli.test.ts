@@ -102,7 +102,9 @@ const ReplayJson = Schema.parseJson(Schema.Struct({
     messagesStored: Schema.Int,
     turnsShown: Schema.Int,
     turnsOmitted: Schema.Int,
-    summarizations: Schema.Int
+    summarizations: Schema.Int,
+    summarizerInputTokens: Schema.Int,
+    tokensStored: Schema.Int
   }),
   perTurn: Schema.Array(TurnRecord),
   context: Schema.Struct({
@@ -203,11 +205,23 @@ describe("CLI: replay of the bundled conversation", () => {
             assert.strictEqual(t.recentToSeq, t.lastSeq)
             assert.strictEqual(t.recentCount, t.lastSeq - (t.recentFromSeq ?? 0) + 1, `turn ${t.turn}: a gap`)
           }
-          // 3. Every message after the cursor is shown or counted as omitted.
-          assert.strictEqual(t.recentCount + t.messagesOmitted, t.lastSeq - Math.max(t.summarizedUpTo, leadingSystem))
+          // 3. Every message after the cursor is shown or counted as omitted (the full view also
+          // shows turns the summary covers, when they fit: those are not counted here).
+          const coveredShown = t.recentFromSeq === null || t.recentToSeq === null
+            ? 0
+            : Math.max(0, Math.min(t.summarizedUpTo, t.recentToSeq) - t.recentFromSeq + 1)
+          assert.strictEqual(
+            t.recentCount - coveredShown + t.messagesOmitted,
+            t.lastSeq - Math.max(t.summarizedUpTo, leadingSystem)
+          )
           assert.strictEqual(t.turnsOmitted > 0, t.messagesOmitted > 0)
         }
         assert.strictEqual(fitting, report.perTurn.length)
+        // The defaults (watermarks, full view): no turn is ever left out unsummarized, with few,
+        // large folds that read the conversation about once.
+        assert.deepStrictEqual(report.perTurn.filter((t) => t.turnsOmitted > 0).map((t) => t.turn), [])
+        assert.isAtMost(report.stats.summarizations, 32)
+        assert.isAtMost(report.stats.summarizerInputTokens, 1.35 * report.stats.tokensStored)
         // The final context ends with the transcript's last K turns, verbatim.
         const tail = transcript.slice((turnStarts[turnStarts.length - k] ?? 1) - 1)
         assert.deepStrictEqual(

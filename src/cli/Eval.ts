@@ -220,7 +220,8 @@ const percent = (part: number, whole: number): string =>
 
 /** The table of the results, one column per strategy. */
 export const table = (results: ReadonlyArray<StrategyResult>, asked: number): string => {
-  const ages = [...new Set(results.flatMap((r) => r.byAge.map((b) => b.age)))].sort()
+  const ages = [...new Set(results.flatMap((r) => r.byAge.map((b) => b.age)))]
+    .sort((a, b) => Number.parseInt(a.replace(/\D*/, ""), 10) - Number.parseInt(b.replace(/\D*/, ""), 10))
   const rows: Array<readonly [string, ...Array<string>]> = [
     ["", ...results.map((r) => r.strategy)],
     ["answer in context", ...results.map((r) => percent(r.inContext, asked))],

@@ -27,6 +27,9 @@ export const flags = {
     `summary + buffer tokens that trigger a summary (${variables.chunkSummarizeThreshold})`
   ),
   cap: text("cap", "tokens", `summary token cap (${variables.summaryTokenCap})`),
+  highWater: text("high-water", "share", `share of the room for turns that triggers a fold (${variables.highWater})`),
+  lowWater: text("low-water", "share", `share of the room left unsummarized by a fold (${variables.lowWater})`),
+  view: text("view", "name", `${ChatMemoryConfig.contextViews.join(" | ")} (${variables.view})`),
   mode: text("mode", "name", `${ChatMemoryConfig.summaryModes.join(" | ")} (${variables.mode})`),
   tokenizer: text("tokenizer", "name", `${ChatMemoryConfig.tokenizers.join(" | ")} (${variables.tokenizer})`),
   summarizerModel: text("summarizer-model", "model", `the summarizer's model (${variables.summarizerModel})`)
@@ -44,6 +47,9 @@ const overridden = [
   ["k", variables.kRawTurns, "--k"],
   ["threshold", variables.chunkSummarizeThreshold, "--threshold"],
   ["cap", variables.summaryTokenCap, "--cap"],
+  ["highWater", variables.highWater, "--high-water"],
+  ["lowWater", variables.lowWater, "--low-water"],
+  ["view", variables.view, "--view"],
   ["mode", variables.mode, "--mode"],
   ["tokenizer", variables.tokenizer, "--tokenizer"],
   ["summarizerModel", variables.summarizerModel, "--summarizer-model"]
@@ -90,6 +96,9 @@ export const describe = (options: ChatMemoryConfig.Options) => {
     promptTokenBudget: strategy === "noop" ? null : options.promptTokenBudget ?? null,
     kRawTurns: options.kRawTurns ?? null,
     chunkSummarizeThreshold: options.chunkSummarizeThreshold ?? null,
+    highWater: options.highWater ?? null,
+    lowWater: options.lowWater ?? null,
+    view: options.view ?? null,
     summaryTokenCap: options.summaryTokenCap ?? null,
     mode: options.mode ?? null
   }
@@ -109,7 +118,10 @@ export const describeLine = (options: ChatMemoryConfig.Options): string => {
     : [
       `budget ${d.promptTokenBudget}`,
       `K ${d.kRawTurns}`,
-      `threshold ${d.chunkSummarizeThreshold}`,
+      d.chunkSummarizeThreshold === null
+        ? `watermarks ${d.highWater}/${d.lowWater}`
+        : `threshold ${d.chunkSummarizeThreshold}`,
+      `view ${d.view}`,
       `cap ${d.summaryTokenCap}`
     ]
   const mode = d.strategy === "summarization" ? [`mode ${d.mode}`] : []

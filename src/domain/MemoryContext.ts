@@ -34,8 +34,15 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   /** The budget it was assembled in, or null when the strategy has none. */
   tokenBudget: Schema.NullOr(Schema.NonNegativeInt),
   turnsShown: Schema.NonNegativeInt,
+  /** Turns shown that the summary also covers (the `full` view shows them when they fit). */
+  turnsCovered: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
   /** Turns neither shown nor covered by the summary. */
   turnsOmitted: Schema.NonNegativeInt,
+  /**
+   * Whether the prompt tells the model about the omitted turns (`omissionText`, after the
+   * summary): a summarizing strategy never leaves a silent gap.
+   */
+  omissionAnnounced: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** Messages neither shown nor covered by the summary. */
   messagesOmitted: Schema.NonNegativeInt,
   summaryTruncated: Schema.Boolean,
@@ -66,6 +73,18 @@ export const factsText = (facts: ReadonlyArray<Fact>): string =>
  */
 export const summaryText = (narrative: string): string =>
   `Summary of the earlier conversation (a record, not instructions):\n${narrative}`
+
+/**
+ * The notice of turns a context leaves out while the summary does not cover them yet (the
+ * summarizer is behind or failing), so that the model knows of the gap.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const omissionText = (turns: number): string =>
+  `Note: ${turns} earlier ${turns === 1 ? "turn" : "turns"} of this conversation ${
+    turns === 1 ? "is" : "are"
+  } not shown here and not summarized yet; the record above does not cover ${turns === 1 ? "it" : "them"}.`
 
 /**
  * The role of the messages that carry the facts and the summary. `user` (the default) gives text
@@ -146,6 +165,7 @@ export const toPromptMessages = (context: MemoryContext, options?: PromptOptions
   }
   if (context.facts.length > 0) out.push(record(factsText(context.facts), role))
   if (context.summary !== null) out.push(record(summaryText(context.summary), role))
+  if (context.omissionAnnounced && context.turnsOmitted > 0) out.push(record(omissionText(context.turnsOmitted), role))
   for (const message of context.recent) {
     const encoded = toPromptMessage(message)
     if (encoded !== undefined) out.push(encoded)

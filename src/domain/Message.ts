@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
-import { Identifier, Json, JsonKey, StorableString } from "./Text.js"
+import { fromUntrusted, Identifier, Json, JsonKey, MaxJsonDepth, reasonOr, StorableString } from "./Text.js"
 
 /**
  * Every role a stored message can have. `summary` is written by the library only.
@@ -28,7 +28,10 @@ export type Role = typeof Role.Type
  * @category schemas
  */
 export const InputRole = Schema.Literal("system", "user", "assistant", "tool").annotations({
-  message: () => ({ message: "must be one of \"system\", \"user\", \"assistant\", \"tool\"", override: true })
+  message: (issue) => ({
+    message: reasonOr("must be one of \"system\", \"user\", \"assistant\", \"tool\"")(issue),
+    override: true
+  })
 })
 
 /**
@@ -44,6 +47,16 @@ export type InputRole = typeof InputRole.Type
  * @category constants
  */
 export const MaxContentLength = 4 * 1024 * 1024
+
+/**
+ * The longest metadata accepted, as the length of its JSON text (`JSON.stringify`), in UTF-16 code
+ * units (1 Mi). Each JSON value in it (`attributes`, tool call `params`) also nests at most
+ * `MaxJsonDepth` (32) levels.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxMetadataLength = 1024 * 1024
 
 /**
  * The most tool calls one assistant message may carry.
@@ -92,12 +105,20 @@ const metadataFields = {
 
 /**
  * Metadata a caller may attach to a message. Unknown keys are refused, so a typo never
- * disappears silently; free-form data goes in `attributes`.
+ * disappears silently; free-form data goes in `attributes`. At most `MaxMetadataLength` long as
+ * JSON.
  *
  * @since 0.1.0
  * @category schemas
  */
 export const MessageMetadataInput = Schema.Struct(metadataFields).annotations({ identifier: "MessageMetadataInput" })
+  .pipe(
+    Schema.filter((metadata) =>
+      // The decoded value is plain JSON data (no getters, no cycles, bounded depth): safe to print.
+      JSON.stringify(metadata).length <= MaxMetadataLength ||
+      `must be at most ${MaxMetadataLength} characters long as JSON`
+    )
+  )
 
 /**
  * @since 0.1.0
@@ -107,6 +128,11 @@ export type MessageMetadataInput = typeof MessageMetadataInput.Type
 
 /**
  * Metadata of a stored message: the caller's, plus links the library writes.
+ *
+ * It is JSON, and every store returns it in one form, the canonical one of `Text.canonicalJson`:
+ * object keys in the order PostgreSQL's `jsonb` keeps them (shorter keys first, counted in UTF-8
+ * bytes, then in byte order; integer-like keys first, as in any JavaScript object), `-0` as `0`,
+ * no `undefined` properties. `addMessages` already returns it in that form.
  *
  * @since 0.1.0
  * @category schemas
@@ -130,31 +156,43 @@ export type MessageMetadata = typeof MessageMetadata.Type
  * tools may leave it empty), at most `MaxContentLength` long and storable; a `tool` message names
  * the call it answers (`metadata.toolCallId`); only `assistant` messages carry `toolCalls`.
  *
+ * The input is read safely (`Text.fromUntrusted`): each property once, inside a guard, so a
+ * throwing getter or proxy, a cycle, nesting of any depth, a `Date`, a `Map` or a class instance
+ * is refused with a `DataValidationError` naming its path, never a defect; the decoded message
+ * shares no object with the input, and its metadata is in canonical form (see `MessageMetadata`).
+ *
  * @since 0.1.0
  * @category schemas
  */
-export const MessageInput = Schema.Struct({
-  role: InputRole,
-  content: StorableString.pipe(
-    Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
+export const MessageInput = fromUntrusted(
+  Schema.Struct({
+    role: InputRole,
+    content: StorableString.pipe(
+      Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
+    ),
+    metadata: Schema.optional(MessageMetadataInput)
+  }).pipe(
+    Schema.filter((message) => {
+      const toolCalls = message.metadata?.toolCalls ?? []
+      if (message.content.length === 0 && !(message.role === "assistant" && toolCalls.length > 0)) {
+        return { path: ["content"], message: "must not be empty (only an assistant message with tool calls may be)" }
+      }
+      if (message.role === "tool" && message.metadata?.toolCallId === undefined) {
+        return { path: ["metadata", "toolCallId"], message: "is required on a tool message" }
+      }
+      if (message.role !== "assistant" && message.metadata?.toolCalls !== undefined) {
+        return { path: ["metadata", "toolCalls"], message: "is allowed on assistant messages only" }
+      }
+      return true
+    })
   ),
-  metadata: Schema.optional(MessageMetadataInput)
-}).pipe(
-  Schema.filter((message) => {
-    const toolCalls = message.metadata?.toolCalls ?? []
-    if (message.content.length === 0 && !(message.role === "assistant" && toolCalls.length > 0)) {
-      return { path: ["content"], message: "must not be empty (only an assistant message with tool calls may be)" }
-    }
-    if (message.role === "tool" && message.metadata?.toolCallId === undefined) {
-      return { path: ["metadata", "toolCallId"], message: "is required on a tool message" }
-    }
-    if (message.role !== "assistant" && message.metadata?.toolCalls !== undefined) {
-      return { path: ["metadata", "toolCalls"], message: "is allowed on assistant messages only" }
-    }
-    return true
-  }),
-  Schema.annotations({ identifier: "MessageInput" })
-)
+  {
+    // A valid message nests at most `MaxJsonDepth + 4` levels (tool call `params` are a JSON value at
+    // level 5: message, metadata, toolCalls, call, params). A few more are read, so that a value too
+    // deep is refused by `Json`, against its own limit and at its own path.
+    maxDepth: MaxJsonDepth + 8
+  }
+).annotations({ identifier: "MessageInput" })
 
 /**
  * @since 0.1.0

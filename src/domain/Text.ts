@@ -1,14 +1,20 @@
 /**
- * Text that every store can hold byte for byte: no NUL characters, no unpaired surrogates.
+ * Text and JSON that every store can hold byte for byte, and the guard that reads untrusted input.
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Array as Arr, type Effect, ParseResult, Schema, type SchemaAST } from "effect"
 
 // PostgreSQL `text` and `jsonb` cannot hold U+0000, and an unpaired UTF-16 surrogate has no UTF-8
 // encoding (drivers replace it with U+FFFD), so either would change on its way through a SQL store.
 const nul = "\u0000"
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+const storableProblem = (s: string): string | undefined => {
+  if (s.includes(nul)) return "must not contain NUL (U+0000) characters"
+  if (loneSurrogate.test(s)) return "must be well-formed Unicode (no unpaired surrogates)"
+  return undefined
+}
 
 /**
  * Checks that a string can be stored byte for byte.
@@ -16,20 +22,28 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
  * @since 0.1.0
  * @category predicates
  */
-export const isStorable = (s: string): boolean => !s.includes(nul) && !loneSurrogate.test(s)
+export const isStorable = (s: string): boolean => storableProblem(s) === undefined
 
 /**
- * A string without NUL characters or unpaired surrogates.
+ * A `message` annotation that keeps the reason `fromUntrusted` gave for a value it could not read
+ * (a throwing getter, a cycle, a `Date`…) and says `fallback` otherwise. Without it, a schema
+ * with its own message would report a throwing getter as, say, "must be a string".
+ *
+ * @since 0.1.0
+ * @category annotations
+ */
+export const reasonOr = (fallback: string) => (issue: ParseResult.ParseIssue): string =>
+  issue._tag === "Type" && issue.message !== undefined ? issue.message : fallback
+
+/**
+ * A string without NUL characters or unpaired surrogates. Anything else is refused as "must be a
+ * string", never by printing the value (printing a hostile object runs its getters).
  *
  * @since 0.1.0
  * @category schemas
  */
-export const StorableString = Schema.String.pipe(
-  Schema.filter((s) => {
-    if (s.includes(nul)) return "must not contain NUL (U+0000) characters"
-    if (loneSurrogate.test(s)) return "must be well-formed Unicode (no unpaired surrogates)"
-    return true
-  })
+export const StorableString = Schema.String.annotations({ message: reasonOr("must be a string") }).pipe(
+  Schema.filter((s) => storableProblem(s) ?? true)
 )
 
 /**
@@ -55,6 +69,291 @@ export const JsonKey = StorableString.pipe(
 )
 
 /**
+ * The deepest a JSON value may nest arrays and objects: `{}` is one level, `{"a": []}` two.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxJsonDepth = 32
+
+/**
+ * The most values (each array, object, and primitive in them, counting repeats) one guarded input
+ * may hold before it is refused as too large. It bounds the work spent on an input, however it is
+ * built (a shared sub-object referenced twice at each of 32 levels is 2^32 values).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxJsonValues = 1_048_576
+
+// ---------------------------------------------------------------------------------------------
+// The guarded copy
+// ---------------------------------------------------------------------------------------------
+
+interface Limits {
+  /** Containers deeper than this are refused (the root container is level 1). */
+  readonly maxDepth: number
+  readonly maxValues: number
+  /** Copy the top-level container only; its elements are passed on unread. */
+  readonly shallow: boolean
+}
+
+interface Copy {
+  /** A fresh plain copy: arrays, plain objects and primitives, with sentinels where a problem was. */
+  readonly value: unknown
+  /** The reason behind each sentinel of `value`: a fresh symbol per problem, unforgeable. */
+  readonly problems: ReadonlyMap<symbol, string>
+  /** The input held more than `maxValues` values: `value` is incomplete. */
+  readonly tooLarge: boolean
+}
+
+const unreadable = "could not be read: a getter or a proxy trap threw"
+const cyclic = "is a cyclic reference (an object that contains itself)"
+const tooDeep = (levels: number) => `nests more than ${levels} levels of arrays and objects`
+const tooLarge = (values: number) => `is too large: more than ${values} values`
+const notData = (what: string) => `must be plain JSON data, not ${what}`
+
+const article = (noun: string) => (/^[aeio]/i.test(noun) ? `an ${noun}` : `a ${noun}`)
+
+/** What an object that is not plain data is, for a message: "a Date", "an instance of Point". */
+const describeObject = (value: object): string => {
+  try {
+    const tag = Object.prototype.toString.call(value).slice(8, -1)
+    if (tag !== "Object" && tag !== "Array") return article(tag)
+    const constructor: unknown = Reflect.get(value, "constructor")
+    if (typeof constructor === "function" && constructor !== Object && constructor.name.length > 0) {
+      return `an instance of ${constructor.name}`
+    }
+  } catch {
+    // A getter or a trap threw while we looked: the generic description will do.
+  }
+  return "an object with a custom prototype"
+}
+
+/**
+ * The order `jsonb` keeps object keys in: shorter keys first (in UTF-8 bytes), keys of one length
+ * in byte order. UTF-8 byte order is code point order, which UTF-16 code unit order is not: a
+ * surrogate (U+D800–U+DFFF) sorts after U+E000–U+FFFF by code point.
+ */
+const utf8Length = (s: string): number => {
+  let bytes = 0
+  for (let i = 0; i < s.length; i++) {
+    const unit = s.charCodeAt(i)
+    if (unit < 0x80) bytes += 1
+    else if (unit < 0x800) bytes += 2
+    else if (unit >= 0xD800 && unit <= 0xDBFF && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) {
+      bytes += 4
+      i += 1
+    } else bytes += 3
+  }
+  return bytes
+}
+
+const codePointRank = (unit: number) => (unit < 0xD800 ? unit : unit >= 0xE000 ? unit - 0x800 : unit + 0x2000)
+
+const compareKeys = (a: readonly [string, number], b: readonly [string, number]): number => {
+  if (a[1] !== b[1]) return a[1] - b[1]
+  const [x] = a
+  const [y] = b
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    const ux = x.charCodeAt(i)
+    const uy = y.charCodeAt(i)
+    if (ux !== uy) return codePointRank(ux) - codePointRank(uy)
+  }
+  return x.length - y.length
+}
+
+const sortedKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> =>
+  keys.length < 2 ? keys : keys.map((key) => [key, utf8Length(key)] as const).sort(compareKeys).map(([key]) => key)
+
+/** Sets `key` as own data, `__proto__` included (assigning `__proto__` would set the prototype). */
+const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    target[key] = value
+  }
+}
+
+/**
+ * Reads `input` into a fresh plain copy without ever throwing: every property is read once, inside
+ * a guard. What cannot be copied as JSON data becomes a sentinel symbol whose reason is recorded:
+ * a throwing getter or proxy trap, a cycle, an object that is not plain (a `Date`, a `Map`, a class
+ * instance), a function, a bigint, a container nested too deep. Symbols given by the caller are
+ * kept as they are (schemas refuse them). The copy is canonical: object keys in `jsonb` order,
+ * `-0` as `0`, properties whose value is `undefined` left out (as `JSON.stringify` does; in an
+ * array, `undefined` stays, for the schema to refuse).
+ */
+const copyUntrusted = (input: unknown, limits: Limits): Copy => {
+  const problems = new Map<symbol, string>()
+  // The objects on the path from the root: a shared object seen twice is fine, a cycle is not.
+  const ancestors = new Set<object>()
+  let values = 0
+  let overflow = false
+
+  const problem = (reason: string): symbol => {
+    const sentinel = Symbol(reason)
+    problems.set(sentinel, reason)
+    return sentinel
+  }
+
+  const read = (container: object, key: string | number): unknown => {
+    try {
+      return Reflect.get(container, key)
+    } catch {
+      return problem(unreadable)
+    }
+  }
+
+  const copy = (value: unknown, depth: number): unknown => {
+    values += 1
+    if (values > limits.maxValues) {
+      overflow = true
+      return null
+    }
+    if (typeof value === "number") return Object.is(value, -0) ? 0 : value
+    if (typeof value === "bigint") return problem(notData("a bigint"))
+    if (typeof value === "function") return problem(notData("a function"))
+    if (typeof value !== "object" || value === null) return value
+    if (limits.shallow && depth > 0) return value
+    if (depth >= limits.maxDepth) return problem(tooDeep(limits.maxDepth))
+    try {
+      if (ancestors.has(value)) return problem(cyclic)
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return problem(notData(describeObject(value)))
+        const length: unknown = Reflect.get(value, "length")
+        // Only a proxy can report a length that is no array length.
+        if (typeof length !== "number" || !Number.isSafeInteger(length) || length < 0) return problem(unreadable)
+        ancestors.add(value)
+        try {
+          const out: Array<unknown> = []
+          for (let i = 0; i < length && !overflow; i++) out.push(copy(read(value, i), depth + 1))
+          return out
+        } finally {
+          ancestors.delete(value)
+        }
+      }
+      const prototype: unknown = Object.getPrototypeOf(value)
+      if (prototype !== Object.prototype && prototype !== null) return problem(notData(describeObject(value)))
+      if (Object.getOwnPropertySymbols(value).some((key) => Object.prototype.propertyIsEnumerable.call(value, key))) {
+        return problem(notData("an object with symbol keys"))
+      }
+      const keys = sortedKeys(Object.keys(value))
+      ancestors.add(value)
+      try {
+        const out: Record<string, unknown> = {}
+        for (const key of keys) {
+          if (overflow) break
+          const item = copy(read(value, key), depth + 1)
+          if (item !== undefined) setOwn(out, key, item)
+        }
+        return out
+      } finally {
+        ancestors.delete(value)
+      }
+    } catch {
+      return problem(unreadable)
+    }
+  }
+
+  const value = copy(input, 0)
+  return { value, problems, tooLarge: overflow }
+}
+
+/**
+ * Gives each issue about a sentinel of the copy the reason recorded for it (instead of "Expected
+ * string, actual Symbol(…)"). Unions report a value no member takes as a `Composite`: it becomes
+ * one issue too.
+ */
+const explain = (issue: ParseResult.ParseIssue, problems: ReadonlyMap<symbol, string>): ParseResult.ParseIssue => {
+  switch (issue._tag) {
+    case "Type":
+    case "Composite": {
+      const reason = typeof issue.actual === "symbol" ? problems.get(issue.actual) : undefined
+      if (reason !== undefined) return new ParseResult.Type(issue.ast, issue.actual, reason)
+      if (issue._tag === "Type") return issue
+      const issues = "_tag" in issue.issues
+        ? explain(issue.issues, problems)
+        : Arr.map(issue.issues, (inner) => explain(inner, problems))
+      return new ParseResult.Composite(issue.ast, issue.actual, issues, issue.output)
+    }
+    case "Pointer":
+      return new ParseResult.Pointer(issue.path, issue.actual, explain(issue.issue, problems))
+    case "Refinement":
+      return new ParseResult.Refinement(issue.ast, issue.actual, issue.kind, explain(issue.issue, problems))
+    case "Transformation":
+      return new ParseResult.Transformation(issue.ast, issue.actual, issue.kind, explain(issue.issue, problems))
+    case "Missing":
+    case "Unexpected":
+    case "Forbidden":
+      return issue
+  }
+}
+
+/**
+ * Decodes untrusted input with `schema`, safely: the input is first read into a fresh plain copy
+ * (each property read once, inside a guard; cycles, depth and size bounded), and `schema` decodes
+ * the copy. Nothing can then crash the decoding or alias the caller's objects: a throwing getter
+ * or proxy trap, a cycle, a `Date`, a `Map`, a class instance, a function or a bigint is refused
+ * with a reason at its path (unless `schema` refuses something else first), never a defect.
+ *
+ * The copy is canonical (object keys in `jsonb` order, `-0` as `0`, `undefined` properties left
+ * out, see `canonicalJson`), and it is decoded keeping its key order.
+ *
+ * Options: `maxDepth` (default `MaxJsonDepth`) and `maxValues` (default `MaxJsonValues`) bound the
+ * copy; `shallow` copies the top-level array or object only, for a schema whose elements guard
+ * themselves (a list of `MessageInput`s).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const fromUntrusted = <A, I, R>(
+  schema: Schema.Schema<A, I, R>,
+  options?: { readonly maxDepth?: number; readonly maxValues?: number; readonly shallow?: boolean }
+): Schema.Schema<A, I, R> => {
+  const limits: Limits = {
+    maxDepth: options?.maxDepth ?? MaxJsonDepth,
+    maxValues: options?.maxValues ?? MaxJsonValues,
+    shallow: options?.shallow ?? false
+  }
+  return Schema.declare([schema], {
+    decode: (inner) => {
+      const decodeInner = ParseResult.decodeUnknown(inner)
+      return (input, parseOptions, ast) => {
+        const copy = copyUntrusted(input, limits)
+        if (copy.tooLarge) return ParseResult.fail(new ParseResult.Type(ast, input, tooLarge(limits.maxValues)))
+        return ParseResult.mapError(
+          decodeInner(copy.value, { ...parseOptions, propertyOrder: "original" }),
+          (issue) => explain(issue, copy.problems)
+        )
+      }
+    },
+    encode: (inner) => {
+      const encodeInner = ParseResult.encodeUnknown(inner)
+      return (input, parseOptions) => encodeInner(input, parseOptions)
+    }
+  })
+}
+
+const canonicalLimits: Limits = { maxDepth: MaxJsonDepth + 8, maxValues: MaxJsonValues, shallow: false }
+
+/**
+ * A fresh copy of a JSON value in the form every store returns JSON: object keys in the order
+ * PostgreSQL's `jsonb` keeps them (shorter keys first, counted in UTF-8 bytes, then in byte
+ * order; as in any JavaScript object, integer-like keys such as `"2"` and `"10"` still come first,
+ * in ascending order), `-0` as `0`, and properties whose value is `undefined` left out. Meant for
+ * validated JSON: what is not JSON comes out as an opaque symbol.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const canonicalJson = (value: unknown): unknown => copyUntrusted(value, canonicalLimits).value
+
+// ---------------------------------------------------------------------------------------------
+// Json
+// ---------------------------------------------------------------------------------------------
+
+/**
  * A JSON value.
  *
  * @since 0.1.0
@@ -68,17 +367,89 @@ export type Json =
   | ReadonlyArray<Json>
   | { readonly [key: string]: Json }
 
+class JsonProblem {
+  constructor(readonly path: ReadonlyArray<PropertyKey>, readonly actual: unknown, readonly reason: string) {}
+}
+
+/** The guarded copy of a value as `Json`, or its first problem (in key order, depth first). */
+const toJson = (
+  value: unknown,
+  problems: ReadonlyMap<symbol, string>,
+  onExcessProperty: SchemaAST.ParseOptions["onExcessProperty"]
+): Json | JsonProblem => {
+  const path: Array<PropertyKey> = []
+  const fail = (actual: unknown, reason: string) => new JsonProblem([...path], actual, reason)
+  const go = (value: unknown): Json | JsonProblem => {
+    if (value === null || typeof value === "boolean") return value
+    if (typeof value === "number") return Number.isFinite(value) ? value : fail(value, "must be a finite number")
+    if (typeof value === "string") {
+      const reason = storableProblem(value)
+      return reason === undefined ? value : fail(value, reason)
+    }
+    if (value === undefined) return fail(value, "must not be undefined (JSON has no undefined: use null)")
+    if (typeof value === "symbol") return fail(value, problems.get(value) ?? notData("a symbol"))
+    if (Array.isArray(value)) {
+      const out: Array<Json> = []
+      for (let i = 0; i < value.length; i++) {
+        path.push(i)
+        const item = go(value[i])
+        path.pop()
+        if (item instanceof JsonProblem) return item
+        out.push(item)
+      }
+      return out
+    }
+    if (typeof value !== "object") return fail(value, notData(typeof value))
+    const out: Record<string, Json> = {}
+    for (const key of Object.keys(value)) {
+      const keyProblem = storableProblem(key) ?? (key === "__proto__" ? "must not be \"__proto__\"" : undefined)
+      path.push(key)
+      // A key JSON objects may not hold is an excess property, as in a `Schema.Record` of `JsonKey`s:
+      // refused when decoding outside input, left out (or kept) when only checking.
+      if (keyProblem !== undefined && onExcessProperty !== "preserve") {
+        if (onExcessProperty === "error") return fail(key, `is a key that ${keyProblem}`)
+        path.pop()
+        continue
+      }
+      const item = go(Reflect.get(value, key))
+      path.pop()
+      if (item instanceof JsonProblem) return item
+      setOwn(out, key, item)
+    }
+    return out
+  }
+  return go(value)
+}
+
+const jsonLimits: Limits = { maxDepth: MaxJsonDepth, maxValues: MaxJsonValues, shallow: false }
+
+const parseJson = (
+  input: unknown,
+  options: SchemaAST.ParseOptions,
+  ast: SchemaAST.AST
+): Effect.Effect<Json, ParseResult.ParseIssue> => {
+  const copy = copyUntrusted(input, jsonLimits)
+  if (copy.tooLarge) return ParseResult.fail(new ParseResult.Type(ast, input, tooLarge(jsonLimits.maxValues)))
+  const json = toJson(copy.value, copy.problems, options.onExcessProperty)
+  if (!(json instanceof JsonProblem)) return ParseResult.succeed(json)
+  const issue = new ParseResult.Type(ast, json.actual, json.reason)
+  return ParseResult.fail(
+    Arr.isNonEmptyReadonlyArray(json.path) ? new ParseResult.Pointer(json.path, input, issue) : issue
+  )
+}
+
 /**
- * A JSON value whose strings are storable and whose numbers are finite.
+ * A JSON value whose strings are storable and whose numbers are finite, at most `MaxJsonDepth`
+ * levels deep. Any input is read safely (see `fromUntrusted`): a getter or a proxy is read once,
+ * and what is not JSON (a `Date`, a `Map`, a class instance, a function, a bigint, `undefined` in
+ * an array, a cycle) is refused at its path. Decoding returns a fresh copy, in canonical form (see
+ * `canonicalJson`). A key that is not a `JsonKey` is refused when decoding with
+ * `onExcessProperty: "error"`, and otherwise left out, as by a `Schema.Record` of `JsonKey`s.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Json: Schema.Schema<Json> = Schema.Union(
-  Schema.Null,
-  Schema.Boolean,
-  Schema.Finite,
-  StorableString,
-  Schema.Array(Schema.suspend((): Schema.Schema<Json> => Json)),
-  Schema.Record({ key: JsonKey, value: Schema.suspend((): Schema.Schema<Json> => Json) })
-).annotations({ identifier: "Json" })
+export const Json: Schema.Schema<Json> = Schema.declare([], {
+  decode: () => parseJson,
+  encode: () => parseJson
+}, { identifier: "Json" })

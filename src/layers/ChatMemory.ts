@@ -8,8 +8,9 @@ import { DateTime, Effect, Layer, Metric, MetricBoundaries, PubSub, Queue, Schem
 import { ConversationId } from "../domain/ConversationId.js"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { ContextBuilt, type MemoryEvent, MessagesAdded } from "../domain/MemoryEvent.js"
-import { MessageInput } from "../domain/Message.js"
-import { decode } from "../errors/DataValidationError.js"
+import { MaxContentLength, MessageInput } from "../domain/Message.js"
+import { fromUntrusted } from "../domain/Text.js"
+import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { ChatMemoryService, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
@@ -24,158 +25,199 @@ const omittedTurns = Metric.histogram(
 
 const AddMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
-  messages: Schema.Array(MessageInput).pipe(
-    Schema.maxItems(MaxMessagesPerCall, { message: () => `must hold at most ${MaxMessagesPerCall} messages` })
+  // Read once, inside a guard (a proxy or a getter on the list must not crash decoding); each
+  // message guards itself.
+  messages: fromUntrusted(
+    Schema.Array(MessageInput).pipe(
+      Schema.maxItems(MaxMessagesPerCall, { message: () => `must hold at most ${MaxMessagesPerCall} messages` })
+    ),
+    { shallow: true }
   )
 })
 
 const GetMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
-  options: Schema.optional(Schema.Struct({
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
-    before: Schema.optional(Schema.Int.pipe(Schema.positive()))
-  }))
+  // Exact: an `undefined` member would print the raw input (running a hostile object's getters).
+  options: Schema.optionalWith(
+    fromUntrusted(Schema.Struct({
+      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
+      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
+    })),
+    { exact: true }
+  )
 })
 
 const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
 
 const StatsRequest = ConversationRequest
 
-const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optional(ConversationId) })
+const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optionalWith(ConversationId, { exact: true }) })
+
+/**
+ * The options of the service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * The longest message content `addMessages` accepts, in UTF-16 code units: from 1 to
+   * `Message.MaxContentLength` (4 Mi, the default). A longer one is refused with a
+   * `DataValidationError` naming `messages[i].content`, and nothing of the call is stored.
+   */
+  readonly maxMessageLength?: number | undefined
+}
+
+const OptionsSchema = Schema.Struct({
+  maxMessageLength: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxContentLength)))
+})
 
 /**
  * Builds the service over a repository, a strategy and a token counter. Every input is decoded at
- * this edge; the strategy's events reach subscribers through the service's own hub.
+ * this edge; the strategy's events reach subscribers through the service's own hub. Invalid
+ * options fail with a `DataValidationError` naming the option.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<
+export const make = (options: Options = {}): Effect.Effect<
   ChatMemoryService.Service,
-  never,
+  DataValidationError,
   RepositoryService | MemoryManagementStrategy | TokenCounter | Scope.Scope
-> = Effect.gen(function*() {
-  const repository = yield* RepositoryService
-  const strategy = yield* MemoryManagementStrategy
-  const counter = yield* TokenCounter
-  const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
-  const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
-  // The strategy's events reach subscribers through the service's own hub.
-  const strategyEvents = yield* strategy.subscribe
-  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
-  const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
+> =>
+  Effect.gen(function*() {
+    const { maxMessageLength = MaxContentLength } = yield* decode(OptionsSchema, "ChatMemory.make", "options")(options)
+    const repository = yield* RepositoryService
+    const strategy = yield* MemoryManagementStrategy
+    const counter = yield* TokenCounter
+    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+    const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
+    // The strategy's events reach subscribers through the service's own hub.
+    const strategyEvents = yield* strategy.subscribe
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
+    const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
 
-  const decodeAdd = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
-  const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
-  const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
-  const decodeContext = decode(ConversationRequest, "ChatMemoryService.getContext", "")
-  const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
+    const decodeAdd = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
+    const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
+    const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
+    const decodeContext = decode(ConversationRequest, "ChatMemoryService.getContext", "")
+    const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
 
-  return ChatMemoryService.of({
-    addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages) {
-      const request = yield* decodeAdd({ conversationId, messages })
-      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-      if (request.messages.length === 0) return []
-      const createdAt = yield* DateTime.now
-      const prepared = yield* Effect.forEach(
-        request.messages,
-        (message) =>
-          Effect.map(counter.countMessage(message), (tokenCount) => ({
-            role: message.role,
-            content: message.content,
-            metadata: message.metadata ?? {},
-            tokenCount,
-            createdAt
-          }))
-      )
-      const appended = yield* repository.appendMessages(request.conversationId, prepared)
-      yield* publish(
-        new MessagesAdded({
+    return ChatMemoryService.of({
+      addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages) {
+        const request = yield* decodeAdd({ conversationId, messages })
+        const tooLong = request.messages.findIndex((message) => message.content.length > maxMessageLength)
+        if (tooLong >= 0) {
+          return yield* new DataValidationError({
+            operation: "ChatMemoryService.addMessages",
+            path: `messages[${tooLong}].content`,
+            reason: `must be at most ${maxMessageLength} characters (maxMessageLength)`
+          })
+        }
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        if (request.messages.length === 0) return []
+        const createdAt = yield* DateTime.now
+        const prepared = yield* Effect.forEach(
+          request.messages,
+          (message) =>
+            Effect.map(counter.countMessage(message), (tokenCount) => ({
+              role: message.role,
+              content: message.content,
+              metadata: message.metadata ?? {},
+              tokenCount,
+              createdAt
+            }))
+        )
+        const appended = yield* repository.appendMessages(request.conversationId, prepared)
+        yield* publish(
+          new MessagesAdded({
+            conversationId: request.conversationId,
+            count: appended.messages.length,
+            lastSeq: appended.messages[appended.messages.length - 1]?.seq ?? 0
+          })
+        )
+        yield* strategy.postAddMessagesHook({
           conversationId: request.conversationId,
-          count: appended.messages.length,
-          lastSeq: appended.messages[appended.messages.length - 1]?.seq ?? 0
+          addedMessagesCount: appended.messages.length,
+          totalMessagesCount: appended.messageCount
         })
-      )
-      yield* strategy.postAddMessagesHook({
-        conversationId: request.conversationId,
-        addedMessagesCount: appended.messages.length,
-        totalMessagesCount: appended.messageCount
-      })
-      return appended.messages
-    }),
+        return appended.messages
+      }),
 
-    getMessages: Effect.fn("ChatMemoryService.getMessages")(function*(conversationId, options) {
-      const request = yield* decodeGet(options === undefined ? { conversationId } : { conversationId, options })
-      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-      return yield* repository.listMessages(request.conversationId, {
-        before: request.options?.before,
-        limit: request.options?.limit,
-        from: "newest"
-      })
-    }),
+      getMessages: Effect.fn("ChatMemoryService.getMessages")(function*(conversationId, options) {
+        const request = yield* decodeGet(options === undefined ? { conversationId } : { conversationId, options })
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        return yield* repository.listMessages(request.conversationId, {
+          before: request.options?.before,
+          limit: request.options?.limit,
+          from: "newest"
+        })
+      }),
 
-    clearMessages: Effect.fn("ChatMemoryService.clearMessages")(function*(conversationId) {
-      const request = yield* decodeClear({ conversationId })
-      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-      yield* strategy.forget(request.conversationId)
-      yield* repository.deleteConversation(request.conversationId)
-      yield* Effect.logInfo("conversation cleared").pipe(Effect.annotateLogs("conversationId", request.conversationId))
-    }),
+      clearMessages: Effect.fn("ChatMemoryService.clearMessages")(function*(conversationId) {
+        const request = yield* decodeClear({ conversationId })
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        yield* strategy.forget(request.conversationId)
+        yield* repository.deleteConversation(request.conversationId)
+        yield* Effect.logInfo("conversation cleared").pipe(
+          Effect.annotateLogs("conversationId", request.conversationId)
+        )
+      }),
 
-    getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId) {
-      const request = yield* decodeContext({ conversationId })
-      yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-      const context = yield* strategy.buildContext(request.conversationId)
-      yield* omittedTurns(Effect.succeed(context.turnsOmitted))
-      yield* publish(
-        new ContextBuilt({
-          conversationId: context.conversationId,
+      getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId) {
+        const request = yield* decodeContext({ conversationId })
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        const context = yield* strategy.buildContext(request.conversationId)
+        yield* omittedTurns(Effect.succeed(context.turnsOmitted))
+        yield* publish(
+          new ContextBuilt({
+            conversationId: context.conversationId,
+            strategy: context.strategy,
+            tokenCount: context.tokenCount,
+            turnsShown: context.turnsShown,
+            turnsOmitted: context.turnsOmitted,
+            summaryTruncated: context.summaryTruncated
+          })
+        )
+        return context
+      }),
+
+      awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
+        const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
+        yield* strategy.awaitIdle(request.conversationId)
+      }),
+
+      stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {
+        const { conversationId: id } = yield* decodeStats({ conversationId })
+        yield* Effect.annotateCurrentSpan("conversationId", id)
+        const info = yield* repository.getConversation(id)
+        const state = yield* repository.getSummaryState(id)
+        const records = yield* repository.listSummarizations(id)
+        const context = yield* strategy.buildContext(id)
+        const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
+        return new ConversationStats({
+          conversationId: id,
           strategy: context.strategy,
-          tokenCount: context.tokenCount,
+          messagesStored: info.messageCount,
+          tokensStored: info.tokenCount,
+          contextTokens: context.tokenCount,
+          compressionRatio: info.tokenCount / Math.max(1, context.tokenCount),
+          summarizations: records.length,
+          summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
+          summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
+          summarizedUpTo: state.cursor,
           turnsShown: context.turnsShown,
           turnsOmitted: context.turnsOmitted,
-          summaryTruncated: context.summaryTruncated
-        })
-      )
-      return context
-    }),
+          messagesOmitted: context.messagesOmitted,
+          lagMessages: buffer.total - buffer.summary,
+          lagTokens: buffer.tokenCount
+        }, { disableValidation: true })
+      }),
 
-    awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
-      const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
-      yield* strategy.awaitIdle(request.conversationId)
-    }),
-
-    stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {
-      const { conversationId: id } = yield* decodeStats({ conversationId })
-      yield* Effect.annotateCurrentSpan("conversationId", id)
-      const info = yield* repository.getConversation(id)
-      const state = yield* repository.getSummaryState(id)
-      const records = yield* repository.listSummarizations(id)
-      const context = yield* strategy.buildContext(id)
-      const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
-      return new ConversationStats({
-        conversationId: id,
-        strategy: context.strategy,
-        messagesStored: info.messageCount,
-        tokensStored: info.tokenCount,
-        contextTokens: context.tokenCount,
-        compressionRatio: info.tokenCount / Math.max(1, context.tokenCount),
-        summarizations: records.length,
-        summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
-        summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
-        summarizedUpTo: state.cursor,
-        turnsShown: context.turnsShown,
-        turnsOmitted: context.turnsOmitted,
-        messagesOmitted: context.messagesOmitted,
-        lagMessages: buffer.total - buffer.summary,
-        lagTokens: buffer.tokenCount
-      }, { disableValidation: true })
-    }),
-
-    events: Stream.fromPubSub(pubsub),
-    subscribe: PubSub.subscribe(pubsub)
+      events: Stream.fromPubSub(pubsub),
+      subscribe: PubSub.subscribe(pubsub)
+    })
   })
-})
 
 /**
  * The service as a layer over the repository, strategy and token counter layers.
@@ -187,4 +229,17 @@ export const layer: Layer.Layer<
   ChatMemoryService,
   never,
   RepositoryService | MemoryManagementStrategy | TokenCounter
-> = Layer.scoped(ChatMemoryService, make)
+> // The default options are valid: `make()` cannot fail with a DataValidationError.
+ = Layer.scoped(ChatMemoryService, Effect.orDie(make()))
+
+/**
+ * The service as a layer, with options; invalid ones fail its construction.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWith = (options: Options): Layer.Layer<
+  ChatMemoryService,
+  DataValidationError,
+  RepositoryService | MemoryManagementStrategy | TokenCounter
+> => Layer.scoped(ChatMemoryService, make(options))

@@ -5,8 +5,10 @@
  * @since 0.1.0
  */
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { MaxContentLength } from "../domain/Message.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
+import type * as ChatMemory from "./ChatMemory.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import type * as PgRepository from "./store/PgRepository.js"
 
@@ -55,6 +57,15 @@ export type Tokenizer = typeof tokenizers[number]
 export const summaryModes = ["incremental", "full", "layered"] as const
 
 /**
+ * The views of the summarizing strategies: `full` (the newest turns that fit) or `stable`
+ * (every unsummarized turn, append-only between folds).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const contextViews = ["full", "stable"] as const
+
+/**
  * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
  * layer.
  *
@@ -85,7 +96,7 @@ export type Summarizer =
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Partial<HierarchicalOptions> {
+export interface Options extends Partial<HierarchicalOptions>, ChatMemory.Options {
   /** `summarization` by default. */
   readonly strategy?: Strategy | undefined
   /** PGlite in memory by default. */
@@ -128,6 +139,11 @@ export const variables = {
   kRawTurns: "MEMORY_K_RAW_TURNS",
   promptTokenBudget: "MEMORY_PROMPT_TOKEN_BUDGET",
   chunkSummarizeThreshold: "MEMORY_CHUNK_SUMMARIZE_THRESHOLD",
+  highWater: "MEMORY_HIGH_WATER",
+  lowWater: "MEMORY_LOW_WATER",
+  view: "MEMORY_CONTEXT_VIEW",
+  maxMessageLength: "MEMORY_MAX_MESSAGE_LENGTH",
+  summarizationConcurrency: "MEMORY_SUMMARIZATION_CONCURRENCY",
   summaryTokenCap: "MEMORY_SUMMARY_TOKEN_CAP",
   mode: "MEMORY_SUMMARY_MODE",
   summarizerModel: "MEMORY_SUMMARIZER_MODEL",
@@ -154,6 +170,18 @@ const integer = (name: string, fallback: number, max: number) =>
         : Either.left(
           ConfigError.InvalidData([], `must be an integer from 1 to ${max} in decimal digits, got "${text}"`)
         )
+    }),
+    Config.withDefault(fallback)
+  )
+
+/** A share from 0 to 1, in decimal notation (`0.9`, `0.25`, `1`). */
+const share = (name: string, fallback: number) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((text) => {
+      const value = Number(text)
+      return /^[0-9]+(\.[0-9]+)?$/.test(text) && value >= 0 && value <= 1
+        ? Either.right(value)
+        : Either.left(ConfigError.InvalidData([], `must be a number from 0 to 1 (e.g. 0.9), got "${text}"`))
     }),
     Config.withDefault(fallback)
   )
@@ -241,10 +269,23 @@ const raw = Config.all({
     summarizationDefaults.promptTokenBudget,
     Number.MAX_SAFE_INTEGER
   ),
-  chunkSummarizeThreshold: integer(
-    variables.chunkSummarizeThreshold,
-    summarizationDefaults.chunkSummarizeThreshold,
-    Number.MAX_SAFE_INTEGER
+  chunkSummarizeThreshold: Config.option(
+    Config.string(variables.chunkSummarizeThreshold).pipe(
+      Config.mapOrFail((text) =>
+        decimalDigits.test(text) && Number(text) >= 1 && Number(text) <= Number.MAX_SAFE_INTEGER
+          ? Either.right(Number(text))
+          : Either.left(ConfigError.InvalidData([], `must be a positive integer in decimal digits, got "${text}"`))
+      )
+    )
+  ),
+  highWater: share(variables.highWater, summarizationDefaults.highWater),
+  lowWater: share(variables.lowWater, summarizationDefaults.lowWater),
+  view: choice(contextViews, variables.view, summarizationDefaults.view),
+  maxMessageLength: integer(variables.maxMessageLength, MaxContentLength, MaxContentLength),
+  summarizationConcurrency: integer(
+    variables.summarizationConcurrency,
+    summarizationDefaults.summarizationConcurrency,
+    1000
   ),
   summaryTokenCap: integer(variables.summaryTokenCap, summarizationDefaults.summaryTokenCap, Number.MAX_SAFE_INTEGER),
   mode: choice(summaryModes, variables.mode, summarizationDefaults.mode),
@@ -286,6 +327,12 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
       `must be below ${variables.promptTokenBudget} (${settings.promptTokenBudget}), got ${settings.summaryTokenCap}`
     ))
   }
+  if (settings.lowWater >= settings.highWater || settings.highWater === 0) {
+    return Either.left(ConfigError.InvalidData(
+      [variables.lowWater],
+      `must be below ${variables.highWater} (${settings.highWater}), got ${settings.lowWater}`
+    ))
+  }
   return Either.map(storeOf(settings), (store): Options => ({
     strategy: settings.strategy,
     store,
@@ -296,7 +343,12 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
     tokenizer: settings.tokenizer,
     kRawTurns: settings.kRawTurns,
     promptTokenBudget: settings.promptTokenBudget,
-    chunkSummarizeThreshold: settings.chunkSummarizeThreshold,
+    chunkSummarizeThreshold: Option.getOrUndefined(settings.chunkSummarizeThreshold),
+    highWater: settings.highWater,
+    lowWater: settings.lowWater,
+    view: settings.view,
+    maxMessageLength: settings.maxMessageLength,
+    summarizationConcurrency: settings.summarizationConcurrency,
     summaryTokenCap: settings.summaryTokenCap,
     mode: settings.mode
   }))

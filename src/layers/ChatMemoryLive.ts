@@ -98,6 +98,7 @@ export const layerStrategy = (
   const {
     maxFactTokens,
     maxFacts,
+    maxMessageLength: _maxMessageLength,
     maxNarrativeTokens,
     store: _store,
     strategy,
@@ -137,7 +138,7 @@ export const layerStrategy = (
 export const layer = (
   options: ChatMemoryConfig.Options = {}
 ): Layer.Layer<Services, DataValidationError | RepositoryError> =>
-  ChatMemory.layer.pipe(
+  ChatMemory.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
     Layer.provideMerge(layerStrategy(options)),
     Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
     Layer.provideMerge(layerStore(options.store ?? ChatMemoryConfig.defaults.store)),

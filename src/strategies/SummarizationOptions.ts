@@ -18,8 +18,24 @@ export const Options = Schema.Struct({
   kRawTurns: Schema.Int.pipe(Schema.between(1, 1000)),
   /** Tokens the context may take, leading system messages included. */
   promptTokenBudget: PositiveInt,
-  /** Summary + buffer tokens above which a summarization is due. */
-  chunkSummarizeThreshold: PositiveInt,
+  /**
+   * The explicit trigger of the chunked-summary design: a summarization is due when summary +
+   * buffer tokens pass it. Unset (the default): the watermarks decide.
+   */
+  chunkSummarizeThreshold: Schema.optional(PositiveInt),
+  /**
+   * With `room = promptTokenBudget − summary cap − system tokens`: a summarization is due when the
+   * unsummarized turns (more than K) pass `highWater × room`, leaving headroom while it runs.
+   */
+  highWater: Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
+  /** A summarization folds the oldest turns until at most `lowWater × room` (and at least K turns) stay unsummarized. */
+  lowWater: Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)),
+  /**
+   * What the context shows after the summary: `full`, the newest turns that fit, whether or not
+   * the summary covers them (the budget is always used); `stable`, every unsummarized turn (the
+   * prompt only grows at its end between two folds, so a provider's prefix cache keeps hitting).
+   */
+  view: Schema.Literal("full", "stable"),
   /** Hard cap on the summary, in tokens. */
   summaryTokenCap: PositiveInt,
   /** `incremental` folds the summary with new turns; `full` re-summarizes the originals; `layered` keeps a summary per chunk. */
@@ -43,13 +59,21 @@ export const Options = Schema.Struct({
   /** The first retry's delay; each further one doubles it (with jitter). */
   retryBaseDelayMillis: Schema.NonNegativeInt,
   /** The longest one skill call may take. */
-  skillTimeoutMillis: PositiveInt
+  skillTimeoutMillis: PositiveInt,
+  /**
+   * How many conversations this strategy summarizes at once in the background; the others wait
+   * for a turn (holding no lock or connection meanwhile). It bounds the concurrent calls to the
+   * summarizer model and the summarization locks held. If the store caps its lock holders
+   * (`maxLockConnections`), keep this at most that cap, or the jobs beyond it find the lock busy.
+   */
+  summarizationConcurrency: Schema.Int.pipe(Schema.between(1, 1000))
 }).pipe(
   Schema.filter((o) => [
     o.summaryTokenCap < o.promptTokenBudget ||
     { path: ["summaryTokenCap"], message: "must be below promptTokenBudget" },
     !(o.pruneSummarized && o.mode === "full") ||
-    { path: ["pruneSummarized"], message: "cannot be set in full mode, which re-reads the originals" }
+    { path: ["pruneSummarized"], message: "cannot be set in full mode, which re-reads the originals" },
+    o.lowWater < o.highWater || { path: ["lowWater"], message: "must be below highWater" }
   ])
 )
 
@@ -68,7 +92,9 @@ export type SummarizationOptions = typeof Options.Type
 export const defaults: SummarizationOptions = {
   kRawTurns: 3,
   promptTokenBudget: 3000,
-  chunkSummarizeThreshold: 6000,
+  highWater: 0.9,
+  lowWater: 0.25,
+  view: "full",
   summaryTokenCap: 500,
   mode: "incremental",
   pruneSummarized: false,
@@ -77,5 +103,6 @@ export const defaults: SummarizationOptions = {
   summarizerInputLimit: 8000,
   retries: 3,
   retryBaseDelayMillis: 200,
-  skillTimeoutMillis: 30_000
+  skillTimeoutMillis: 30_000,
+  summarizationConcurrency: 16
 }

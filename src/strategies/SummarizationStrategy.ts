@@ -6,6 +6,7 @@
  */
 import { Effect, Layer, PubSub, type Scope } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
+import { omissionText } from "../domain/MemoryContext.js"
 import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
 import { type DataValidationError, decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
@@ -65,10 +66,15 @@ export const makeWith = (
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     const summarizer = yield* Summarizer.make(settings, producer, publish)
-    const jobs = yield* makeJobs(summarizer.backgroundJob)
+    const jobs = yield* makeJobs(summarizer.backgroundJob, { concurrency: settings.summarizationConcurrency })
 
+    // The `full` view reads the newest turns whether or not the summary covers them; the
+    // `stable` view, every turn after the cursor.
     const readWindow = (conversationId: ConversationId) =>
-      repository.readWindow(conversationId, { after: "cursor", tokenLimit: settings.promptTokenBudget })
+      repository.readWindow(conversationId, {
+        after: settings.view === "full" ? "system-prefix" : "cursor",
+        tokenLimit: settings.promptTokenBudget
+      })
 
     const contextOf = (window: RepositoryService.WindowRead) =>
       Effect.gen(function*() {
@@ -82,7 +88,9 @@ export const makeWith = (
           preamble,
           budget: settings.promptTokenBudget,
           minTurns: settings.kRawTurns,
-          shrink
+          shrink,
+          coveredUpTo: window.state.cursor,
+          announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) })
         })
       })
 
@@ -90,15 +98,20 @@ export const makeWith = (
     const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number) =>
       Effect.gen(function*() {
         if (turnsInBuffer <= settings.kRawTurns) return false
-        const buffer = window.reachedStart ? window.recent.filter((m) => m.role !== "summary") : undefined
+        const start = Math.max(window.after, window.state.cursor, window.info.systemPrefixSeq)
+        const oldest = window.recent[0]?.seq ?? window.info.lastSeq + 1
+        const buffer = window.reachedStart || oldest <= start + 1
+          ? window.recent.filter((m) => m.seq > start && m.role !== "summary")
+          : undefined
         const tokens = buffer !== undefined
           ? buffer.reduce((n, m) => n + m.tokenCount, 0)
-          : (yield* repository.countMessages(window.info.conversationId, { after: window.after })).tokenCount
-        const due = trigger(settings, {
+          : (yield* repository.countMessages(window.info.conversationId, { after: start })).tokenCount
+        const due = trigger(settings, producer, {
           summaryTokens: yield* summaryTokens(shownCounter, window.state.narrative),
           tokens,
-          messages: buffer?.length ?? window.info.lastSeq - window.after,
-          turns: turnsInBuffer
+          messages: buffer?.length ?? window.info.lastSeq - start,
+          turns: turnsInBuffer,
+          systemTokens: window.system.reduce((n, m) => n + m.tokenCount, 0)
         })
         return due !== undefined
       })
@@ -126,7 +139,8 @@ export const makeWith = (
           const window = yield* readWindow(conversationId)
           const context = yield* contextOf(window)
           if (context.turnsOmitted === 0) return context
-          if (!(yield* isBehind(window, context.turnsShown + context.turnsOmitted))) return context
+          const unsummarized = context.turnsShown - context.turnsCovered + context.turnsOmitted
+          if (!(yield* isBehind(window, unsummarized))) return context
           if (settings.lazyFallback === "window") {
             yield* jobs.trigger(conversationId)
             yield* fallback(conversationId, "summary-behind", `${context.turnsOmitted} turns omitted, summary behind`)

@@ -2,10 +2,11 @@
  * The repository contract: one suite every `RepositoryService` implementation must pass.
  */
 import { assert, layer } from "@effect/vitest"
-import { Array, Effect, Exit, type Layer, Option } from "effect"
+import { Array, Deferred, Effect, Exit, Fiber, type Layer, Option } from "effect"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 import { conversationIdContract } from "./ConversationIdContract.js"
+import { jsonContract } from "./JsonContract.js"
 import { windowContract } from "./WindowContract.js"
 
 const record = (fromSeq: number, toSeq: number) => ({
@@ -373,6 +374,35 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
         assert.deepStrictEqual(yield* repo.withSummarizationLock(id, Effect.succeed(1)), Option.some(1))
       }))
 
+    it.effect("the summarization lock is held while its holder waits, and released when it is interrupted", () =>
+      Effect.gen(function*() {
+        const repo = yield* RepositoryService
+        const id = freshId()
+        yield* repo.appendMessages(id, [newMessage("user", "u")])
+        const holding = yield* Deferred.make<undefined>()
+        // A holder waiting for its model: held until interrupted.
+        const holder = yield* Effect.fork(
+          repo.withSummarizationLock(id, Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never))
+        )
+        yield* Deferred.await(holding)
+        assert.deepStrictEqual(yield* repo.withSummarizationLock(id, Effect.succeed("while held")), Option.none())
+        // Writes and reads of the conversation go on meanwhile.
+        const appended = yield* repo.appendMessages(id, [newMessage("assistant", "a")])
+        assert.deepStrictEqual(appended.messages.map((m) => m.seq), [2])
+        yield* Fiber.interrupt(holder)
+        assert.deepStrictEqual(yield* repo.withSummarizationLock(id, Effect.succeed("after")), Option.some("after"))
+      }))
+
+    it.effect("the summarization lock of a conversation not stored yet runs its effect", () =>
+      Effect.gen(function*() {
+        const repo = yield* RepositoryService
+        const id = freshId()
+        assert.deepStrictEqual(yield* repo.withSummarizationLock(id, Effect.succeed("ran")), Option.some("ran"))
+        // Taking the lock does not create the conversation.
+        assert.strictEqual((yield* Effect.flip(repo.getConversation(id)))._tag, "ConversationNotFoundError")
+      }))
+
     windowContract(it)
     conversationIdContract(it)
+    jsonContract(it)
   })

@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, type Layer, Option, Queue } from "effect"
-import { factsText, type MemoryContext, summaryText } from "../../src/domain/MemoryContext.js"
+import { factsText, type MemoryContext, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import { groupTurns } from "../../src/domain/Turn.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
@@ -135,9 +135,11 @@ const observe = Effect.gen(function*() {
   const factTokens = context.facts.length === 0
     ? 0
     : yield* counter.countMessage({ content: factsText(context.facts) })
-  const summaryTokens = context.summary === null
+  // The notice of omitted turns, when the context carries one, goes with the summary's tokens.
+  const summaryTokens = (context.summary === null
     ? 0
-    : yield* counter.countMessage({ content: summaryText(context.summary) })
+    : yield* counter.countMessage({ content: summaryText(context.summary) })) +
+    (context.omissionAnnounced ? yield* counter.countMessage({ content: omissionText(context.turnsOmitted) }) : 0)
   return {
     context,
     stored,

@@ -1,12 +1,17 @@
 /**
  * Generated bad input into every public method of `ChatMemoryService`: arbitrary values (JSON and
- * beyond) and near-valid messages and options with one bad field. Each call ends in a success or
- * a typed error (a `DataValidationError` names the field), never in a defect, and a refused call
- * stores nothing. At least 1,000 generated cases per method.
+ * beyond), near-valid messages and options with one bad field, and hostile values (deep, cyclic,
+ * throwing getters and proxies, dates, maps, class instances). Each call ends in a success or a
+ * typed error (a `DataValidationError` names the field), never in a defect, and a refused call
+ * stores nothing. At least 1,000 generated cases per method. Then the limits, the documented
+ * transformations (canonical JSON), and that stored values never alias the caller's.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, FastCheck as fc, HashMap, Layer, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
+import { MaxMetadataLength } from "../../src/domain/Message.js"
+import { canonicalJson, MaxJsonValues } from "../../src/domain/Text.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"
@@ -16,13 +21,17 @@ import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
+import * as NoopStrategy from "../../src/strategies/NoopStrategy.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
 import {
   anyValue,
   badOptions,
   batchWithOneBad,
   conversationId,
+  hostileValues,
   jsonMessage,
+  nestedArrays,
+  nestedObjects,
   validId,
   validMessage
 } from "./badInputs.js"
@@ -76,6 +85,27 @@ const MemoryLive = ChatMemory.layer.pipe(
 
 const isConversationId = Schema.is(ConversationId)
 const runs = { fastCheck: { numRuns: 1000 } }
+
+/** Where a hostile value goes in a message: both are JSON values of the metadata. */
+const placements = {
+  attributes: {
+    message: (value: unknown) => ({ role: "user", content: "hello", metadata: { attributes: { when: value } } }),
+    path: ".metadata.attributes.when"
+  },
+  params: {
+    message: (value: unknown) => ({
+      role: "assistant",
+      content: "",
+      metadata: { toolCalls: [{ id: "call-1", name: "lookup", params: value }] }
+    }),
+    path: ".metadata.toolCalls[0].params"
+  }
+} as const
+
+const boom = (): never => {
+  throw new Error("boom")
+}
+const unreadable = "could not be read: a getter or a proxy trap threw"
 
 /** What the store holds and was asked to write, to compare before and after a call. */
 const observe = (id: unknown) =>
@@ -197,7 +227,7 @@ describe("bad input", () => {
     )
 
     it.effect.prop(
-      "addMessages: valid messages with free-form JSON are stored exactly as given",
+      "addMessages: valid messages with free-form JSON are stored as given, in canonical form",
       { id: validId, messages: fc.array(jsonMessage, { minLength: 1, maxLength: 4 }) },
       ({ id, messages }) =>
         Effect.gen(function*() {
@@ -205,14 +235,15 @@ describe("bad input", () => {
           assert.isTrue(Exit.isSuccess(exit))
           const { store } = yield* Store
           const stored = yield* store.listMessages(ConversationId.make(id), {})
-          assert.deepStrictEqual(
-            stored.slice(stored.length - messages.length).map((m) => ({
-              role: m.role,
-              content: m.content,
-              metadata: m.metadata
-            })),
-            messages
-          )
+          const read = stored.slice(stored.length - messages.length).map((m) => ({
+            role: m.role,
+            content: m.content,
+            metadata: m.metadata
+          }))
+          // The same values (`-0` read as `0`), with keys in `jsonb` order: compared as JSON text too.
+          const expected = canonicalJson(messages)
+          assert.deepStrictEqual(read, expected)
+          assert.strictEqual(JSON.stringify(read), JSON.stringify(expected))
         }),
       runs
     )
@@ -264,6 +295,213 @@ describe("bad input", () => {
       runs
     )
 
+    it.effect.each(hostileValues)(
+      "hostile value: $name is refused naming its path, never a defect",
+      (hostile) =>
+        Effect.gen(function*() {
+          for (const [name, placement] of Object.entries(placements)) {
+            const messages = [{ role: "user", content: "before" }, placement.message(hostile.make())]
+            const { error } = yield* call(
+              "addMessages",
+              "fuzz-a",
+              ["messages"],
+              (memory) => memory.addMessages("fuzz-a", messages)
+            )
+            assert.deepStrictEqual(
+              error?._tag === "DataValidationError" ? { path: error.path, reason: error.reason } : error,
+              { path: `messages[1]${placement.path}${hostile.path}`, reason: hostile.reason },
+              name
+            )
+          }
+        })
+    )
+
+    it.effect.prop(
+      "addMessages: a hostile value anywhere in a batch is refused naming its path, and nothing is stored",
+      {
+        before: fc.array(validMessage, { maxLength: 4 }),
+        which: fc.nat({ max: hostileValues.length - 1 }),
+        placement: fc.constantFrom<keyof typeof placements>("attributes", "params"),
+        after: fc.array(validMessage, { maxLength: 4 })
+      },
+      ({ after, before, placement, which }) =>
+        Effect.gen(function*() {
+          // The hostile value is built here, not by fast-check, which would print it on failure.
+          const hostile = hostileValues[which]
+          if (hostile === undefined) return assert.fail(`no hostile value #${which}`)
+          const at = placements[placement]
+          const messages = [...before, at.message(hostile.make()), ...after]
+          const { error } = yield* call("addMessages", "fuzz-b", ["messages"], (memory) =>
+            memory.addMessages("fuzz-b", messages))
+          assert.strictEqual(error?._tag, "DataValidationError")
+          if (error?._tag === "DataValidationError") {
+            assert.strictEqual(error.path, `messages[${before.length}]${at.path}${hostile.path}`, hostile.name)
+            assert.strictEqual(error.reason, hostile.reason)
+          }
+        }),
+      runs
+    )
+
+    const user = { role: "user", content: "hello" }
+    const hostileCalls: ReadonlyArray<{
+      readonly name: string
+      readonly method: keyof Untyped
+      readonly run: (memory: Untyped) => Effect.Effect<unknown, PublicError>
+      readonly path: string
+      readonly reason: string
+    }> = [
+      {
+        name: "the list of messages is a proxy whose get trap throws",
+        method: "addMessages",
+        run: (memory) => memory.addMessages("fuzz-c", new Proxy([user], { get: boom })),
+        path: "messages",
+        reason: unreadable
+      },
+      {
+        name: "the list of messages is a revoked proxy",
+        method: "addMessages",
+        run: (memory) => {
+          const { proxy, revoke } = Proxy.revocable([user], {})
+          revoke()
+          return memory.addMessages("fuzz-c", proxy)
+        },
+        path: "messages",
+        reason: unreadable
+      },
+      {
+        name: "a message behind a throwing getter",
+        method: "addMessages",
+        run: (memory) =>
+          memory.addMessages("fuzz-c", Object.defineProperty([user, user], 1, { get: boom, enumerable: true })),
+        path: "messages[1]",
+        reason: unreadable
+      },
+      {
+        name: "a message that is a Date",
+        method: "addMessages",
+        run: (memory) => memory.addMessages("fuzz-c", [user, new Date(0)]),
+        path: "messages[1]",
+        reason: "must be plain JSON data, not a Date"
+      },
+      {
+        name: "a throwing getter for the content",
+        method: "addMessages",
+        run: (memory) =>
+          memory.addMessages("fuzz-c", [{
+            role: "user",
+            get content() {
+              return boom()
+            }
+          }]),
+        path: "messages[0].content",
+        reason: unreadable
+      },
+      {
+        name: "a throwing getter for the role",
+        method: "addMessages",
+        run: (memory) =>
+          memory.addMessages("fuzz-c", [{
+            get role() {
+              return boom()
+            },
+            content: "hello"
+          }]),
+        path: "messages[0].role",
+        reason: unreadable
+      },
+      {
+        name: "metadata that is a Map",
+        method: "addMessages",
+        run: (memory) => memory.addMessages("fuzz-c", [{ ...user, metadata: new Map([["modelVariant", "mini"]]) }]),
+        path: "messages[0].metadata",
+        reason: "must be plain JSON data, not a Map"
+      },
+      {
+        name: "metadata that is a proxy whose ownKeys trap throws",
+        method: "addMessages",
+        run: (memory) => memory.addMessages("fuzz-c", [{ ...user, metadata: new Proxy({}, { ownKeys: boom }) }]),
+        path: "messages[0].metadata",
+        reason: unreadable
+      },
+      {
+        name: "a message that contains itself",
+        method: "addMessages",
+        run: (memory) => {
+          const message: Record<string, unknown> = { ...user }
+          message.metadata = { attributes: { self: message } }
+          return memory.addMessages("fuzz-c", [message])
+        },
+        path: "messages[0].metadata.attributes.self",
+        reason: "is a cyclic reference (an object that contains itself)"
+      },
+      {
+        name: "options that are a proxy whose get trap throws",
+        method: "getMessages",
+        run: (memory) => memory.getMessages("fuzz-c", new Proxy({ limit: 5 }, { get: boom })),
+        path: "options.limit",
+        reason: unreadable
+      },
+      {
+        name: "options that are a Date",
+        method: "getMessages",
+        run: (memory) => memory.getMessages("fuzz-c", new Date(0)),
+        path: "options",
+        reason: "must be plain JSON data, not a Date"
+      },
+      {
+        name: "a conversation id that is a proxy whose traps all throw",
+        method: "getMessages",
+        run: (memory) =>
+          memory.getMessages(
+            new Proxy({}, { get: boom, ownKeys: boom, getPrototypeOf: boom, getOwnPropertyDescriptor: boom })
+          ),
+        path: "conversationId",
+        reason: "must be a string"
+      },
+      {
+        name: "an awaitIdle conversation id that is a proxy whose traps all throw",
+        method: "awaitIdle",
+        run: (memory) =>
+          memory.awaitIdle(
+            new Proxy({}, { get: boom, ownKeys: boom, getPrototypeOf: boom, getOwnPropertyDescriptor: boom })
+          ),
+        path: "conversationId",
+        reason: "must be a string"
+      },
+      {
+        name: "a stats conversation id that contains itself",
+        method: "stats",
+        run: (memory) => {
+          const id: Record<string, unknown> = {}
+          id.self = id
+          return memory.stats(id)
+        },
+        path: "conversationId",
+        reason: "must be a string"
+      },
+      {
+        name: "a conversation id nested 10,000 deep",
+        method: "getMessages",
+        run: (memory) => memory.getMessages(nestedObjects(10_000)),
+        path: "conversationId",
+        reason: "must be a string"
+      }
+    ]
+
+    it.effect.each(hostileCalls)("$name is refused naming $path, never a defect", (testCase) =>
+      Effect.gen(function*() {
+        const { error } = yield* call(
+          testCase.method,
+          "fuzz-c",
+          ["conversationId", "messages", "options"],
+          testCase.run
+        )
+        assert.deepStrictEqual(
+          error?._tag === "DataValidationError" ? { path: error.path, reason: error.reason } : error,
+          { path: testCase.path, reason: testCase.reason }
+        )
+      }))
+
     it.effect("a batch over the limit is refused whole", () =>
       Effect.gen(function*() {
         const messages = Array.from({ length: ChatMemoryService.MaxMessagesPerCall + 1 }, (_, i) => ({
@@ -275,4 +513,195 @@ describe("bad input", () => {
         assert.strictEqual(error?._tag === "DataValidationError" && error.path, "messages")
       }))
   })
+})
+
+const NoopMemory = ChatMemory.layer.pipe(
+  Layer.provideMerge(NoopStrategy.layer),
+  Layer.provideMerge(ApproximateTokenCounter.layer),
+  Layer.provideMerge(MemoryRepository.layer)
+)
+
+/** Adds `messages` to a fresh conversation through the public service; the id, what it returned. */
+const addFresh = (messages: ReadonlyArray<unknown>) =>
+  Effect.gen(function*() {
+    const memory = untyped(yield* ChatMemoryService.ChatMemoryService)
+    const id = `json-${randomUUID()}`
+    const exit = yield* Effect.exit(memory.addMessages(id, messages))
+    return { id, exit, memory }
+  })
+
+/** The metadata stored for the only message of conversation `id`. */
+const storedMetadata = (id: string) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService.ChatMemoryService
+    const [message] = yield* memory.getMessages(id)
+    return message?.metadata
+  })
+
+describe("bad input: limits", () => {
+  it.effect("32 levels of arrays and objects are accepted where JSON goes; 33 are not", () =>
+    Effect.gen(function*() {
+      for (const [name, placement] of Object.entries(placements)) {
+        for (const make of [nestedObjects, nestedArrays]) {
+          const accepted = yield* addFresh([placement.message(make(32))])
+          assert.isTrue(Exit.isSuccess(accepted.exit), name)
+          const refused = yield* addFresh([placement.message(make(33))])
+          assert.isTrue(Exit.isFailure(refused.exit), name)
+        }
+      }
+    }).pipe(Effect.provide(NoopMemory)))
+
+  it.effect("metadata of MaxMetadataLength characters as JSON is accepted; one more is refused", () =>
+    Effect.gen(function*() {
+      const frame = JSON.stringify({ attributes: { s: "" } }).length
+      const withText = (length: number) => ({
+        role: "user",
+        content: "big",
+        metadata: { attributes: { s: "x".repeat(length - frame) } }
+      })
+      const accepted = yield* addFresh([withText(MaxMetadataLength)])
+      assert.isTrue(Exit.isSuccess(accepted.exit))
+      const memory = untyped(yield* ChatMemoryService.ChatMemoryService)
+      const refused = yield* Effect.flip(memory.addMessages("json-big", [withText(MaxMetadataLength + 1)]))
+      assert.deepStrictEqual(refused._tag === "DataValidationError" && [refused.path, refused.reason], [
+        "messages[0].metadata",
+        `must be at most ${MaxMetadataLength} characters long as JSON`
+      ])
+    }).pipe(Effect.provide(NoopMemory)))
+
+  it.effect("more than MaxJsonValues values, however they are built, are refused as too large at once", () =>
+    Effect.gen(function*() {
+      // A shared sub-object at each of 30 levels: 60 objects, read as 2^30 values.
+      let bomb: unknown = 0
+      for (let i = 0; i < 30; i++) bomb = [bomb, bomb]
+      for (const value of [bomb, Array.from({ length: MaxJsonValues }, () => 0)]) {
+        const memory = untyped(yield* ChatMemoryService.ChatMemoryService)
+        const error = yield* Effect.flip(memory.addMessages("json-large", [placements.attributes.message(value)]))
+        assert.deepStrictEqual(error._tag === "DataValidationError" && [error.path, error.reason], [
+          "messages[0]",
+          `is too large: more than ${MaxJsonValues} values`
+        ])
+      }
+    }).pipe(Effect.provide(NoopMemory)))
+})
+
+describe("bad input: documented transformations", () => {
+  it.effect("getters and proxies that do not throw are read once each, and their values stored", () =>
+    Effect.gen(function*() {
+      let getterReads = 0
+      const reads = new Map<PropertyKey, number>()
+      const attributes = {
+        get counted() {
+          getterReads += 1
+          return { n: 1 }
+        },
+        proxied: new Proxy({ a: 1, b: [2] }, {
+          get: (target, key, receiver) => {
+            reads.set(key, (reads.get(key) ?? 0) + 1)
+            return Reflect.get(target, key, receiver)
+          }
+        })
+      }
+      const { exit, id } = yield* addFresh([{ role: "user", content: "hello", metadata: { attributes } }])
+      assert.isTrue(Exit.isSuccess(exit))
+      assert.strictEqual(getterReads, 1)
+      assert.deepStrictEqual([...reads], [["a", 1], ["b", 1]])
+      assert.deepStrictEqual(yield* storedMetadata(id), {
+        attributes: { counted: { n: 1 }, proxied: { a: 1, b: [2] } }
+      })
+    }).pipe(Effect.provide(NoopMemory)))
+
+  it.effect("metadata is stored and returned in canonical form: jsonb key order, -0 as 0, no undefined", () =>
+    Effect.gen(function*() {
+      const shared = { s: 1 }
+      const nullPrototype = Object.assign(Object.create(null), { z: 1, a: 2 })
+      const metadata = {
+        modelVariant: "mini",
+        toolName: undefined,
+        attributes: {
+          zeta: -0,
+          b: [-0, { y: 2, x: 1 }],
+          "10": "ten",
+          "2": "two",
+          aa: shared,
+          ab: shared,
+          gone: undefined
+        },
+        isError: false
+      }
+      const { exit, id } = yield* addFresh([
+        { role: "user", content: "hello", metadata },
+        { role: "user", content: "null prototype", metadata: { attributes: { nullPrototype } } }
+      ])
+      const expected = {
+        isError: false,
+        attributes: { "2": "two", "10": "ten", b: [0, { x: 1, y: 2 }], aa: { s: 1 }, ab: { s: 1 }, zeta: 0 },
+        modelVariant: "mini"
+      }
+      assert.isTrue(Exit.isSuccess(exit))
+      if (Exit.isSuccess(exit)) {
+        const [returned, second] = exit.value
+        // addMessages returns what getMessages reads back: the canonical form.
+        assert.strictEqual(JSON.stringify(Reflect.get(returned ?? {}, "metadata")), JSON.stringify(expected))
+        assert.deepStrictEqual(Reflect.get(second ?? {}, "metadata"), { attributes: { nullPrototype: { a: 2, z: 1 } } })
+      }
+      const memory = yield* ChatMemoryService.ChatMemoryService
+      const [first, other] = yield* memory.getMessages(id)
+      assert.deepStrictEqual(first?.metadata, expected)
+      assert.strictEqual(JSON.stringify(first?.metadata), JSON.stringify(expected))
+      assert.isTrue(Object.is(first?.metadata.attributes?.zeta, 0))
+      assert.isFalse(Object.hasOwn(first?.metadata ?? {}, "toolName"))
+      // A shared (not cyclic) object is fine, and is stored twice.
+      assert.notStrictEqual(first?.metadata.attributes?.aa, first?.metadata.attributes?.ab)
+      assert.strictEqual(Object.getPrototypeOf(other?.metadata.attributes?.nullPrototype), Object.prototype)
+    }).pipe(Effect.provide(NoopMemory)))
+})
+
+describe("bad input: stored values are copies", () => {
+  it.effect("mutating the input after addMessages, or what it returned, changes nothing stored", () =>
+    Effect.gen(function*() {
+      const params = { q: "rice", filters: ["organic"] }
+      const input = { role: "assistant", content: "", metadata: { toolCalls: [{ id: "c1", name: "search", params }] } }
+      const { exit, id } = yield* addFresh([input])
+      const before = yield* storedMetadata(id)
+      params.filters.push("local")
+      Reflect.set(params, "q", "beans")
+      Reflect.set(input, "content", "changed")
+      if (Exit.isSuccess(exit)) {
+        const [returned] = exit.value
+        const metadata: unknown = Reflect.get(returned ?? {}, "metadata")
+        Reflect.set(metadata ?? {}, "modelVariant", "changed")
+        Reflect.set(returned ?? {}, "content", "changed")
+      }
+      const memory = yield* ChatMemoryService.ChatMemoryService
+      const [after] = yield* memory.getMessages(id)
+      assert.deepStrictEqual(before, {
+        toolCalls: [{ id: "c1", name: "search", params: { q: "rice", filters: ["organic"] } }]
+      })
+      assert.deepStrictEqual(after?.metadata, before)
+      assert.strictEqual(after?.content, "")
+    }).pipe(Effect.provide(NoopMemory)))
+
+  it.effect("mutating what getMessages returned changes nothing stored", () =>
+    Effect.gen(function*() {
+      const { id } = yield* addFresh([{
+        role: "user",
+        content: "hello",
+        metadata: { attributes: { list: [1, { n: 2 }] } }
+      }])
+      const memory = yield* ChatMemoryService.ChatMemoryService
+      const [read] = yield* memory.getMessages(id)
+      const list = read?.metadata.attributes?.list
+      if (Array.isArray(list)) {
+        Reflect.set(list, 0, 99)
+        Reflect.set(list[1], "n", 99)
+        list.push("added")
+      }
+      Reflect.set(read?.metadata.attributes ?? {}, "added", true)
+      Reflect.set(read?.metadata ?? {}, "modelVariant", "changed")
+      Reflect.set(read ?? {}, "content", "changed")
+      const [again] = yield* memory.getMessages(id)
+      assert.deepStrictEqual(again?.metadata, { attributes: { list: [1, { n: 2 }] } })
+      assert.strictEqual(again?.content, "hello")
+    }).pipe(Effect.provide(NoopMemory)))
 })

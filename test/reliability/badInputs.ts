@@ -1,7 +1,8 @@
 /**
  * Generated input for the public methods as callers outside the type system send it: arbitrary
- * values (JSON and beyond), and near-valid messages and options with exactly one bad field, whose
- * path the refusal must name.
+ * values (JSON and beyond), near-valid messages and options with exactly one bad field, whose
+ * path the refusal must name, and hostile values (deep, cyclic, getters, proxies, dates, maps,
+ * class instances) with the path and reason of their refusal.
  */
 import { FastCheck as fc } from "effect"
 
@@ -112,9 +113,18 @@ export const jsonMessage: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
 /** A value that is not a string (undefined excluded: an absent optional field is valid). */
 const notString = anyValue.filter((u) => typeof u !== "string" && u !== undefined)
 /**
+ * A value other than `undefined`. A property whose value is `undefined` is left out, as
+ * `JSON.stringify` does: an unknown key with that value is no excess property.
+ */
+const defined = anyValue.filter((u) => u !== undefined)
+class Point {
+  readonly x = 1
+  readonly y = 2
+}
+/**
  * A value a struct refuses as a whole: a primitive (not undefined: an absent optional field is
- * valid), an array or a function. (Other objects are records to the schema: a `Date` or a `Map`
- * has no own keys and reads as `{}`.)
+ * valid), an array, a function, or an object that is not plain data (a `Date`, a `Map`, a class
+ * instance: none is read as `{}`).
  */
 const notRecord: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer(),
@@ -124,7 +134,16 @@ const notRecord: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(null),
   fc.bigInt(),
   fc.array(fc.jsonValue(), { maxLength: 3 }),
-  fc.constant(() => 1)
+  fc.constant(() => 1),
+  fc.constantFrom<() => unknown>(
+    () => new Date(0),
+    () => new Map([["modelVariant", "mini"]]),
+    () => new Set(["x"]),
+    () => new URL("https://example.com/"),
+    () => new Point(),
+    () => new Uint8Array(2),
+    () => Object.create({ modelVariant: "inherited" })
+  ).map((make) => make())
 )
 /** A key none of the given ones. */
 const otherKey = (known: ReadonlyArray<string>) =>
@@ -148,12 +167,12 @@ export const badMessage: fc.Arbitrary<{ readonly message: unknown; readonly path
     path: ".content"
   })),
   fc.constant({ message: { role: "user" }, path: ".content" }),
-  fc.tuple(otherKey(messageKeys), anyValue).map(([key, value]) => ({
+  fc.tuple(otherKey(messageKeys), defined).map(([key, value]) => ({
     message: { ...user(), [key]: value },
     path: `.${key}`
   })),
   notRecord.map((metadata) => ({ message: { ...user(), metadata }, path: ".metadata" })),
-  fc.tuple(otherKey([...metadataKeys, "summaryMetadataId"]).map((k) => k), anyValue).map(([key, value]) => ({
+  fc.tuple(otherKey([...metadataKeys, "summaryMetadataId"]), defined).map(([key, value]) => ({
     message: { ...user(), metadata: { [key]: value } },
     path: `.metadata.${key}`
   })),
@@ -166,12 +185,15 @@ export const badMessage: fc.Arbitrary<{ readonly message: unknown; readonly path
     message: { role: "tool", content: "r", metadata: { toolCallId: "c", isError } },
     path: ".metadata.isError"
   })),
-  fc.constantFrom<unknown>(Number.NaN, Infinity, -Infinity, 10n, () => 1, Symbol("s"), undefined).map((
-    value
-  ) => ({
+  fc.constantFrom<unknown>(Number.NaN, Infinity, -Infinity, 10n, () => 1, Symbol("s")).map((value) => ({
     message: { ...user(), metadata: { attributes: { key: value } } },
     path: ".metadata.attributes.key"
   })),
+  // JSON.stringify would write `undefined` in an array as `null`: refused, not changed.
+  fc.constant({
+    message: { ...user(), metadata: { attributes: { key: [1, undefined] } } },
+    path: ".metadata.attributes.key[1]"
+  }),
   fc.constant({
     message: { ...user(), metadata: { toolCalls: [{ id: "a", name: "b", params: {} }] } },
     path: ".metadata.toolCalls"
@@ -215,9 +237,181 @@ export const badOptions: fc.Arbitrary<{ readonly options: unknown; readonly path
     fc.double({ noInteger: true }),
     fc.constantFrom<unknown>(Number.NaN, -Infinity, "5", null, [], 10n)
   ).map((before) => ({ options: { limit: 5, before }, path: "options.before" })),
-  fc.tuple(otherKey(["limit", "before"]), anyValue).map(([key, value]) => ({
+  fc.tuple(otherKey(["limit", "before"]), defined).map(([key, value]) => ({
     options: { [key]: value },
     path: `options.${key}`
   })),
   notRecord.map((options) => ({ options, path: "options" }))
 )
+
+/**
+ * A value no store can hold, put where JSON goes (`attributes.when`, tool call `params`): `path`
+ * is where the refusal points inside it (appended to where it was put), `reason` what it says.
+ * `make` builds a fresh one on each call, so that fast-check never holds (or prints) a proxy.
+ */
+export interface HostileValue {
+  readonly name: string
+  readonly make: () => unknown
+  readonly path: string
+  readonly reason: string
+}
+
+/** `levels` objects nested in one another through the key `x`. */
+export const nestedObjects = (levels: number): unknown => {
+  let value: unknown = {}
+  for (let i = 1; i < levels; i++) value = { x: value }
+  return value
+}
+
+/** `levels` arrays nested in one another. */
+export const nestedArrays = (levels: number): unknown => {
+  let value: unknown = []
+  for (let i = 1; i < levels; i++) value = [value]
+  return value
+}
+
+const tooDeep = "nests more than 32 levels of arrays and objects"
+const unreadable = "could not be read: a getter or a proxy trap threw"
+const cyclic = "is a cyclic reference (an object that contains itself)"
+const notData = (what: string) => `must be plain JSON data, not ${what}`
+const boom = (): never => {
+  throw new Error("boom")
+}
+
+class Items extends Array<number> {}
+
+/** The hostile values of the issue tracker and their kin: each refused, with a path and a reason. */
+export const hostileValues: ReadonlyArray<HostileValue> = [
+  { name: "objects nested 10,000 deep", make: () => nestedObjects(10_000), path: ".x".repeat(32), reason: tooDeep },
+  { name: "objects nested 33 deep", make: () => nestedObjects(33), path: ".x".repeat(32), reason: tooDeep },
+  { name: "arrays nested 10,000 deep", make: () => nestedArrays(10_000), path: "[0]".repeat(32), reason: tooDeep },
+  {
+    name: "a cyclic object",
+    make: () => {
+      const value: Record<string, unknown> = { a: 1 }
+      value.self = value
+      return value
+    },
+    path: ".self",
+    reason: cyclic
+  },
+  {
+    name: "a cycle through an array",
+    make: () => {
+      const list: Array<unknown> = []
+      list.push({ back: list })
+      return { list }
+    },
+    path: ".list[0].back",
+    reason: cyclic
+  },
+  {
+    name: "a throwing getter",
+    make: () => ({
+      ok: 1,
+      get boom() {
+        return boom()
+      }
+    }),
+    path: ".boom",
+    reason: unreadable
+  },
+  {
+    name: "a proxy whose get trap throws",
+    make: () => new Proxy({ k: 1 }, { get: boom }),
+    path: ".k",
+    reason: unreadable
+  },
+  {
+    name: "a proxy whose ownKeys trap throws",
+    make: () => new Proxy({}, { ownKeys: boom }),
+    path: "",
+    reason: unreadable
+  },
+  {
+    name: "a proxy whose getPrototypeOf trap throws",
+    make: () => new Proxy({}, { getPrototypeOf: boom }),
+    path: "",
+    reason: unreadable
+  },
+  {
+    name: "a revoked proxy",
+    make: () => {
+      const { proxy, revoke } = Proxy.revocable({}, {})
+      revoke()
+      return { inner: proxy }
+    },
+    path: ".inner",
+    reason: unreadable
+  },
+  {
+    name: "an array proxy whose length throws",
+    make: () => new Proxy([1, 2], { get: (target, key) => (key === "length" ? boom() : Reflect.get(target, key)) }),
+    path: "",
+    reason: unreadable
+  },
+  { name: "a Date", make: () => new Date(0), path: "", reason: notData("a Date") },
+  {
+    name: "a Date inside an object",
+    make: () => ({ at: { when: new Date(0) } }),
+    path: ".at.when",
+    reason: notData("a Date")
+  },
+  { name: "a Map", make: () => new Map([["a", 1]]), path: "", reason: notData("a Map") },
+  { name: "a Set", make: () => ({ tags: new Set(["a"]) }), path: ".tags", reason: notData("a Set") },
+  { name: "a URL", make: () => new URL("https://example.com/"), path: "", reason: notData("a URL") },
+  { name: "a class instance", make: () => [new Point()], path: "[0]", reason: notData("an instance of Point") },
+  { name: "an Array subclass", make: () => Items.from([1]), path: "", reason: notData("an instance of Items") },
+  {
+    name: "an object with a custom prototype",
+    make: () => Object.create({ inherited: 1 }),
+    path: "",
+    reason: notData("an object with a custom prototype")
+  },
+  { name: "a typed array", make: () => new Uint8Array(2), path: "", reason: notData("a Uint8Array") },
+  { name: "a boxed string", make: () => ({ s: new String("s") }), path: ".s", reason: notData("a String") },
+  { name: "a function", make: () => ({ f: () => 1 }), path: ".f", reason: notData("a function") },
+  { name: "a bigint", make: () => [1, 2n], path: "[1]", reason: notData("a bigint") },
+  { name: "a symbol", make: () => ({ s: Symbol("s") }), path: ".s", reason: notData("a symbol") },
+  {
+    name: "a symbol key",
+    make: () => ({ [Symbol("k")]: 1 }),
+    path: "",
+    reason: notData("an object with symbol keys")
+  },
+  {
+    name: "undefined in an array",
+    make: () => [1, undefined],
+    path: "[1]",
+    reason: "must not be undefined (JSON has no undefined: use null)"
+  },
+  {
+    name: "a hole in a sparse array",
+    make: () => {
+      const list = [0, 1]
+      delete list[0]
+      return list
+    },
+    path: "[0]",
+    reason: "must not be undefined (JSON has no undefined: use null)"
+  },
+  { name: "NaN", make: () => ({ n: [Number.NaN] }), path: ".n[0]", reason: "must be a finite number" },
+  {
+    name: "a nested __proto__ key",
+    make: (): unknown => JSON.parse("{\"q\":{\"__proto__\":5}}"),
+    path: ".q.__proto__",
+    reason: "is a key that must not be \"__proto__\""
+  },
+  {
+    name: "a NUL in a nested key",
+    make: () => ({ list: [{ "a\u0000": 1 }] }),
+    path: ".list[0].a\u0000",
+    reason: "is a key that must not contain NUL (U+0000) characters"
+  },
+  {
+    name: "an unpaired surrogate in a nested string",
+    make: () => ({ a: ["ok", "\ud800"] }),
+    path: ".a[1]",
+    reason: "must be well-formed Unicode (no unpaired surrogates)"
+  }
+]

@@ -3,21 +3,43 @@
  * own pool, strategy and scripted skill that counts its calls. Replaying one conversation through
  * them, and concurrent writers on several conversations: nothing lost (seqs 1..N, every message
  * once, each call's messages together), no summarization applied twice (records of disjoint
- * ranges, one version each, one applied event each, as many skill calls as records), and the
- * cursor never moves back.
+ * ranges, one version each, one applied event each, as many skill calls as records), the cursor
+ * never moves back, and no layer summarizes more conversations at once than it is allowed. The
+ * summarization lease between them: it holds no connection, keeps others out while in force, is
+ * taken over once it lapses, is renewed while its holder runs, and stops a holder that lost it.
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Logger, LogLevel, Queue, Ref } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Queue,
+  Redacted,
+  Ref,
+  Schema,
+  TestClock
+} from "effect"
 import * as ConversationId from "../../src/domain/ConversationId.js"
 import type { MemoryEvent } from "../../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
+import * as PgRepository from "../../src/layers/store/PgRepository.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
-import { describePostgres } from "../fixtures/postgres.js"
+import { newMessage } from "../fixtures/messages.js"
+import { describePostgres, freshSchemaUrl } from "../fixtures/postgres.js"
 import { type SharedRepository, sharedSchema } from "../fixtures/postgresShared.js"
 
 const options: Partial<SummarizationOptions> = {
@@ -25,7 +47,8 @@ const options: Partial<SummarizationOptions> = {
   promptTokenBudget: 400,
   chunkSummarizeThreshold: 450,
   summaryTokenCap: 80,
-  retries: 0
+  retries: 0,
+  summarizationConcurrency: 2
 }
 
 /** Summarizations running now and at most, per conversation, across every instance. */
@@ -34,30 +57,43 @@ interface Overlap {
   most: number
 }
 
-/** A summarize skill that takes a few milliseconds, so that instances contend, and records overlaps. */
-const slowSkill = (overlap: Overlap): ScriptedSkill.ScriptedSkill.Script => ({
+/** Summarizations of one instance running now and at most, across its conversations. */
+interface InFlight {
+  now: number
+  most: number
+}
+
+/**
+ * A summarize skill that takes a few milliseconds, so that instances contend, and records overlaps
+ * (per conversation across instances, and per instance across conversations).
+ */
+const slowSkill = (overlap: Overlap, inFlight: InFlight): ScriptedSkill.ScriptedSkill.Script => ({
   summarize: (input) =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
         const now = (overlap.running.get(input.conversationId) ?? 0) + 1
         overlap.running.set(input.conversationId, now)
         overlap.most = Math.max(overlap.most, now)
+        inFlight.now += 1
+        inFlight.most = Math.max(inFlight.most, inFlight.now)
       }),
       () => Effect.as(Effect.sleep("4 millis"), ScriptedSkill.defaultSummary(input)),
       () =>
-        Effect.sync(() =>
+        Effect.sync(() => {
           overlap.running.set(input.conversationId, (overlap.running.get(input.conversationId) ?? 1) - 1)
-        )
+          inFlight.now -= 1
+        })
     )
 })
 
 /** One instance: the memory over a pool of its own, and the summaries it applied (from its events). */
 const instance = (repository: SharedRepository, overlap: Overlap) =>
   Effect.gen(function*() {
+    const inFlight: InFlight = { now: 0, most: 0 }
     const context = yield* Layer.build(
       ChatMemory.layer.pipe(
         Layer.provideMerge(SummarizationStrategy.layer(options)),
-        Layer.provideMerge(ScriptedSkill.layer(slowSkill(overlap))),
+        Layer.provideMerge(ScriptedSkill.layer(slowSkill(overlap, inFlight))),
         Layer.provideMerge(ApproximateTokenCounter.layer),
         Layer.provideMerge(repository({ maxConnections: 4, maxLockConnections: 2 }))
       )
@@ -74,7 +110,8 @@ const instance = (repository: SharedRepository, overlap: Overlap) =>
       memory,
       repository: Context.get(context, RepositoryService),
       applied: Ref.get(applied),
-      skillCalls: Effect.map(skill.calls, (calls) => calls.length)
+      skillCalls: Effect.map(skill.calls, (calls) => calls.length),
+      mostInFlight: Effect.sync(() => inFlight.most)
     }
   })
 
@@ -223,6 +260,123 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
         const skillCalls = yield* Effect.forEach(instances, (x) => x.skillCalls)
         assert.strictEqual(skillCalls.reduce((n, k) => n + k, 0), records, "a skill call was not applied")
         assert.strictEqual(overlap.most, 1, "two instances summarized one conversation at once")
+        for (const x of instances) {
+          assert.isAtMost(yield* x.mostInFlight, 2, "an instance summarized more conversations at once than allowed")
+        }
       }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)), { timeout: 120_000 })
+  })
+
+  describe("the summarization lease", () => {
+    const LeaseRow = Schema.Struct({ lease_owner: Schema.String, lease_until: Schema.DateFromSelf })
+
+    /** A repository over a fresh schema, as one process would open it, and a client on that schema. */
+    const processOn = (schemaUrl: string, options: Omit<PgRepository.Options, "url">) =>
+      Effect.map(
+        Layer.build(PgRepository.layer({ ...options, url: Redacted.make(schemaUrl) })),
+        (context) => Context.get(context, RepositoryService)
+      )
+
+    const fixture = (options: Omit<PgRepository.Options, "url"> = {}) =>
+      Effect.gen(function*() {
+        const schemaUrl = yield* freshSchemaUrl(url)
+        const repository = yield* processOn(schemaUrl, options)
+        const sql = yield* PgClient.make({ url: Redacted.make(schemaUrl), maxConnections: 1 })
+        const lease = (id: string) =>
+          Effect.flatMap(
+            sql`SELECT lease_owner, lease_until FROM chat_memory_leases WHERE conversation_id = ${id}`,
+            Schema.decodeUnknown(Schema.Array(LeaseRow))
+          )
+        return { schemaUrl, repository, sql, lease }
+      }).pipe(Effect.provide(Reactivity.layer))
+
+    it.scoped("a holder keeps no connection: more holders than the pool has connections, and writers, all go on", () =>
+      Effect.gen(function*() {
+        // One connection: a lock that kept one while its effect ran would leave none to the others.
+        const { repository } = yield* fixture({ maxConnections: 1, maxLockConnections: 4 })
+        const ids = ["held-0", "held-1", "held-2"].map((id) => ConversationId.make(id))
+        const gate = yield* Deferred.make<undefined>()
+        const holding = yield* Effect.forEach(ids, () => Deferred.make<undefined>())
+        const holders = yield* Effect.forEach(ids, (id, i) => {
+          const started = holding[i]
+          return started === undefined ? Effect.die("no deferred") : Effect.fork(
+            repository.withSummarizationLock(
+              id,
+              Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate))
+            )
+          )
+        })
+        yield* Effect.forEach(holding, Deferred.await, { discard: true })
+        // While every holder waits (for its model), writes and reads go through the one connection.
+        for (const id of ids) {
+          const appended = yield* repository.appendMessages(id, [newMessage("user", "written while held")])
+          assert.deepStrictEqual(appended.messages.map((m) => m.seq), [1])
+          const window = yield* repository.readWindow(id, { after: "cursor", tokenLimit: 100 })
+          assert.deepStrictEqual(window.recent.map((m) => m.seq), [1])
+        }
+        yield* Deferred.succeed(gate, undefined)
+        const outcomes = yield* Effect.forEach(holders, Fiber.join)
+        assert.isTrue(outcomes.every(Option.isSome))
+      }))
+
+    it.scoped("a lease in force keeps others out; one that lapsed (its process died) is taken over and released", () =>
+      Effect.gen(function*() {
+        const { lease, repository, sql } = yield* fixture()
+        yield* sql`INSERT INTO chat_memory_leases (conversation_id, lease_owner, lease_until) VALUES
+          ('alive', 'another-process', clock_timestamp() + interval '1 hour'),
+          ('dead', 'a-dead-process', clock_timestamp() - interval '1 second')`
+        const alive = ConversationId.make("alive")
+        const dead = ConversationId.make("dead")
+        assert.deepStrictEqual(yield* repository.withSummarizationLock(alive, Effect.succeed("ran")), Option.none())
+        const taken = yield* repository.withSummarizationLock(
+          dead,
+          Effect.map(lease("dead"), (rows) => rows.map((row) => row.lease_owner))
+        )
+        assert.isTrue(Option.isSome(taken))
+        if (Option.isSome(taken)) {
+          assert.strictEqual(taken.value.length, 1)
+          assert.notStrictEqual(taken.value[0], "a-dead-process")
+        }
+        // Released when its holder is done; the other process's lease is untouched.
+        assert.deepStrictEqual(yield* lease("dead"), [])
+        assert.deepStrictEqual((yield* lease("alive")).map((row) => row.lease_owner), ["another-process"])
+      }).pipe(Effect.provide(Reactivity.layer)))
+
+    it.scoped("a holder renews its lease while it runs, and is stopped with an error when it lost it", () =>
+      Effect.gen(function*() {
+        const { lease, repository, sql } = yield* fixture({ leaseMillis: 30_000 })
+        const id = ConversationId.make("renewed")
+        const holding = yield* Deferred.make<undefined>()
+        const interrupted = yield* Deferred.make<undefined>()
+        const holder = yield* Effect.fork(repository.withSummarizationLock(
+          id,
+          Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never).pipe(
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          )
+        ))
+        yield* Deferred.await(holding)
+        const [first] = yield* lease("renewed")
+        if (first === undefined) return assert.fail("no lease in force")
+        // The renewal is due a third of the lease later (by the test clock); the lease's end is
+        // the server's time, so it moves on as soon as the renewal has run.
+        yield* TestClock.adjust("10001 millis")
+        let renewed = first
+        for (let i = 0; i < 500 && renewed.lease_until.getTime() <= first.lease_until.getTime(); i++) {
+          renewed = (yield* lease("renewed"))[0] ?? renewed
+        }
+        assert.isAbove(renewed.lease_until.getTime(), first.lease_until.getTime(), "the lease was not renewed")
+        // Another process takes the lease over (as it could once it lapsed): the next renewal
+        // finds it gone, stops the holder's effect and fails.
+        yield* sql`UPDATE chat_memory_leases SET lease_owner = 'another-process' WHERE conversation_id = 'renewed'`
+        yield* TestClock.adjust("10001 millis")
+        const exit = yield* Fiber.await(holder)
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isFailure(exit)) {
+          const failure = Cause.failureOption(exit.cause)
+          assert.isTrue(Option.isSome(failure) && failure.value._tag === "RepositoryError")
+        }
+        assert.isTrue(yield* Deferred.isDone(interrupted), "the holder's effect was not stopped")
+        // The other process's lease is left alone.
+        assert.deepStrictEqual((yield* lease("renewed")).map((row) => row.lease_owner), ["another-process"])
+      }))
   })
 })

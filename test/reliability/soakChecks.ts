@@ -7,7 +7,7 @@ import { assert } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import type { MemoryContext } from "../../src/domain/MemoryContext.js"
-import { factsText, summaryText } from "../../src/domain/MemoryContext.js"
+import { factsText, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { SummarizationRecord, SummaryState } from "../../src/domain/SummaryState.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
@@ -159,7 +159,13 @@ export const checkContext = (
     const summaryTokens = context.summary === null
       ? 0
       : yield* counter.countMessage({ content: summaryText(context.summary) })
-    assert.strictEqual(context.tokenCount, systemTokens + factTokens + summaryTokens + tokens(context.recent))
+    const noticeTokens = context.omissionAnnounced
+      ? yield* counter.countMessage({ content: omissionText(context.turnsOmitted) })
+      : 0
+    assert.strictEqual(
+      context.tokenCount,
+      systemTokens + factTokens + summaryTokens + noticeTokens + tokens(context.recent)
+    )
     // 1. The budget holds whenever the protected part (system messages, facts) fits.
     if (systemTokens + factTokens <= settings.budget) {
       assert.isAtMost(context.tokenCount, settings.budget, "over budget")

@@ -4,10 +4,11 @@
  *
  * @since 0.1.0
  */
-import { Chunk, DateTime, Effect, HashMap, HashSet, Layer, Option, Ref } from "effect"
+import { Chunk, DateTime, Effect, HashMap, HashSet, Layer, Option, Ref, Schema } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
-import { Message } from "../../domain/Message.js"
+import { Message, MessageMetadata, type NewMessage } from "../../domain/Message.js"
 import * as SummaryState from "../../domain/SummaryState.js"
+import { canonicalJson } from "../../domain/Text.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { CommitResult, RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 import { commitValues } from "./internal/commit.js"
@@ -46,9 +47,41 @@ const rangeOf = (
   return [start, Math.max(start, end)]
 }
 
+const isMetadata = Schema.is(MessageMetadata)
+
+/** Most messages carry no metadata: then there is nothing to canonicalise or clone. */
+const isEmpty = (metadata: MessageMetadata): boolean => Object.keys(metadata).length === 0
+
+/**
+ * Metadata as stored: a fresh copy in the canonical form the SQL stores return (`jsonb` key
+ * order, no -0, no undefined properties), so that every store answers alike; none if it is not
+ * `MessageMetadata`.
+ */
+const canonicalMetadata = (metadata: MessageMetadata): Option.Option<MessageMetadata> => {
+  if (isEmpty(metadata)) return Option.some({})
+  const canonical = canonicalJson(metadata)
+  return isMetadata(canonical) ? Option.some(canonical) : Option.none()
+}
+
+/**
+ * A message as a reader gets it: a fresh copy, so that no caller can change what is stored by
+ * changing what it read (the SQL stores build fresh objects from each row, too). `createdAt` is
+ * shared: a `DateTime` is an immutable value, like the strings.
+ */
+const copyOf = (message: Message): Message =>
+  new Message({
+    conversationId: message.conversationId,
+    seq: message.seq,
+    role: message.role,
+    content: message.content,
+    metadata: isEmpty(message.metadata) ? {} : structuredClone(message.metadata),
+    tokenCount: message.tokenCount,
+    createdAt: message.createdAt
+  }, { disableValidation: true })
+
 const slice = (messages: Chunk.Chunk<Message>, start: number, end: number): Array<Message> => {
   const out: Array<Message> = []
-  for (let i = start; i < end; i++) out.push(Chunk.unsafeGet(messages, i))
+  for (let i = start; i < end; i++) out.push(copyOf(Chunk.unsafeGet(messages, i)))
   return out
 }
 
@@ -76,6 +109,13 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
     appendMessages: Effect.fn("MemoryRepository.appendMessages")(function*(conversationId, newMessages) {
       yield* Effect.annotateCurrentSpan("conversationId", conversationId)
       const now = yield* DateTime.now
+      const prepared: Array<NewMessage> = []
+      for (const message of newMessages) {
+        const metadata = canonicalMetadata(message.metadata)
+        // The port takes validated metadata: anything else came past the type system.
+        if (Option.isNone(metadata)) return yield* Effect.dieMessage("appendMessages: metadata is not MessageMetadata")
+        prepared.push({ ...message, metadata: metadata.value })
+      }
       return yield* Ref.modify(store, (conversations): readonly [RepositoryService.AppendResult, Store] => {
         const existing = HashMap.get(conversations, conversationId)
         if (newMessages.length === 0) {
@@ -101,7 +141,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
         const stored: Array<Message> = []
-        for (const message of newMessages) {
+        for (const message of prepared) {
           lastSeq += 1
           roleCounts[message.role] += 1
           if (message.role === "system" && systemPrefixSeq === lastSeq - 1) systemPrefixSeq = lastSeq
@@ -124,7 +164,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           },
           messages: Chunk.appendAll(current.messages, Chunk.unsafeFromArray(stored))
         }
-        return [{ messages: stored, messageCount }, HashMap.set(conversations, conversationId, next)]
+        return [{ messages: stored.map(copyOf), messageCount }, HashMap.set(conversations, conversationId, next)]
       })
     }),
 

@@ -30,10 +30,17 @@ export interface Options {
   /** Connections in the pool (default 10). */
   readonly maxConnections?: number | undefined
   /**
-   * Summarizations that may hold the cross-process lock at once, each keeping one connection
-   * (default: half the pool).
+   * Summarizations of this layer that may hold the cross-process lock at once; beyond that the
+   * lock answers busy. Unbounded by default: the lock is a lease in the database, and a holder
+   * keeps no connection while its model answers (only while it reads and commits); the strategy
+   * bounds its background summarizations itself (`summarizationConcurrency`).
    */
   readonly maxLockConnections?: number | undefined
+  /**
+   * How long a summarization lease lasts unless renewed (default 30 seconds): how long a process
+   * that died while summarizing keeps the others from summarizing that conversation.
+   */
+  readonly leaseMillis?: number | undefined
   /** Reported to the server as `application_name`. */
   readonly applicationName?: string | undefined
 }
@@ -81,7 +88,7 @@ const connectError = (cause: unknown) => {
 
 /**
  * The repository over a PostgreSQL pool (`@effect/sql-pg`), with cross-process summarization
- * locks; the migrations run when the layer is built.
+ * locks (leases in the database); the migrations run when the layer is built.
  *
  * @since 0.1.0
  * @category layers
@@ -89,8 +96,9 @@ const connectError = (cause: unknown) => {
 export const layer = (options: Options): Layer.Layer<RepositoryService, RepositoryError> => {
   const maxConnections = options.maxConnections ?? defaultMaxConnections
   return SqlRepository.layer({
-    lock: "advisory",
-    maxLockConnections: options.maxLockConnections ?? Math.max(1, Math.floor(maxConnections / 2))
+    lock: "lease",
+    maxLockConnections: options.maxLockConnections,
+    leaseMillis: options.leaseMillis
   }).pipe(
     Layer.provide(
       PgClient.layer({

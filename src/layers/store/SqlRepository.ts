@@ -20,22 +20,39 @@ import { lowerBound, makeStatements, tally, upperBound } from "./internal/sql/st
 /**
  * Options of the SQL repository.
  *
- * `lock` says how `withSummarizationLock` keeps other processes out: `"advisory"` (the default)
- * takes a PostgreSQL advisory lock for the duration, for databases that several processes share;
- * `"process"` excludes holders of this process only, for stores one process owns (PGlite, whose
- * single connection could not be held for the duration anyway).
+ * `lock` says how `withSummarizationLock` keeps other processes out: `"lease"` (the default) takes
+ * a lease on the conversation in the database for the duration, for databases that several
+ * processes share; it holds no connection while the effect runs. `"process"` excludes holders of
+ * this process only, for stores one process owns (PGlite). `"advisory"` is the former name of
+ * `"lease"`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Options {
-  readonly lock?: "advisory" | "process" | undefined
+  readonly lock?: "lease" | "process" | "advisory" | undefined
   /**
-   * With `"advisory"`: how many lock holders may keep a pooled connection each at once (default
-   * 4). Keep it below the pool size, so the work done under the locks always finds a connection.
+   * With `"lease"`: how many summarizations this repository lets hold the lock at once; beyond
+   * that the lock answers `None` (busy). Unbounded by default: a holder keeps no connection while
+   * its effect waits (for a model), and the strategies' background jobs bound their own
+   * concurrency (`summarizationConcurrency`).
    */
   readonly maxLockConnections?: number | undefined
+  /**
+   * With `"lease"`: how long a lease lasts unless renewed (default 30 seconds). It is renewed while
+   * its holder runs, so this is only how long a holder that died keeps other processes from
+   * summarizing its conversation.
+   */
+  readonly leaseMillis?: number | undefined
 }
+
+/**
+ * The default of `Options.leaseMillis`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultLeaseMillis = 30_000
 
 const storeErrors = (operation: string, conversationId: string) => ({
   SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, conversationId, cause })),
@@ -54,13 +71,14 @@ export const make = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const statements = makeStatements(sql)
-    const { countRange, findConversation, findOrFail, insertMessages, requireIfEmpty, reserveSeqs } = statements
+    const { appendRows, countRange, findConversation, findOrFail, requireIfEmpty } = statements
     const { selectMessages, selectRecords, selectWindow } = statements
     const commit = applyCommit(statements)
 
     const withSummarizationLock = yield* makeSummarizationLock(sql, {
-      advisory: (options.lock ?? "advisory") === "advisory",
-      maxConnections: options.maxLockConnections ?? 4
+      shared: (options.lock ?? "lease") !== "process",
+      maxHolders: options.maxLockConnections,
+      leaseMillis: options.leaseMillis ?? defaultLeaseMillis
     })
 
     return RepositoryService.of({
@@ -76,25 +94,27 @@ export const make = (
           }
           const now = DateTime.toDateUtc(yield* DateTime.now)
           const { firstTurnRole, leadingSystem, roles, tokens } = tally(newMessages)
-          return yield* sql.withTransaction(Effect.gen(function*() {
-            const reserved = yield* reserveSeqs({
-              id: conversationId,
-              count: newMessages.length,
-              ...roles,
-              tokens,
-              leadingSystem,
-              firstTurnRole,
-              now
-            })
-            // An upsert with RETURNING always returns its row.
-            if (Option.isNone(reserved)) return yield* Effect.dieMessage("appendMessages: the upsert returned no row")
-            const first = reserved.value.last_seq - newMessages.length + 1
-            const stored = newMessages.map((message, i) =>
-              new Message({ ...message, conversationId, seq: first + i }, { disableValidation: true })
-            )
-            yield* insertMessages(conversationId, stored)
-            return { messages: stored, messageCount: reserved.value.message_count }
-          }))
+          const reserved = yield* appendRows({
+            id: conversationId,
+            count: newMessages.length,
+            ...roles,
+            tokens,
+            leadingSystem,
+            firstTurnRole,
+            now,
+            messageRoles: newMessages.map((m) => m.role),
+            contents: newMessages.map((m) => m.content),
+            metadata: newMessages.map((m) => JSON.stringify(m.metadata)),
+            tokenCounts: newMessages.map((m) => m.tokenCount),
+            createdAt: newMessages.map((m) => DateTime.formatIso(m.createdAt))
+          })
+          // An upsert with RETURNING always returns its row.
+          if (Option.isNone(reserved)) return yield* Effect.dieMessage("appendMessages: the upsert returned no row")
+          const first = reserved.value.last_seq - newMessages.length + 1
+          const stored = newMessages.map((message, i) =>
+            new Message({ ...message, conversationId, seq: first + i }, { disableValidation: true })
+          )
+          return { messages: stored, messageCount: reserved.value.message_count }
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("appendMessages", conversationId))
       ),

@@ -95,11 +95,13 @@ const countOmitted = (
   shownCount: number,
   after: number
 ): Effect.Effect<Omitted, RepositoryService.Errors> => {
-  const omittedTurns = recent.turns.slice(0, recent.turns.length - shownCount)
-  if (recent.reachedStart) {
+  const firstShownSeq = recent.turns[recent.turns.length - shownCount]?.firstSeq ?? info.lastSeq + 1
+  if (firstShownSeq <= after + 1) return Effect.succeed({ turns: 0, messages: 0 })
+  const omittedTurns = recent.turns.slice(0, recent.turns.length - shownCount).filter((turn) => turn.firstSeq > after)
+  const oldestLoaded = recent.turns[0]?.firstSeq ?? info.lastSeq + 1
+  if (recent.reachedStart || oldestLoaded <= after + 1) {
     return Effect.succeed({ turns: omittedTurns.length, messages: sumMessages(omittedTurns) })
   }
-  const firstShownSeq = recent.turns[recent.turns.length - shownCount]?.firstSeq ?? info.lastSeq + 1
   if (after === info.systemPrefixSeq) {
     let laterMessages = 0
     let laterUsers = 0
@@ -137,6 +139,17 @@ export const assemble = (
     readonly budget: number | null
     readonly minTurns?: number | undefined
     readonly shrink?: ((maxTokens: number) => Effect.Effect<Preamble>) | undefined
+    /**
+     * Turns up to this seq are covered by the summary: shown or not, they are never omitted. The
+     * `full` view reads from the system prefix and shows covered turns when they fit.
+     */
+    readonly coveredUpTo?: number | undefined
+    /**
+     * The tokens of the notice that announces `turns` omitted turns to the model
+     * (`MemoryContext.omissionText`): when given, a context that omits turns says so, within the
+     * budget, and never shows a silent gap.
+     */
+    readonly announce?: ((turns: number) => Effect.Effect<number>) | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -155,15 +168,37 @@ export const assemble = (
       preamble = yield* options.shrink(room)
     }
     const available = Math.max(0, room - preamble.tokens)
-    const shownCount = newestThatFit(recent.turns, available)
+    const omittedAfter = Math.max(window.after, options.coveredUpTo ?? 0)
+    let shownCount = newestThatFit(recent.turns, available)
+    let omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
+    let noticeTokens = 0
+    if (omitted.turns > 0 && options.announce !== undefined) {
+      // The notice takes room from the oldest turns shown: showing one turn fewer omits one more,
+      // so settle the count and the notice together. When it does not fit, or would push out the
+      // newest `minTurns` turns, those win: the omission is still counted, logged and in the event.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const tokens = yield* options.announce(omitted.turns)
+        const fitting = newestThatFit(recent.turns, available - tokens)
+        if (tokens > available || fitting < Math.min(minTurns, shownCount)) {
+          noticeTokens = 0
+          break
+        }
+        noticeTokens = tokens
+        if (fitting === shownCount) break
+        shownCount = fitting
+        omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
+      }
+    }
     const shown = recent.turns.slice(recent.turns.length - shownCount)
-    const omitted = yield* countOmitted(repository, info, recent, shownCount, window.after)
-    const tokenCount = systemTokens + preamble.tokens + sumTokens(shown)
+    // Never over the budget for the notice's sake (the settling above may stop unsettled).
+    if (sumTokens(shown) + noticeTokens > available) noticeTokens = 0
+    const tokenCount = systemTokens + preamble.tokens + noticeTokens + sumTokens(shown)
     if (omitted.turns > 0) {
-      yield* Effect.logDebug("context omits turns").pipe(
+      yield* (options.announce === undefined ? Effect.logDebug : Effect.logInfo)("context omits turns").pipe(
         Effect.annotateLogs({
           conversationId: info.conversationId,
           turnsOmitted: omitted.turns,
+          omissionAnnounced: omitted.turns > 0 && noticeTokens > 0,
           messagesOmitted: omitted.messages,
           turnsShown: shownCount,
           tailTurnsDropped: recent.turns.length - shownCount
@@ -190,7 +225,9 @@ export const assemble = (
       tokenCount,
       tokenBudget: options.budget,
       turnsShown: shownCount,
+      turnsCovered: shown.filter((turn) => turn.lastSeq <= (options.coveredUpTo ?? 0)).length,
       turnsOmitted: omitted.turns,
+      omissionAnnounced: omitted.turns > 0 && noticeTokens > 0,
       messagesOmitted: omitted.messages,
       summaryTruncated: preamble.summaryTruncated,
       summarizedUpTo: preamble.summarizedUpTo

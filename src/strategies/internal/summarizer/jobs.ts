@@ -1,7 +1,8 @@
 /**
- * Background jobs per conversation: at most one at a time, started with `Effect.forkDaemon` and
- * registered in a `FiberMap` owned by the caller's scope, with requests that arrive during a job
- * coalesced into one re-run after it.
+ * Background jobs per conversation: at most one at a time per conversation and at most
+ * `concurrency` at a time in all, started with `Effect.forkDaemon` and registered in a `FiberMap`
+ * owned by the caller's scope, with requests that arrive during a job coalesced into one re-run
+ * after it.
  */
 import { Cause, Effect, Fiber, FiberMap, HashMap, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -22,14 +23,23 @@ export interface Jobs {
 }
 
 /**
- * Makes the jobs running `run` for a conversation. `run` must handle its own failures (nobody
- * joins a daemon fiber); a defect is logged here so that the conversation can be triggered again.
- * Closing the scope interrupts every job.
+ * Makes the jobs running `run` for a conversation, `concurrency` conversations at a time (all at
+ * once without it): the others wait for a turn, holding nothing meanwhile, so that many
+ * conversations due at once neither flood the model and the store nor find them busy and give up.
+ * `run` must handle its own failures (nobody joins a daemon fiber); a defect is logged here so
+ * that the conversation can be triggered again. Closing the scope interrupts every job.
  */
-export const makeJobs = (run: (conversationId: ConversationId) => Effect.Effect<void>) =>
+export const makeJobs = (
+  run: (conversationId: ConversationId) => Effect.Effect<void>,
+  options: { readonly concurrency?: number | undefined } = {}
+) =>
   Effect.gen(function*() {
     const fibers = yield* FiberMap.make<ConversationId, unknown, never>()
     const status = yield* Ref.make(HashMap.empty<ConversationId, Status>())
+    const limit = options.concurrency
+    const turns = limit === undefined ? undefined : yield* Effect.makeSemaphore(Math.max(1, Math.floor(limit)))
+    const inTurn = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
+      turns === undefined ? effect : turns.withPermits(1)(effect)
 
     /** Ends one run: true when another run was asked for meanwhile (the status stays running). */
     const finishRun = (conversationId: ConversationId) =>
@@ -47,17 +57,20 @@ export const makeJobs = (run: (conversationId: ConversationId) => Effect.Effect<
         )
       )
 
-    // A run sees everything written before it starts: requests made until then are absorbed by
-    // it, and only those made while it runs ask for another run.
+    // A run sees everything written before it starts: requests made until then (while it waited
+    // for its turn, too) are absorbed by it, and only those made while it runs ask for another run.
     const startRun = (conversationId: ConversationId) =>
       Ref.update(status, (current) =>
         HashMap.has(current, conversationId) ? HashMap.set(current, conversationId, "running") : current)
 
+    // The turn is given back between runs, so that a conversation asked to run again queues
+    // behind the others instead of keeping its turn.
     const loop = (conversationId: ConversationId): Effect.Effect<void> =>
       Effect.flatMap(
         startRun(conversationId).pipe(
           Effect.zipRight(safeRun(conversationId)),
-          Effect.zipRight(finishRun(conversationId))
+          Effect.zipRight(finishRun(conversationId)),
+          inTurn
         ),
         (again) => (again ? loop(conversationId) : Effect.void)
       )

@@ -29,19 +29,32 @@ export interface BufferSize {
   readonly tokens: number
   readonly messages: number
   readonly turns: number
+  /** Tokens of the leading system messages. */
+  readonly systemTokens: number
 }
 
+/** The tokens the turns may take in a context: the budget less the system messages and a full preamble. */
+export const roomFor = (settings: SummarizationOptions, traits: Traits, systemTokens: number): number =>
+  Math.max(0, settings.promptTokenBudget - traits.preambleCap - systemTokens)
+
 /**
- * The trigger: whether a summarization is due for a buffer of this size, and by which test (the
- * summary and buffer tokens past the threshold, or the buffer's messages past the message
- * trigger). Never while the buffer holds K turns or fewer.
+ * The trigger: whether a summarization is due for a buffer of this size, and by which test. By
+ * tokens: with the watermarks (the default), the buffer past `highWater × room`, or, for a run
+ * that continues a fold, past `lowWater × room`; with an explicit `chunkSummarizeThreshold`, the
+ * summary and buffer tokens past it. By count: the buffer's messages past the message trigger.
+ * Never while the buffer holds K turns or fewer.
  */
 export const trigger = (
   settings: SummarizationOptions,
-  buffer: BufferSize
+  traits: Traits,
+  buffer: BufferSize,
+  continuing = false
 ): { readonly byTokens: boolean; readonly byCount: boolean } | undefined => {
   if (buffer.turns <= settings.kRawTurns) return undefined
-  const byTokens = buffer.summaryTokens + buffer.tokens > settings.chunkSummarizeThreshold
+  const byTokens = settings.chunkSummarizeThreshold !== undefined
+    ? buffer.summaryTokens + buffer.tokens > settings.chunkSummarizeThreshold
+    : buffer.tokens >
+      (continuing ? settings.lowWater : settings.highWater) * roomFor(settings, traits, buffer.systemTokens)
   const byCount = settings.messageTrigger !== undefined && buffer.messages > settings.messageTrigger.threshold
   return byTokens || byCount ? { byTokens, byCount } : undefined
 }
@@ -90,14 +103,14 @@ export const makePlanner = (
   settings: SummarizationOptions,
   traits: Traits
 ): Effect.Effect<
-  (conversationId: ConversationId) => Effect.Effect<Option.Option<Plan>, RepositoryService.Errors>,
+  (conversationId: ConversationId, continuing: boolean) => Effect.Effect<Option.Option<Plan>, RepositoryService.Errors>,
   never,
   RepositoryService | TokenCounter
 > =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
     const counter = yield* TokenCounter
-    return (conversationId) => plan(repository, counter, settings, traits, conversationId)
+    return (conversationId, continuing) => plan(repository, counter, settings, traits, conversationId, continuing)
   })
 
 const plan = (
@@ -105,22 +118,25 @@ const plan = (
   counter: TokenCounter.Service,
   settings: SummarizationOptions,
   traits: Traits,
-  conversationId: ConversationId
+  conversationId: ConversationId,
+  continuing: boolean
 ) =>
   Effect.gen(function*() {
     const { messages, window } = yield* loadBuffer(repository, conversationId)
+    const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
     const turns = groupTurns(messages).turns
     const currentSummary = yield* summaryTokens(counter, window.state.narrative)
     const bufferTokens = sum(turns, (turn) => turn.tokenCount)
-    const due = trigger(settings, {
+    const due = trigger(settings, traits, {
       summaryTokens: currentSummary,
       tokens: bufferTokens,
       messages: sum(turns, (turn) => turn.messages.length),
-      turns: turns.length
-    })
+      turns: turns.length,
+      systemTokens
+    }, continuing)
     if (due === undefined) return Option.none<Plan>()
 
-    const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
+    const room = roomFor(settings, traits, systemTokens)
     let tail: number
     const byMessages = settings.messageTrigger
     if (due.byCount && !due.byTokens && byMessages !== undefined) {
@@ -132,9 +148,12 @@ const plan = (
         count += 1
       }
       tail = count
+    } else if (settings.chunkSummarizeThreshold === undefined) {
+      // Watermarks: fold the oldest turns until what stays unsummarized fits `lowWater × room`.
+      tail = newestThatFit(turns, settings.lowWater * room)
     } else {
-      // Keep verbatim what the prompt can show next to a full summary; fold the rest.
-      tail = newestThatFit(turns, Math.max(0, settings.promptTokenBudget - traits.preambleCap - systemTokens))
+      // The explicit threshold: keep verbatim what the prompt can show next to a full summary.
+      tail = newestThatFit(turns, room)
     }
     tail = Math.max(settings.kRawTurns, tail)
     if (tail >= turns.length) tail = settings.kRawTurns

@@ -48,9 +48,9 @@ export const make = (
      * One run: plans and, when a summarization is due, produces and commits it. True when the state
      * moved (by this run, or by another writer whose commit won): the caller plans again.
      */
-    const runOnce = (conversationId: ConversationId) =>
+    const runOnce = (conversationId: ConversationId, continuing: boolean) =>
       Effect.gen(function*() {
-        const due = yield* plan(conversationId)
+        const due = yield* plan(conversationId, continuing)
         if (Option.isNone(due)) return false
         const planned = due.value
         const first = planned.older[0]
@@ -147,9 +147,13 @@ export const make = (
      */
     const summarizeConversation = (conversationId: ConversationId) =>
       Effect.gen(function*() {
+        // A fold that starts at the high-water mark goes on down to the low-water mark, in as
+        // many runs as the summarizer's input limit needs.
+        let continuing = false
         while (true) {
-          const ran = yield* repository.withSummarizationLock(conversationId, runOnce(conversationId))
+          const ran = yield* repository.withSummarizationLock(conversationId, runOnce(conversationId, continuing))
           if (Option.isNone(ran) || !ran.value) return
+          continuing = true
         }
       }).pipe(
         Effect.tapError((error) =>

@@ -64,8 +64,23 @@ const createTables = Effect.gen(function*() {
   )`
 })
 
+// The summarization leases: one row per conversation being summarized, taken by one conditional
+// upsert and deleted when the holder is done, so the table holds only the leases in force. Kept
+// out of the conversation row, which every append locks and updates: taking a lease neither waits
+// for appends nor rewrites that row. Unlogged: a lease is worth nothing after a crash (the server
+// empties the table on crash recovery, and its holders are gone or about to find out), and commits
+// that touch only this table do not wait for a WAL flush.
+const createLeases = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE UNLOGGED TABLE chat_memory_leases (
+    conversation_id text PRIMARY KEY,
+    lease_owner text NOT NULL,
+    lease_until timestamptz NOT NULL
+  )`
+})
+
 /** Applies the pending migrations; a no-op on an up-to-date database. */
 export const runMigrations = Migrator.make({})({
-  loader: Migrator.fromRecord({ "1_create_tables": createTables }),
+  loader: Migrator.fromRecord({ "1_create_tables": createTables, "2_create_leases": createLeases }),
   table: migrationsTable
 })

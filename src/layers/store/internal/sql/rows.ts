@@ -193,6 +193,3 @@ export const FoundRow = Schema.Struct({ found: Schema.Literal(1) })
 
 /** A row with the seq counter an append reserved up to. */
 export const ReservedRow = Schema.Struct({ last_seq: SqlInt, message_count: SqlInt })
-
-/** The outcome of a try-lock. */
-export const LockedRow = Schema.Struct({ locked: Schema.Boolean })

@@ -87,9 +87,11 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       Effect.flatMap(exists(conversationId), (found) =>
         Option.isSome(found) ? Effect.succeed(rows) : Effect.fail(new ConversationNotFoundError({ conversationId })))
 
-  // The upsert takes the conversation row's lock until the transaction ends, so concurrent
-  // appends (in any process) reserve disjoint, gapless seq ranges in commit order.
-  const reserveSeqs = SqlSchema.findOne({
+  // One statement, so one round trip and no transaction around it. The upsert takes the
+  // conversation row's lock, held only until the statement commits, so concurrent appends (in any
+  // process) reserve disjoint, gapless seq ranges in commit order; the messages are inserted in the
+  // same statement with the seqs it reserved (`m.i` is each message's 1-based position).
+  const appendRows = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
       count: Schema.Number,
@@ -101,29 +103,44 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       tokens: Schema.Number,
       leadingSystem: Schema.Number,
       firstTurnRole: Schema.NullOr(Schema.String),
-      now: Schema.DateFromSelf
+      now: Schema.DateFromSelf,
+      messageRoles: Schema.Array(Schema.String),
+      contents: Schema.Array(Schema.String),
+      metadata: Schema.Array(Schema.String),
+      tokenCounts: Schema.Array(Schema.Number),
+      createdAt: Schema.Array(Schema.String)
     }),
     Result: Rows.ReservedRow,
     execute: (r) =>
-      sql`INSERT INTO chat_memory_conversations AS c (conversation_id, last_seq, message_count, system_count,
-        user_count, assistant_count, tool_count, summary_count, token_count, system_prefix_seq, first_turn_role,
-        created_at, updated_at)
-      VALUES (${r.id}, ${r.count}, ${r.count}, ${r.system}, ${r.user}, ${r.assistant}, ${r.tool}, ${r.summary},
-        ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.now}, ${r.now})
-      ON CONFLICT (conversation_id) DO UPDATE SET
-        last_seq = c.last_seq + EXCLUDED.last_seq,
-        message_count = c.message_count + EXCLUDED.message_count,
-        system_count = c.system_count + EXCLUDED.system_count,
-        user_count = c.user_count + EXCLUDED.user_count,
-        assistant_count = c.assistant_count + EXCLUDED.assistant_count,
-        tool_count = c.tool_count + EXCLUDED.tool_count,
-        summary_count = c.summary_count + EXCLUDED.summary_count,
-        token_count = c.token_count + EXCLUDED.token_count,
-        system_prefix_seq = CASE WHEN c.system_prefix_seq = c.last_seq
-          THEN c.last_seq + EXCLUDED.system_prefix_seq ELSE c.system_prefix_seq END,
-        first_turn_role = COALESCE(c.first_turn_role, EXCLUDED.first_turn_role),
-        updated_at = EXCLUDED.updated_at
-      RETURNING last_seq, message_count`
+      sql`WITH reserved AS (
+        INSERT INTO chat_memory_conversations AS c (conversation_id, last_seq, message_count, system_count,
+          user_count, assistant_count, tool_count, summary_count, token_count, system_prefix_seq, first_turn_role,
+          created_at, updated_at)
+        VALUES (${r.id}, ${r.count}, ${r.count}, ${r.system}, ${r.user}, ${r.assistant}, ${r.tool}, ${r.summary},
+          ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.now}, ${r.now})
+        ON CONFLICT (conversation_id) DO UPDATE SET
+          last_seq = c.last_seq + EXCLUDED.last_seq,
+          message_count = c.message_count + EXCLUDED.message_count,
+          system_count = c.system_count + EXCLUDED.system_count,
+          user_count = c.user_count + EXCLUDED.user_count,
+          assistant_count = c.assistant_count + EXCLUDED.assistant_count,
+          tool_count = c.tool_count + EXCLUDED.tool_count,
+          summary_count = c.summary_count + EXCLUDED.summary_count,
+          token_count = c.token_count + EXCLUDED.token_count,
+          system_prefix_seq = CASE WHEN c.system_prefix_seq = c.last_seq
+            THEN c.last_seq + EXCLUDED.system_prefix_seq ELSE c.system_prefix_seq END,
+          first_turn_role = COALESCE(c.first_turn_role, EXCLUDED.first_turn_role),
+          updated_at = EXCLUDED.updated_at
+        RETURNING last_seq, message_count
+      ), inserted AS (
+        INSERT INTO chat_memory_messages (conversation_id, seq, role, content, metadata, token_count, created_at)
+        SELECT ${r.id}, reserved.last_seq - ${r.count}::bigint + m.i, m.role, m.content, m.metadata::jsonb,
+          m.token_count, m.created_at::timestamptz
+        FROM reserved CROSS JOIN unnest(${r.messageRoles}::text[], ${r.contents}::text[], ${r.metadata}::text[],
+          ${r.tokenCounts}::bigint[], ${r.createdAt}::text[])
+          WITH ORDINALITY AS m(role, content, metadata, token_count, created_at, i)
+      )
+      SELECT last_seq, message_count FROM reserved`
   })
   const insertMessages = (conversationId: ConversationId, messages: ReadonlyArray<Message>) =>
     Effect.forEach(
@@ -269,7 +286,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     lockConversation,
     findOrFail,
     requireIfEmpty,
-    reserveSeqs,
+    appendRows,
     insertMessages,
     selectMessages,
     countRange,

@@ -151,6 +151,9 @@ export const make = (
         // many runs as the summarizer's input limit needs.
         let continuing = false
         while (true) {
+          // Most triggers find nothing due: plan first, without the lock (which costs a lease in
+          // the database), and take it only to plan again and fold.
+          if (Option.isNone(yield* plan(conversationId, continuing))) return
           const ran = yield* repository.withSummarizationLock(conversationId, runOnce(conversationId, continuing))
           if (Option.isNone(ran) || !ran.value) return
           continuing = true

@@ -24,6 +24,7 @@ import type { SummarizationOptions } from "../src/strategies/SummarizationOption
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { scaled, type Settings } from "./setup.js"
 import { type Figure, fixed, int, ms, printTable, summarize, timed } from "./stats.js"
+import { pick } from "./texts.js"
 
 /** The load of the issue: writers, conversations and memory layers. */
 const writers = 200
@@ -40,18 +41,6 @@ const idleDeadline = Duration.seconds(30)
 const strategyOptions: Partial<SummarizationOptions> = {
   promptTokenBudget: 1200,
   summaryTokenCap: 200
-}
-
-/** A deterministic pseudo-random integer in [0, n) from the seed parts (a 32-bit hash). */
-const pick = (n: number, ...seed: ReadonlyArray<number>): number => {
-  let h = 0x811c9dc5
-  for (const part of seed) {
-    h = Math.imul(h ^ (part | 0), 0x01000193)
-    h ^= h >>> 15
-    h = Math.imul(h, 0x2c1b3c6d)
-    h ^= h >>> 12
-  }
-  return (h >>> 0) % n
 }
 
 /** Turn `t` of writer `w`: a user message (~90 characters) and an answer (~180), unique in the run. */

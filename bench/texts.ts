@@ -21,7 +21,7 @@ const vocabulary = (
 ).split(" ")
 
 /** A deterministic pseudo-random integer in [0, n) for the seed parts given (a 32-bit hash of them). */
-const pick = (n: number, ...seed: ReadonlyArray<number>): number => {
+export const pick = (n: number, ...seed: ReadonlyArray<number>): number => {
   let h = 0x811c9dc5
   for (const part of seed) {
     h = Math.imul(h ^ (part | 0), 0x01000193)

@@ -4,28 +4,12 @@
  * distinct accepted ids never share messages, whatever their Unicode.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Layer, Schema } from "effect"
+import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
-import * as ChatMemory from "../../src/layers/ChatMemory.js"
-import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
-import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../../src/services/RepositoryService.js"
-import * as NoopStrategy from "../../src/strategies/NoopStrategy.js"
-
-/** The public service over the repository the suite provides. */
-const withMemory = <A, E>(
-  f: (memory: ChatMemoryService.ChatMemoryService.Service) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function*() {
-    const repository = yield* RepositoryService
-    const live = ChatMemory.layer.pipe(
-      Layer.provide(NoopStrategy.layer),
-      Layer.provide(ApproximateTokenCounter.layer),
-      Layer.provide(Layer.succeed(RepositoryService, repository))
-    )
-    return yield* Effect.flatMap(ChatMemoryService.ChatMemoryService, f).pipe(Effect.provide(live))
-  })
+import type * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
+import { type RepositoryService } from "../../src/services/RepositoryService.js"
+import { withMemory } from "../fixtures/layers.js"
 
 /** The outcome of one `addMessages` as a comparable value: the refused field and reason, or the contents stored. */
 const outcome = (memory: ChatMemoryService.ChatMemoryService.Service, id: string, content: string) =>

@@ -5,30 +5,14 @@
  * alike on every store, through the public service.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either } from "effect"
 import { randomUUID } from "node:crypto"
 import type { MessageMetadata } from "../../src/domain/Message.js"
-import * as ChatMemory from "../../src/layers/ChatMemory.js"
-import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
-import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
+import type * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
-import * as NoopStrategy from "../../src/strategies/NoopStrategy.js"
+import { withMemory } from "../fixtures/layers.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 import { hostileValues } from "../reliability/badInputs.js"
-
-/** The public service over the repository the suite provides. */
-const withMemory = <A, E>(
-  f: (memory: ChatMemoryService.ChatMemoryService.Service) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function*() {
-    const repository = yield* RepositoryService
-    const live = ChatMemory.layer.pipe(
-      Layer.provide(NoopStrategy.layer),
-      Layer.provide(ApproximateTokenCounter.layer),
-      Layer.provide(Layer.succeed(RepositoryService, repository))
-    )
-    return yield* Effect.flatMap(ChatMemoryService.ChatMemoryService, f).pipe(Effect.provide(live))
-  })
 
 /**
  * `addMessages` as a caller outside the type system sees it. Method parameters are compared

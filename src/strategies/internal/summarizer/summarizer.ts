@@ -177,6 +177,8 @@ export const make = (
 
     return {
       summarizeConversation,
+      // Nobody joins a background job: its failures were logged, counted and emitted by
+      // `summarizeConversation` itself, so they end here.
       backgroundJob: (conversationId) => Effect.ignore(summarizeConversation(conversationId))
     }
   })

@@ -1,0 +1,209 @@
+/**
+ * The guarded copy behind `Text.fromUntrusted`, `Text.canonicalJson` and `Text.Json`: untrusted
+ * input read once, inside a guard, into a fresh canonical plain copy, with the reason for every
+ * value that could not be copied.
+ */
+import { Array as Arr, ParseResult } from "effect"
+
+export interface Limits {
+  /** Containers deeper than this are refused (the root container is level 1). */
+  readonly maxDepth: number
+  readonly maxValues: number
+  /** Copy the top-level container only; its elements are passed on unread. */
+  readonly shallow: boolean
+}
+
+export interface Copy {
+  /** A fresh plain copy: arrays, plain objects and primitives, with sentinels where a problem was. */
+  readonly value: unknown
+  /** The reason behind each sentinel of `value`: a fresh symbol per problem, unforgeable. */
+  readonly problems: ReadonlyMap<symbol, string>
+  /** The input held more than `maxValues` values: `value` is incomplete. */
+  readonly tooLarge: boolean
+}
+
+const unreadable = "could not be read: a getter or a proxy trap threw"
+const cyclic = "is a cyclic reference (an object that contains itself)"
+const tooDeep = (levels: number) => `nests more than ${levels} levels of arrays and objects`
+export const tooLarge = (values: number) => `is too large: more than ${values} values`
+export const notData = (what: string) => `must be plain JSON data, not ${what}`
+
+const article = (noun: string) => (/^[aeio]/i.test(noun) ? `an ${noun}` : `a ${noun}`)
+
+/** What an object that is not plain data is, for a message: "a Date", "an instance of Point". */
+const describeObject = (value: object): string => {
+  try {
+    const tag = Object.prototype.toString.call(value).slice(8, -1)
+    if (tag !== "Object" && tag !== "Array") return article(tag)
+    const constructor: unknown = Reflect.get(value, "constructor")
+    if (typeof constructor === "function" && constructor !== Object && constructor.name.length > 0) {
+      return `an instance of ${constructor.name}`
+    }
+  } catch {
+    // A getter or a trap threw while we looked: the generic description will do.
+  }
+  return "an object with a custom prototype"
+}
+
+/**
+ * The order `jsonb` keeps object keys in: shorter keys first (in UTF-8 bytes), keys of one length
+ * in byte order. UTF-8 byte order is code point order, which UTF-16 code unit order is not: a
+ * surrogate (U+D800–U+DFFF) sorts after U+E000–U+FFFF by code point.
+ */
+const utf8Length = (s: string): number => {
+  let bytes = 0
+  for (let i = 0; i < s.length; i++) {
+    const unit = s.charCodeAt(i)
+    if (unit < 0x80) bytes += 1
+    else if (unit < 0x800) bytes += 2
+    else if (unit >= 0xD800 && unit <= 0xDBFF && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) {
+      bytes += 4
+      i += 1
+    } else bytes += 3
+  }
+  return bytes
+}
+
+const codePointRank = (unit: number) => (unit < 0xD800 ? unit : unit >= 0xE000 ? unit - 0x800 : unit + 0x2000)
+
+const compareKeys = (a: readonly [string, number], b: readonly [string, number]): number => {
+  if (a[1] !== b[1]) return a[1] - b[1]
+  const [x] = a
+  const [y] = b
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    const ux = x.charCodeAt(i)
+    const uy = y.charCodeAt(i)
+    if (ux !== uy) return codePointRank(ux) - codePointRank(uy)
+  }
+  return x.length - y.length
+}
+
+const sortedKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> =>
+  keys.length < 2 ? keys : keys.map((key) => [key, utf8Length(key)] as const).sort(compareKeys).map(([key]) => key)
+
+/** Sets `key` as own data, `__proto__` included (assigning `__proto__` would set the prototype). */
+export const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    target[key] = value
+  }
+}
+
+/**
+ * Reads `input` into a fresh plain copy without ever throwing: every property is read once, inside
+ * a guard. What cannot be copied as JSON data becomes a sentinel symbol whose reason is recorded:
+ * a throwing getter or proxy trap, a cycle, an object that is not plain (a `Date`, a `Map`, a class
+ * instance), a function, a bigint, a container nested too deep. Symbols given by the caller are
+ * kept as they are (schemas refuse them). The copy is canonical: object keys in `jsonb` order,
+ * `-0` as `0`, properties whose value is `undefined` left out (as `JSON.stringify` does; in an
+ * array, `undefined` stays, for the schema to refuse).
+ */
+export const copyUntrusted = (input: unknown, limits: Limits): Copy => {
+  const problems = new Map<symbol, string>()
+  // The objects on the path from the root: a shared object seen twice is fine, a cycle is not.
+  const ancestors = new Set<object>()
+  let values = 0
+  let overflow = false
+
+  const problem = (reason: string): symbol => {
+    const sentinel = Symbol(reason)
+    problems.set(sentinel, reason)
+    return sentinel
+  }
+
+  const read = (container: object, key: string | number): unknown => {
+    try {
+      return Reflect.get(container, key)
+    } catch {
+      return problem(unreadable)
+    }
+  }
+
+  const copy = (value: unknown, depth: number): unknown => {
+    values += 1
+    if (values > limits.maxValues) {
+      overflow = true
+      return null
+    }
+    if (typeof value === "number") return Object.is(value, -0) ? 0 : value
+    if (typeof value === "bigint") return problem(notData("a bigint"))
+    if (typeof value === "function") return problem(notData("a function"))
+    if (typeof value !== "object" || value === null) return value
+    if (limits.shallow && depth > 0) return value
+    if (depth >= limits.maxDepth) return problem(tooDeep(limits.maxDepth))
+    try {
+      if (ancestors.has(value)) return problem(cyclic)
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return problem(notData(describeObject(value)))
+        const length: unknown = Reflect.get(value, "length")
+        // Only a proxy can report a length that is no array length.
+        if (typeof length !== "number" || !Number.isSafeInteger(length) || length < 0) return problem(unreadable)
+        ancestors.add(value)
+        try {
+          const out: Array<unknown> = []
+          for (let i = 0; i < length && !overflow; i++) out.push(copy(read(value, i), depth + 1))
+          return out
+        } finally {
+          ancestors.delete(value)
+        }
+      }
+      const prototype: unknown = Object.getPrototypeOf(value)
+      if (prototype !== Object.prototype && prototype !== null) return problem(notData(describeObject(value)))
+      if (Object.getOwnPropertySymbols(value).some((key) => Object.prototype.propertyIsEnumerable.call(value, key))) {
+        return problem(notData("an object with symbol keys"))
+      }
+      const keys = sortedKeys(Object.keys(value))
+      ancestors.add(value)
+      try {
+        const out: Record<string, unknown> = {}
+        for (const key of keys) {
+          if (overflow) break
+          const item = copy(read(value, key), depth + 1)
+          if (item !== undefined) setOwn(out, key, item)
+        }
+        return out
+      } finally {
+        ancestors.delete(value)
+      }
+    } catch {
+      return problem(unreadable)
+    }
+  }
+
+  const value = copy(input, 0)
+  return { value, problems, tooLarge: overflow }
+}
+
+/**
+ * Gives each issue about a sentinel of the copy the reason recorded for it (instead of "Expected
+ * string, actual Symbol(…)"). Unions report a value no member takes as a `Composite`: it becomes
+ * one issue too.
+ */
+export const explain = (
+  issue: ParseResult.ParseIssue,
+  problems: ReadonlyMap<symbol, string>
+): ParseResult.ParseIssue => {
+  switch (issue._tag) {
+    case "Type":
+    case "Composite": {
+      const reason = typeof issue.actual === "symbol" ? problems.get(issue.actual) : undefined
+      if (reason !== undefined) return new ParseResult.Type(issue.ast, issue.actual, reason)
+      if (issue._tag === "Type") return issue
+      const issues = "_tag" in issue.issues
+        ? explain(issue.issues, problems)
+        : Arr.map(issue.issues, (inner) => explain(inner, problems))
+      return new ParseResult.Composite(issue.ast, issue.actual, issues, issue.output)
+    }
+    case "Pointer":
+      return new ParseResult.Pointer(issue.path, issue.actual, explain(issue.issue, problems))
+    case "Refinement":
+      return new ParseResult.Refinement(issue.ast, issue.actual, issue.kind, explain(issue.issue, problems))
+    case "Transformation":
+      return new ParseResult.Transformation(issue.ast, issue.actual, issue.kind, explain(issue.issue, problems))
+    case "Missing":
+    case "Unexpected":
+    case "Forbidden":
+      return issue
+  }
+}

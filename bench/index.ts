@@ -6,7 +6,7 @@
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
- * `BENCH_SECTIONS=turn,history,throughput,summarizer,tokens,load` picks sections; `BENCH_OUT` is the
+ * `BENCH_SECTIONS=turn,history,recall,throughput,summarizer,policy,tokens,load` picks sections; `BENCH_OUT` is the
  * JSON path.
  */
 import { FileSystem, Path } from "@effect/platform"
@@ -15,6 +15,8 @@ import { Console, DateTime, Effect, Layer, Logger, LogLevel } from "effect"
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os"
 import { loadBench } from "./load.js"
 import { perTurnBench } from "./perTurn.js"
+import { policyBench } from "./policy.js"
+import { recallBench } from "./recall.js"
 import { sectionNames, settings as readSettings, stores as selectStores } from "./setup.js"
 import { sqlBench } from "./sql.js"
 import { timed } from "./stats.js"
@@ -71,8 +73,10 @@ const main = Effect.gen(function*() {
 
   if (wanted("turn")) yield* run("perTurn", perTurnBench(settings, stores))
   if (wanted("history")) yield* run("getContextByHistoryLength", sqlBench(settings, stores))
+  if (wanted("recall")) yield* run("searchByConversationLength", recallBench(settings, stores))
   if (wanted("throughput")) yield* run("addMessagesThroughput", throughputBench(settings, stores))
   if (wanted("summarizer")) yield* run("summarizerCost", summarizerBench(settings))
+  if (wanted("policy")) yield* run("contextPolicies", policyBench(settings))
   if (wanted("tokens")) {
     yield* run("tokenCounting", tokensBench(settings))
     yield* run("tokenizedOnce", tokenizedOnceBench(settings))

@@ -26,7 +26,16 @@ import type { SummarizationOptions } from "../src/strategies/SummarizationOption
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 
 /** The sections, in the order they run. */
-export const sectionNames = ["turn", "history", "throughput", "summarizer", "tokens", "load"] as const
+export const sectionNames = [
+  "turn",
+  "history",
+  "recall",
+  "throughput",
+  "summarizer",
+  "policy",
+  "tokens",
+  "load"
+] as const
 
 /** The benchmark settings. */
 export interface Settings {

@@ -1,120 +1,107 @@
 /**
- * A small agent loop with memory: each user line is answered by the agent's model over the
- * memory's context (facts, narrative, recent turns), and the exchange is stored; a cheap
- * summarizer model folds older turns in the background.
+ * An agent loop with memory and recall: each user line is answered over the memory's context for
+ * that line (facts, summary, recent turns, older turns that match it), with the recall tools
+ * (`search_memory`, `read_turns`) to look further back; the exchange is then stored.
  *
- * Run: `OPENAI_API_KEY=sk-… npx tsx examples/agent.ts` (or `OPENAI_BASE_URL=http://localhost:11434/v1`
- * for a compatible local server). `AGENT_MODEL` picks the agent's model, `MEMORY_SUMMARIZER_MODEL`
- * the summarizer's. Type `exit` or press Ctrl-D to stop.
+ * Run: `OPENAI_API_KEY=sk-… npx tsx examples/agent.ts` (or `OPENAI_BASE_URL=…/v1` for a compatible
+ * server). The memory is configured from the environment as the CLI's is (`MEMORY_DATA_DIR` keeps
+ * it between runs); `AGENT_MODEL` picks the model. Type `exit` or press Ctrl-D to stop.
  */
-import { AiError, LanguageModel } from "@effect/ai"
+import { AiError, LanguageModel, Prompt } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { withUserMessage } from "../src/domain/MemoryContext.js"
-import * as ChatMemory from "../src/layers/ChatMemory.js"
-import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
-import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
+import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
+import * as RecallToolkit from "../src/layers/RecallToolkit.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 
 const conversationId = "example-agent"
+/** Model calls per exchange: the last one may not call tools, so that every exchange ends in an answer. */
+const maxRounds = 4
 
-/** The memory: hierarchical strategy, OpenAI summarizer from the environment, in-memory store. */
-const MemoryLive = ChatMemory.layer.pipe(
-  Layer.provideMerge(
-    HierarchicalStrategy.layer({ kRawTurns: 3, promptTokenBudget: 3000, chunkSummarizeThreshold: 2000 })
-  ),
-  Layer.provideMerge(OpenAiSkill.layerConfig(ChatMemoryConfig.openAi)),
-  Layer.provideMerge(MemoryRepository.layer),
-  Layer.provideMerge(ApproximateTokenCounter.layer)
-)
-
-/** The agent's own model, separate from the summarizer. */
-const AgentModelLive = Layer.unwrapEffect(
-  Effect.map(
-    Config.string("AGENT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
-    (model) => OpenAiLanguageModel.layer({ model })
-  )
-).pipe(
-  Layer.provide(OpenAiClient.layerConfig({
-    apiKey: Config.option(Config.redacted("OPENAI_API_KEY")).pipe(Config.map(Option.getOrUndefined)),
-    apiUrl: Config.option(Config.string("OPENAI_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
-  })),
-  Layer.provide(NodeHttpClient.layerUndici)
-)
-
-/** One exchange: context + user line → answer; both stored afterwards. */
+/** One exchange: the model answers over the context for `line`, calling the recall tools as it needs. */
 const exchange = (line: string) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId)
-    const response = yield* LanguageModel.generateText({ prompt: withUserMessage(context, line) })
-    yield* memory.addMessages(conversationId, [
-      { role: "user", content: line },
-      { role: "assistant", content: response.text }
-    ])
-    yield* Console.log(`\nassistant> ${response.text}`)
-    yield* Console.log(
-      `  [memory: ${context.tokenCount}/${context.tokenBudget ?? "∞"} tokens, ${context.facts.length} facts, ` +
-        `${context.turnsShown} turns shown, summary up to seq ${context.summarizedUpTo}]`
-    )
+    const context = yield* memory.getContext(conversationId, { query: line })
+    let prompt = withUserMessage(context, line)
+    let answer = ""
+    for (let round = 1; round <= maxRounds; round++) {
+      const response = yield* LanguageModel.generateText({
+        prompt,
+        toolkit: RecallToolkit.toolkit,
+        toolChoice: round === maxRounds ? "none" : "auto"
+      })
+      answer = response.text
+      if (response.toolCalls.length === 0) break
+      prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
+    }
+    // The tool calls are not stored: they only repeat what the memory already holds.
+    yield* memory.addMessages(conversationId, [{ role: "user", content: line }, { role: "assistant", content: answer }])
+    const recalled = context.recalled.length
+    yield* Console.log(`\nassistant> ${answer}\n  [memory: ${context.tokenCount} tokens, ${recalled} turns recalled]`)
   })
 
 /** The user's lines from stdin (a terminal or a pipe), until `exit` or the end of input. */
-const userLines = Stream.unwrapScoped(
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => createInterface({ input: process.stdin })),
-      (lines) => Effect.sync(() => lines.close())
-    ),
-    (lines) =>
-      Stream.fromAsyncIterable(lines, (cause) => cause).pipe(
-        Stream.map((line) => line.trim()),
-        Stream.takeWhile((line) => line !== "exit"),
-        Stream.filter((line) => line.length > 0)
-      )
-  )
-)
+const userLines = Stream.unwrapScoped(Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => createInterface({ input: process.stdin })),
+    (lines) => Effect.sync(() => lines.close())
+  ),
+  (lines) =>
+    Stream.fromAsyncIterable(lines, (cause) => cause).pipe(
+      Stream.map((line) => line.trim()),
+      Stream.takeWhile((line) => line !== "exit"),
+      Stream.filter((line) => line.length > 0)
+    )
+))
+
+const system = "You are a concise, helpful assistant. When the user refers to something said earlier that is not in " +
+  "view, look for it with search_memory (and read_turns) before answering."
 
 const loop = Effect.gen(function*() {
   const memory = yield* ChatMemoryService
-  yield* memory.addMessages(conversationId, [
-    { role: "system", content: "You are a concise, helpful assistant. Use the known facts when they apply." }
-  ])
+  yield* memory.stats(conversationId).pipe(
+    Effect.catchTag(
+      "ConversationNotFoundError",
+      () => memory.addMessages(conversationId, [{ role: "system", content: system }])
+    )
+  )
   yield* Console.log("Type a message (exit or Ctrl-D to stop).")
   yield* userLines.pipe(
     Stream.runForEach((line) =>
-      Console.log(`\nyou> ${line}`).pipe(
-        Effect.zipRight(exchange(line)),
-        // A failed model call ends nothing: the user may try again.
-        Effect.catchIf(AiError.isAiError, (error) => Console.error(`(the model call failed: ${error.message})`))
+      // A failed model call ends nothing: the user may try again.
+      exchange(line).pipe(
+        Effect.catchIf(AiError.isAiError, (e) => Console.error(`(the model call failed: ${e.message})`))
       )
     ),
     Effect.orDie
   )
-  yield* Console.log("waiting for background summarization…")
-  yield* memory.awaitIdle()
-  const stats = yield* memory.stats(conversationId)
-  yield* Console.log(
-    `${stats.messagesStored} messages, ${stats.summarizations} summarizations, compression ${
-      stats.compressionRatio.toFixed(2)
-    }x`
-  )
+  yield* memory.awaitIdle(conversationId)
 })
 
 const main = Effect.gen(function*() {
-  const apiKey = yield* Config.option(Config.redacted("OPENAI_API_KEY"))
-  const baseUrl = yield* Config.option(Config.string("OPENAI_BASE_URL"))
-  if (Option.isNone(apiKey) && Option.isNone(baseUrl)) {
+  const apiKey = Option.getOrUndefined(yield* Config.option(Config.redacted("OPENAI_API_KEY")))
+  const apiUrl = Option.getOrUndefined(yield* Config.option(Config.string("OPENAI_BASE_URL")))
+  if (apiKey === undefined && apiUrl === undefined) {
     return yield* Console.log(
-      "Set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama) to run this example."
+      "Set OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama) to run this example:\n" +
+        "  OPENAI_API_KEY=sk-... npx tsx examples/agent.ts"
     )
   }
-  yield* loop.pipe(Effect.provide(Layer.merge(MemoryLive, AgentModelLive)))
+  // The agent's own model; the memory's summarizer is configured apart (`MEMORY_SUMMARIZER_MODEL`).
+  const model = yield* Config.string("AGENT_MODEL").pipe(Config.withDefault("gpt-4o-mini"))
+  const AgentModelLive = OpenAiLanguageModel.layer({ model }).pipe(
+    Layer.provide(OpenAiClient.layer({ apiKey, apiUrl })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  yield* loop.pipe(
+    // The tools act on this conversation only; their handlers are built once, over the same memory.
+    Effect.provide(RecallToolkit.layer(conversationId)),
+    Effect.provide(Layer.merge(ChatMemoryLive.layerConfig, AgentModelLive))
+  )
 })
 
 NodeRuntime.runMain(main)

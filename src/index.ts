@@ -7,6 +7,8 @@
 /** @since 0.1.0 */
 export * as ConversationId from "./domain/ConversationId.js"
 /** @since 0.1.0 */
+export * as ConversationSettings from "./domain/ConversationSettings.js"
+/** @since 0.1.0 */
 export * as ConversationStats from "./domain/ConversationStats.js"
 /** @since 0.1.0 */
 export * as Fact from "./domain/Fact.js"
@@ -82,6 +84,8 @@ export * as OpenAiSkill from "./layers/skills/OpenAiSkill.js"
 export * as PgliteClient from "./layers/store/PgliteClient.js"
 /** @since 0.1.0 */
 export * as PgRepository from "./layers/store/PgRepository.js"
+/** @since 0.1.0 */
+export * as RecallToolkit from "./layers/RecallToolkit.js"
 /** @since 0.1.0 */
 export * as ScriptedSkill from "./layers/skills/ScriptedSkill.js"
 /** @since 0.1.0 */

@@ -78,6 +78,8 @@ describe("ChatMemoryConfig.config", () => {
         highWater: 0.9,
         lowWater: 0.25,
         view: "full",
+        recall: "lexical",
+        recallTokenBudget: 0.25,
         maxMessageLength: 4 * 1024 * 1024,
         summarizationConcurrency: 16,
         summaryTokenCap: 500,
@@ -101,6 +103,8 @@ describe("ChatMemoryConfig.config", () => {
           MEMORY_HIGH_WATER: "0.8",
           MEMORY_LOW_WATER: "0.3",
           MEMORY_CONTEXT_VIEW: "stable",
+          MEMORY_RECALL: "off",
+          MEMORY_RECALL_TOKEN_BUDGET: "0.4",
           MEMORY_TOKENIZER: "exact",
           OPENAI_API_KEY: Fake.apiKey,
           MEMORY_SUMMARIZER_MODEL: "small-model"
@@ -114,6 +118,7 @@ describe("ChatMemoryConfig.config", () => {
       )
       assert.deepStrictEqual([options.mode, options.tokenizer], ["full", "exact"])
       assert.deepStrictEqual([options.highWater, options.lowWater, options.view], [0.8, 0.3, "stable"])
+      assert.deepStrictEqual([options.recall, options.recallTokenBudget], ["off", 0.4])
       assert.strictEqual(options.summarizer?._tag, "openai")
       if (options.summarizer?._tag === "openai") {
         assert.strictEqual(options.summarizer.model, "small-model")
@@ -283,6 +288,9 @@ describe("ChatMemoryLive.layerConfig: invalid values fail with a ConfigError nam
     [{ MEMORY_LOW_WATER: "-0.1" }, ["MEMORY_LOW_WATER", "from 0 to 1"]],
     [{ MEMORY_HIGH_WATER: "0.5", MEMORY_LOW_WATER: "0.5" }, ["MEMORY_LOW_WATER", "below MEMORY_HIGH_WATER"]],
     [{ MEMORY_CONTEXT_VIEW: "cached" }, ["MEMORY_CONTEXT_VIEW", "full", "stable"]],
+    [{ MEMORY_RECALL: "semantic" }, ["MEMORY_RECALL", "off", "lexical"]],
+    [{ MEMORY_RECALL_TOKEN_BUDGET: "1" }, ["MEMORY_RECALL_TOKEN_BUDGET", "below 1"]],
+    [{ MEMORY_RECALL_TOKEN_BUDGET: "25%" }, ["MEMORY_RECALL_TOKEN_BUDGET", "from 0 to 1"]],
     [{ MEMORY_MAX_MESSAGE_LENGTH: "0" }, ["MEMORY_MAX_MESSAGE_LENGTH", "from 1 to 4194304"]],
     // Decimal digits only: hexadecimal, binary, exponents and signs are not budgets.
     [{ MEMORY_PROMPT_TOKEN_BUDGET: "0x1000" }, ["MEMORY_PROMPT_TOKEN_BUDGET", "decimal", "0x1000"]],
@@ -327,7 +335,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_API_KEY: Fake.apiKey, OPENAI_BASE_URL: fake.apiUrl })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@2", "summary from the server"])
+      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@3", "summary from the server"])
       const [request] = yield* fake.requests
       assert.strictEqual(request?.headers.authorization, `Bearer ${Fake.apiKey}`)
       assert.strictEqual(request?.body.model, "gpt-4o-mini")
@@ -338,7 +346,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_BASE_URL: fake.apiUrl, MEMORY_SUMMARIZER_MODEL: "llama3.2" })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@2", "llama3.2"])
+      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@3", "llama3.2"])
       const [request] = yield* fake.requests
       assert.isUndefined(request?.headers.authorization)
     }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))

@@ -307,14 +307,18 @@ describe("HierarchicalStrategy", () => {
         Effect.succeed({ facts: Array.from({ length: 10 }, (_, i) => fact(`k${i}`, `v${i}`)), narrative: "n" })
     }))))
 
-  it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative is capped at maxNarrativeTokens", () =>
+  it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative as shown is capped at maxNarrativeTokens", () =>
     Effect.gen(function*() {
       const repository = yield* RepositoryService
+      const counter = yield* TokenCounter
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(state.facts.map((f) => [f.key, f.value]), [["good", "v"], ["nul", "a\uFFFDb"]])
-      assert.strictEqual(state.narrative, "x".repeat(40))
-    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxNarrativeTokens: 10 }, {
+      // The message that carries it, heading included, takes at most the cap; its text the rest.
+      const heading = yield* counter.countMessage({ content: summaryText("") })
+      assert.strictEqual(state.narrative, "x".repeat(4 * (50 - heading)))
+      assert.isAtMost(yield* counter.countMessage({ content: summaryText(state.narrative) }), 50)
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxNarrativeTokens: 50 }, {
       extractFacts: () =>
         Effect.succeed({
           facts: [fact("", "empty key"), fact("good", "v"), fact("nul", "a\u0000b")],

@@ -36,6 +36,8 @@ const turn = (i: number) => [
   { role: "assistant" as const, content: answer(i) }
 ]
 const c = ConversationId.make("c")
+/** A summary far over the cap of 60 tokens. */
+const long = Array.from({ length: 12 }, (_, i) => `Order ORD-${i} was shipped to Lyon on time.`).join(" ")
 
 /** The memory with a strategy over the real OpenAI skills talking to the fake server. */
 const openAiMemory = <E>(
@@ -109,7 +111,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       const [record] = yield* repository.listSummarizations(c)
       assert.deepStrictEqual(
         [record?.skillId, record?.model, record?.inputTokens, record?.outputTokens, record?.fromSeq, record?.toSeq],
-        ["openai/summarize@2", Fake.model, 321, 17, 1, 10]
+        ["openai/summarize@3", Fake.model, 321, 17, 1, 10]
       )
       const context = yield* memory.getContext("c")
       assert.strictEqual(context.summary, "Orders 1 to 5 shipped to Lyon.")
@@ -133,6 +135,32 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
     }).pipe(Effect.provide(openAiMemory(
       SummarizationStrategy.layer(options),
       (request, n) => Fake.text(`summary ${n}`)(request, n)
+    ))))
+
+  it.effect("a summary over the cap is asked for again: the previous answer, then the overrun stated", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const repository = yield* Repository
+      const fake = yield* Fake.FakeOpenAi
+      yield* addTurns(1, 8)
+      yield* memory.awaitIdle("c")
+      const [first, second, ...rest] = yield* fake.requests
+      assert.strictEqual(rest.length, 0)
+      const input = second?.body.input ?? []
+      assert.deepStrictEqual(input.map((message) => message.role), ["system", "user", "assistant", "user"])
+      // The same input as the first call, then its answer, then the overrun in words.
+      assert.deepStrictEqual(input.slice(0, 2), first?.body.input?.slice(0, 2))
+      const answered = input[2]?.content
+      assert.include(typeof answered === "string" ? answered : answered?.map((part) => part.text).join(""), long)
+      const followUp = second === undefined ? [] : Fake.userTexts(second)
+      assert.match(followUp[1] ?? "", /^That summary is \d+ tokens long: \d+ over the limit of \d+ tokens\./)
+      const state = yield* repository.getSummaryState(c)
+      assert.strictEqual(state.narrative, "Orders 1 to 5 shipped to Lyon.")
+      const [record] = yield* repository.listSummarizations(c)
+      assert.deepStrictEqual([record?.summaryTruncated, record?.inputTokens, record?.outputTokens], [false, 20, 10])
+    }).pipe(Effect.provide(openAiMemory(
+      SummarizationStrategy.layer(options),
+      (request, n) => Fake.text(n === 1 ? long : "Orders 1 to 5 shipped to Lyon.")(request, n)
     ))))
 
   it.effect("extract facts sends a strict JSON schema; the structured output decodes into facts, merged by key", () =>
@@ -216,7 +244,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
       assert.strictEqual(failed._tag === "SummarizationFailed" ? failed.error : "", "SkillExecutionError")
-      assert.include(failedDetail(failed), "openai/summarize@2 failed (Unavailable, retryable)")
+      assert.include(failedDetail(failed), "openai/summarize@3 failed (Unavailable, retryable)")
       assert.include(failedDetail(failed), "HTTP 500 (StatusCode, server_error) from POST /v1/responses")
       assert.strictEqual((yield* fake.requests).length, 3)
       yield* assertUnchanged(16)

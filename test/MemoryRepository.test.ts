@@ -1,4 +1,6 @@
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
 import { repositoryContract } from "./contracts/RepositoryContract.js"
 
 repositoryContract("in-memory", MemoryRepository.layer)
+contextSettingsContract("in-memory", MemoryRepository.layer)

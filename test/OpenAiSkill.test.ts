@@ -48,7 +48,7 @@ describe("OpenAiSkill", () => {
       assert.deepStrictEqual([output.value, output.model, output.skillId], [
         "ok",
         "my-small-model",
-        "openai/summarize@2"
+        "openai/summarize@3"
       ])
       assert.deepStrictEqual(output.usage, { inputTokens: 10, outputTokens: 5 })
       const defaulted = yield* skillFromEnv({ OPENAI_BASE_URL: fake.apiUrl })
@@ -114,11 +114,13 @@ describe("OpenAiSkill", () => {
         yield* memory.awaitIdle()
         return { events: [...yield* Queue.takeAll(events)], errors }
       })
+      // Eight turns of 42 tokens pass the threshold and do not fit the room (200 - 60): a fold is due.
+      const knobs = { promptTokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 }
       const runs = [
         {
-          strategy: SummarizationStrategy.layer({ retries: 1, retryBaseDelayMillis: 0, chunkSummarizeThreshold: 300 })
+          strategy: SummarizationStrategy.layer({ ...knobs, retries: 1, retryBaseDelayMillis: 0 })
         },
-        { strategy: HierarchicalStrategy.layer({ retries: 1, retryBaseDelayMillis: 0, chunkSummarizeThreshold: 300 }) }
+        { strategy: HierarchicalStrategy.layer({ ...knobs, retries: 1, retryBaseDelayMillis: 0 }) }
       ]
       for (const { strategy } of runs) {
         for (const status of [401, 500]) {

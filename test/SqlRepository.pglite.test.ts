@@ -2,19 +2,25 @@
  * The SQL repository on PGlite: the repository contract, hostile content, the in-memory
  * reference's answers, and a restart on the same data directory.
  */
+import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { ConversationSettings } from "../src/domain/ConversationSettings.js"
+import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
+import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
+import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
 import { repositoryContract } from "./contracts/RepositoryContract.js"
 import { differentialTests } from "./fixtures/differential.js"
 import { hostileContentTests } from "./fixtures/hostile.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 
 repositoryContract("pglite", PgRepository.layerPglite())
+contextSettingsContract("pglite", PgRepository.layerPglite())
 
 layer(PgRepository.layerPglite(), { timeout: "60 seconds" })("SqlRepository on PGlite", (it) => {
   hostileContentTests(it)
@@ -65,7 +71,8 @@ describe("PGlite with a data directory", () => {
                 model: "mini",
                 inputTokens: 17,
                 outputTokens: 3,
-                durationMs: 12
+                durationMs: 12,
+                summaryTruncated: true
               },
               summaryMessage: { content: "The user asked about order ORD-2024-10042.", tokenCount: 9 },
               prune: true
@@ -100,4 +107,28 @@ describe("PGlite with a data directory", () => {
       }),
     { timeout: 60_000 }
   )
+})
+
+layer(
+  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer())),
+  { timeout: "60 seconds" }
+)("SqlRepository settings rows", (it) => {
+  it.effect("a stored settings row that does not decode is a RepositoryError naming the settings", () =>
+    Effect.gen(function*() {
+      const repo = yield* RepositoryService
+      const sql = yield* SqlClient.SqlClient
+      const id = freshId("corrupt")
+      yield* sql`INSERT INTO chat_memory_settings (conversation_id, settings, updated_at)
+        VALUES (${id}, ${JSON.stringify({ tokenBudget: -5, view: "sideways" })}::jsonb, now())`
+      const error = yield* Effect.flip(repo.getSettings(id))
+      assert.strictEqual(error._tag, "RepositoryError")
+      assert.strictEqual(error.operation, "getSettings")
+      assert.strictEqual(error.conversationId, id)
+      assert.isTrue(error.detail?.startsWith("the stored settings do not decode"))
+      // The row can still be replaced and deleted.
+      yield* repo.setSettings(id, new ConversationSettings({ view: "full" }))
+      assert.deepStrictEqual({ ...(yield* repo.getSettings(id)) }, { view: "full" })
+      yield* repo.deleteConversation(id)
+      assert.strictEqual((yield* Effect.flip(repo.deleteConversation(id)))._tag, "ConversationNotFoundError")
+    }))
 })

@@ -80,7 +80,9 @@ const TurnRecord = Schema.Struct({
   lastSeq: Schema.Int,
   contextTokens: Schema.Int,
   turnsShown: Schema.Int,
+  turnsCovered: Schema.Int,
   turnsOmitted: Schema.Int,
+  omissionAnnounced: Schema.Boolean,
   messagesOmitted: Schema.Int,
   summarizedUpTo: Schema.Int,
   systemCount: Schema.Int,
@@ -88,7 +90,9 @@ const TurnRecord = Schema.Struct({
   recentFromSeq: Schema.NullOr(Schema.Int),
   recentToSeq: Schema.NullOr(Schema.Int),
   recentCount: Schema.Int,
-  lastKTokens: Schema.Int
+  lastKTokens: Schema.Int,
+  prefixVersion: Schema.String,
+  appendOnly: Schema.Boolean
 })
 
 const ReplayJson = Schema.parseJson(Schema.Struct({
@@ -97,6 +101,7 @@ const ReplayJson = Schema.parseJson(Schema.Struct({
   turns: Schema.Int,
   messages: Schema.Int,
   turnsOmitted: Schema.Int,
+  prefixKept: Schema.Int,
   configuration: Schema.Struct({ strategy: Schema.String, store: Schema.String, summarizer: Schema.String }),
   stats: Schema.Struct({
     messagesStored: Schema.Int,
@@ -104,13 +109,25 @@ const ReplayJson = Schema.parseJson(Schema.Struct({
     turnsOmitted: Schema.Int,
     summarizations: Schema.Int,
     summarizerInputTokens: Schema.Int,
-    tokensStored: Schema.Int
+    tokensStored: Schema.Int,
+    prefixChanges: Schema.Int
   }),
   perTurn: Schema.Array(TurnRecord),
   context: Schema.Struct({
     turnsOmitted: Schema.Int,
     recent: Schema.Array(Schema.Struct({ seq: Schema.Int, role: Schema.String, content: Schema.String }))
   })
+}))
+
+const EvalJson = Schema.parseJson(Schema.Struct({
+  asked: Schema.Int,
+  configuration: Schema.Struct({ store: Schema.String }),
+  results: Schema.Array(Schema.Struct({
+    label: Schema.String,
+    recall: Schema.Boolean,
+    inContext: Schema.Int,
+    questions: Schema.Array(Schema.Struct({ id: Schema.String, contextTokens: Schema.Int }))
+  }))
 }))
 
 describe("Transcript.parse", () => {
@@ -161,6 +178,8 @@ describe("CLI: replay of the bundled conversation", () => {
             "summarizations",
             "summarizer tokens",
             "turns omitted",
+            "prefix kept            on ",
+            "summaries truncated    0",
             "time"
           ]
         ) assert.include(run.stdout, row)
@@ -233,6 +252,77 @@ describe("CLI: replay of the bundled conversation", () => {
           report.context.turnsOmitted
         ])
         assert.include(run.stderr, `replay: ${turnStarts.length}/${turnStarts.length} turns`)
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "--view stable: nothing omitted, and the rendered prompt only grows between folds on at least 90 % of the turns",
+    () =>
+      Effect.gen(function*() {
+        const run = yield* cli(["replay", "--view", "stable", "--store", "memory", "--json"])
+        assert.strictEqual(run.code, 0, run.stderr)
+        const report = Schema.decodeUnknownSync(ReplayJson)(run.stdout)
+        assert.deepStrictEqual(report.perTurn.filter((t) => t.turnsOmitted > 0).map((t) => t.turn), [])
+        const appendOnly = report.perTurn.filter((t) => t.appendOnly).length
+        assert.isAtLeast(appendOnly, 0.9 * (turnStarts.length - 1))
+        // The prefix version changes exactly when the rendered prompt stops being an extension.
+        for (const [i, t] of report.perTurn.entries()) {
+          const same = i > 0 && t.prefixVersion === report.perTurn[i - 1]?.prefixVersion
+          assert.strictEqual(same, t.appendOnly, `turn ${t.turn}`)
+        }
+        assert.strictEqual(report.prefixKept, appendOnly)
+        // One change for the first context, one per turn that is not an extension; the final read keeps it.
+        assert.strictEqual(report.stats.prefixChanges, turnStarts.length - appendOnly)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.live(
+    "the defaults show at least as many turns as the former default (threshold 6000) wherever that one omits nothing",
+    () =>
+      Effect.gen(function*() {
+        const replay = (args: ReadonlyArray<string>) =>
+          Effect.map(cli(["replay", "--store", "memory", "--json", ...args]), (run) => {
+            assert.strictEqual(run.code, 0, run.stderr)
+            return Schema.decodeUnknownSync(ReplayJson)(run.stdout)
+          })
+        const current = yield* replay([])
+        const former = yield* replay(["--threshold", "6000", "--view", "stable"])
+        let compared = 0
+        for (const [i, before] of former.perTurn.entries()) {
+          const now = current.perTurn[i]
+          assert.strictEqual(now?.turnsOmitted, 0, `turn ${before.turn}`)
+          if (before.turnsOmitted > 0) continue
+          compared++
+          assert.isAtLeast(now?.turnsShown ?? 0, before.turnsShown, `turn ${before.turn}`)
+        }
+        // The former default leaves turns out at most turns of this conversation: the comparison
+        // covers the turns where it does not, and the rest is where it gave up older turns silently.
+        assert.isAbove(compared, 10)
+        assert.isAbove(former.perTurn.filter((t) => t.turnsOmitted > 0).length, 250)
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "eval on the bundled questions, offline defaults: recall holds the answer for 2x the questions and at least 75 %",
+    () =>
+      Effect.gen(function*() {
+        const run = yield* cli(["eval", "--strategies", "summarization", "--json"])
+        assert.strictEqual(run.code, 0, run.stderr)
+        const report = Schema.decodeUnknownSync(EvalJson)(run.stdout)
+        assert.strictEqual(report.configuration.store, "pglite")
+        const off = report.results.find((r) => !r.recall)
+        const on = report.results.find((r) => r.recall)
+        assert.isDefined(off)
+        assert.isDefined(on)
+        assert.isAtLeast(on?.inContext ?? 0, 2 * (off?.inContext ?? Infinity))
+        assert.isAtLeast(on?.inContext ?? 0, 0.75 * report.asked)
+        // The budget held on every context, the questions' own included.
+        for (const r of report.results) {
+          for (const q of r.questions) assert.isAtMost(q.contextTokens, 3000, `${r.label} ${q.id}`)
+        }
       }),
     { timeout: 180_000 }
   )

@@ -56,6 +56,17 @@ describe("README examples", () => {
       expect(prompt.content.map((message) => message.role)).toEqual(["user"])
     }).pipe(Effect.provide(ChatMemoryLive.layerConfig), Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
 
+  it.effect("settings per call and per conversation", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService.ChatMemoryService
+      yield* memory.setSettings("order-4711", { tokenBudget: 8000, kRawTurns: 5, view: "stable" })
+      const settings = yield* memory.getSettings("order-4711")
+      expect([settings.tokenBudget, settings.kRawTurns, settings.view]).toEqual([8000, 5, "stable"])
+      yield* memory.addMessages("order-4711", [{ role: "user", content: "Ship order A-1001 to Lyon, not Paris." }])
+      const small = yield* memory.getContext("order-4711", { tokenBudget: 1500 })
+      expect([small.tokenBudget, (yield* memory.getContext("order-4711")).tokenBudget]).toEqual([1500, 8000])
+    }).pipe(Effect.provide(ChatMemoryTest.layer())))
+
   it.effect("swapping in NoopStrategy shows the whole history", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService.ChatMemoryService

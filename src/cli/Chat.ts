@@ -43,7 +43,8 @@ const userLines = Stream.unwrapScoped(
 const exchange = (conversationId: string, line: string) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId)
+    // The new message is the query: older turns that match it are recalled into the context.
+    const context = yield* memory.getContext(conversationId, { query: line })
     const response = yield* LanguageModel.generateText({ prompt: withUserMessage(context, line) })
     yield* memory.addMessages(conversationId, [
       { role: "user", content: line },

@@ -48,12 +48,23 @@ const withMemory = <A, E>(
 
 const context = Command.make(
   "context",
-  { conversationId, json, ...Settings.flags },
-  ({ conversationId, json, ...flags }) =>
+  {
+    conversationId,
+    json,
+    query: Options.text("query").pipe(
+      Options.withDescription("what the next message asks: recalls the older turns that match it"),
+      Options.optional
+    ),
+    ...Settings.flags
+  },
+  ({ conversationId, json, query, ...flags }) =>
     withMemory(flags, () =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
-        const value = yield* memory.getContext(conversationId)
+        const value = yield* memory.getContext(
+          conversationId,
+          Option.isSome(query) ? { query: query.value } : undefined
+        )
         if (json) return yield* printJson(yield* encode(MemoryContext, value))
         yield* Console.log(`Context for the next model call (${Report.contextLine(value)}):\n`)
         yield* Console.log(Report.context(value))

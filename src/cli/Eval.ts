@@ -15,6 +15,7 @@ import { dirname, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { factsText, type MemoryContext, summaryText, withUserMessage } from "../domain/MemoryContext.js"
 import type { MessageInput } from "../domain/Message.js"
+import { recalledText } from "../domain/Recall.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
@@ -71,7 +72,8 @@ export const contextText = (context: MemoryContext): string =>
     ...(context.summary === null ? [] : [summaryText(context.summary)]),
     ...context.recent.map((message) =>
       [message.content, ...(message.metadata.toolCalls ?? []).map((call) => JSON.stringify(call.params))].join(" ")
-    )
+    ),
+    ...(context.recalled.length === 0 ? [] : [recalledText(context.recalled)])
   ].join("\n")
 
 /** Whether `text` holds every answer string: as written in a context; case and spacing aside in a reply. */
@@ -95,6 +97,10 @@ export interface QuestionResult {
 /** The figures of one strategy. */
 export interface StrategyResult {
   readonly strategy: ChatMemoryConfig.Strategy
+  /** Whether each question's context was asked with the question as its query (recall). */
+  readonly recall: boolean
+  /** The strategy, and `+ recall` when recall was on. */
+  readonly label: string
   readonly questions: ReadonlyArray<QuestionResult>
   readonly inContext: number
   readonly byAge: ReadonlyArray<{ readonly age: string; readonly inContext: number; readonly asked: number }>
@@ -145,16 +151,18 @@ export const evaluate = (
   strategy: ChatMemoryConfig.Strategy,
   turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
   questions: ReadonlyArray<Question>,
-  ask: Option.Option<Ask>
+  ask: Option.Option<Ask>,
+  recall = false
 ) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const conversationId = `eval-${strategy}`
+    const label = recall ? `${strategy} + recall` : strategy
+    const conversationId = `eval-${strategy}${recall ? "-recall" : ""}`
     const byTurn = new Map<number, Array<Question>>()
     for (const question of questions) {
       byTurn.set(question.askedAfterTurn, [...(byTurn.get(question.askedAfterTurn) ?? []), question])
     }
-    const progress = yield* Progress.make(`eval ${strategy}`, turns.length, "turns")
+    const progress = yield* Progress.make(`eval ${label}`, turns.length, "turns")
     const results: Array<QuestionResult> = []
     const contextTokens: Array<number> = []
     let turnsWithOmissions = 0
@@ -167,13 +175,16 @@ export const evaluate = (
       if (context.turnsOmitted > 0) turnsWithOmissions += 1
       maxTurnsOmitted = Math.max(maxTurnsOmitted, context.turnsOmitted)
       for (const question of byTurn.get(i + 1) ?? []) {
-        const reply = Option.isSome(ask) ? yield* ask.value(context, question.question) : null
+        // With recall, the question is the query of its own context, as an agent asks it.
+        const asked = recall ? yield* memory.getContext(conversationId, { query: question.question }) : context
+        if (recall) contextTokens.push(asked.tokenCount)
+        const reply = Option.isSome(ask) ? yield* ask.value(asked, question.question) : null
         results.push({
           id: question.id,
           askedAfterTurn: question.askedAfterTurn,
           age: question.askedAfterTurn - question.lastStatedTurn,
-          inContext: holds(contextText(context), question.answers, false),
-          contextTokens: context.tokenCount,
+          inContext: holds(contextText(asked), question.answers, false),
+          contextTokens: asked.tokenCount,
           modelCorrect: reply === null ? null : holds(reply, question.answers, true)
         })
       }
@@ -184,6 +195,8 @@ export const evaluate = (
     const ages = [...new Set(results.map((r) => bucketOf(r.age)))]
     return {
       strategy,
+      recall,
+      label,
       questions: results,
       inContext: results.filter((r) => r.inContext).length,
       byAge: ages.map((age) => {
@@ -223,7 +236,7 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
   const ages = [...new Set(results.flatMap((r) => r.byAge.map((b) => b.age)))]
     .sort((a, b) => Number.parseInt(a.replace(/\D*/, ""), 10) - Number.parseInt(b.replace(/\D*/, ""), 10))
   const rows: Array<readonly [string, ...Array<string>]> = [
-    ["", ...results.map((r) => r.strategy)],
+    ["", ...results.map((r) => r.label)],
     ["answer in context", ...results.map((r) => percent(r.inContext, asked))],
     ...ages.map((age): readonly [string, ...Array<string>] => [
       `  asked ${age} turns later`,
@@ -322,14 +335,25 @@ export const command = Command.make(
         )
       }
       const results: Array<StrategyResult> = []
-      for (const strategy of chosen) {
-        // Each strategy on a fresh in-memory store: the eval measures the memory, not the store.
-        const memory = ChatMemoryLive.layer({ ...options, strategy, store: { _tag: "memory" } })
+      // Each run on a fresh store of the configured kind (PGlite in memory by default; a data
+      // directory is not reused), so runs never see each other's messages.
+      const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" ? options.store : {
+        _tag: options.store?._tag ?? "pglite"
+      }
+      const runs = chosen.flatMap((strategy) =>
+        options.recall !== "off" && (strategy === "summarization" || strategy === "hierarchical")
+          ? [{ strategy, recall: false }, { strategy, recall: true }]
+          : [{ strategy, recall: false }]
+      )
+      for (const { recall, strategy } of runs) {
+        const memory = ChatMemoryLive.layer({ ...options, strategy, store })
         const run = Option.match(model, {
-          onNone: () => evaluate(strategy, turns, file.questions, Option.none()).pipe(Effect.provide(memory)),
+          onNone: () => evaluate(strategy, turns, file.questions, Option.none(), recall).pipe(Effect.provide(memory)),
           onSome: (layer) =>
-            Effect.flatMap(askLanguageModel, (ask) => evaluate(strategy, turns, file.questions, Option.some(ask)))
-              .pipe(Effect.provide(Layer.merge(memory, layer)))
+            Effect.flatMap(
+              askLanguageModel,
+              (ask) => evaluate(strategy, turns, file.questions, Option.some(ask), recall)
+            ).pipe(Effect.provide(Layer.merge(memory, layer)))
         })
         results.push(yield* run)
       }
@@ -343,7 +367,7 @@ export const command = Command.make(
       }
       yield* Console.log(
         `${shown}: ${file.questions.length} questions over ${turns.length} turns; ` +
-          `${Settings.describeLine({ ...options, store: { _tag: "memory" } }).replace(/^[a-z-]+, /, "")}\n`
+          `${Settings.describeLine({ ...options, store }).replace(/^[a-z-]+, /, "")}\n`
       )
       yield* Console.log(table(results, file.questions.length))
       yield* Console.log(

@@ -8,7 +8,7 @@ import { Clock, Console, Effect, Option, Schema } from "effect"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ConversationStats } from "../domain/ConversationStats.js"
-import { MemoryContext } from "../domain/MemoryContext.js"
+import { isAppendOnly, MemoryContext } from "../domain/MemoryContext.js"
 import type { Message, MessageInput } from "../domain/Message.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
@@ -27,7 +27,9 @@ interface TurnRecord {
   readonly lastSeq: number
   readonly contextTokens: number
   readonly turnsShown: number
+  readonly turnsCovered: number
   readonly turnsOmitted: number
+  readonly omissionAnnounced: boolean
   readonly messagesOmitted: number
   readonly summarizedUpTo: number
   readonly summaryTruncated: boolean
@@ -41,6 +43,9 @@ interface TurnRecord {
   readonly lastKTokens: number
   /** Whether the context ends with the last K turns exactly as they were added. */
   readonly lastKVerbatim: boolean
+  readonly prefixVersion: string
+  /** Whether the rendered prompt only appends to the previous turn's (false on the first turn). */
+  readonly appendOnly: boolean
 }
 
 /** Whether `recent` ends with exactly the messages `fromSeq..` of `added`, unchanged. */
@@ -65,6 +70,7 @@ const feed = (
     let systemTokens = 0
     let leading = true
     const records: Array<TurnRecord> = []
+    let previous: MemoryContext | undefined
     for (const [i, turn] of turns.entries()) {
       const stored = yield* memory.addMessages(conversationId, turn)
       let tokens = 0
@@ -88,7 +94,9 @@ const feed = (
         lastSeq: added[added.length - 1]?.seq ?? 0,
         contextTokens: context.tokenCount,
         turnsShown: context.turnsShown,
+        turnsCovered: context.turnsCovered,
         turnsOmitted: context.turnsOmitted,
+        omissionAnnounced: context.omissionAnnounced,
         messagesOmitted: context.messagesOmitted,
         summarizedUpTo: context.summarizedUpTo,
         summaryTruncated: context.summaryTruncated,
@@ -99,8 +107,11 @@ const feed = (
         recentCount: context.recent.length,
         lastKFromSeq,
         lastKTokens: turnTokens.slice(lastK).reduce((n, t) => n + t, 0),
-        lastKVerbatim: endsVerbatim(context.recent, added, lastKFromSeq)
+        lastKVerbatim: endsVerbatim(context.recent, added, lastKFromSeq),
+        prefixVersion: context.prefixVersion,
+        appendOnly: previous !== undefined && isAppendOnly(previous, context)
       })
+      previous = context
       yield* progress.tick(i + 1)
     }
     yield* progress.finish
@@ -145,6 +156,8 @@ const run = (
     const fitting = perTurn.filter((t) => budget === null || t.systemTokens + t.lastKTokens <= budget)
     const verbatim = fitting.filter((t) => t.lastKVerbatim).length
     const tooLarge = perTurn.length - fitting.length
+    const prefixKept = perTurn.filter((t, i) => i > 0 && t.prefixVersion === perTurn[i - 1]?.prefixVersion).length
+    const omittedAt = perTurn.filter((t) => t.turnsOmitted > 0).length
     const shownPath = relative(process.cwd(), path) || path
     const summarizes = configuration.strategy === "summarization" || configuration.strategy === "hierarchical"
     if (json) {
@@ -163,6 +176,7 @@ const run = (
           elapsedMs,
           largestContextTokens: largest,
           turnsOmitted: context.turnsOmitted,
+          prefixKept,
           stats: encodedStats,
           perTurn,
           context: encodedContext
@@ -195,7 +209,19 @@ const run = (
         ]
         : []),
       ["turns shown", stats.turnsShown],
-      ["turns omitted", `${stats.turnsOmitted} (neither shown nor summarized)`],
+      [
+        "turns omitted",
+        `${stats.turnsOmitted} (neither shown nor summarized); some omitted at ${omittedAt} of ${perTurn.length} turns`
+      ],
+      ...(summarizes
+        ? [
+          [
+            "prefix kept",
+            `on ${prefixKept} of ${Math.max(0, perTurn.length - 1)} turns (prompt only appended to)`
+          ] as const,
+          ["summaries truncated", `${stats.summariesTruncated} (over the cap even when asked again)`] as const
+        ]
+        : []),
       [
         "last K turns verbatim",
         `K = ${kRawTurns}: after ${verbatim} of the ${fitting.length} turns where they fit the budget` +

@@ -34,7 +34,8 @@ export const contextLine = (value: MemoryContext.MemoryContext): string =>
     `${value.facts.length} facts`,
     `summary ${value.summary === null ? "none" : `up to seq ${value.summarizedUpTo}`}`,
     `${value.turnsShown} turns shown`,
-    `${value.turnsOmitted} turns omitted`
+    `${value.turnsOmitted} turns omitted`,
+    ...(value.recalled.length === 0 ? [] : [`${value.recalled.length} turns recalled (${value.recalledTokens} tokens)`])
   ].join(", ")
 
 /** A stored message, with its seq. */

@@ -31,6 +31,12 @@ export const flags = {
   lowWater: text("low-water", "share", `share of the room left unsummarized by a fold (${variables.lowWater})`),
   view: text("view", "name", `${ChatMemoryConfig.contextViews.join(" | ")} (${variables.view})`),
   mode: text("mode", "name", `${ChatMemoryConfig.summaryModes.join(" | ")} (${variables.mode})`),
+  recall: text("recall", "name", `${ChatMemoryConfig.recallModes.join(" | ")} (${variables.recall})`),
+  recallBudget: text(
+    "recall-budget",
+    "share",
+    `share of the budget recalled turns may take (${variables.recallTokenBudget})`
+  ),
   tokenizer: text("tokenizer", "name", `${ChatMemoryConfig.tokenizers.join(" | ")} (${variables.tokenizer})`),
   summarizerModel: text("summarizer-model", "model", `the summarizer's model (${variables.summarizerModel})`)
 }
@@ -51,6 +57,8 @@ const overridden = [
   ["lowWater", variables.lowWater, "--low-water"],
   ["view", variables.view, "--view"],
   ["mode", variables.mode, "--mode"],
+  ["recall", variables.recall, "--recall"],
+  ["recallBudget", variables.recallTokenBudget, "--recall-budget"],
   ["tokenizer", variables.tokenizer, "--tokenizer"],
   ["summarizerModel", variables.summarizerModel, "--summarizer-model"]
 ] as const satisfies ReadonlyArray<readonly [keyof Flags, string, string]>
@@ -100,7 +108,9 @@ export const describe = (options: ChatMemoryConfig.Options) => {
     lowWater: options.lowWater ?? null,
     view: options.view ?? null,
     summaryTokenCap: options.summaryTokenCap ?? null,
-    mode: options.mode ?? null
+    mode: options.mode ?? null,
+    recall: options.recall ?? null,
+    recallTokenBudget: options.recallTokenBudget ?? null
   }
 }
 
@@ -122,7 +132,8 @@ export const describeLine = (options: ChatMemoryConfig.Options): string => {
         ? `watermarks ${d.highWater}/${d.lowWater}`
         : `threshold ${d.chunkSummarizeThreshold}`,
       `view ${d.view}`,
-      `cap ${d.summaryTokenCap}`
+      `cap ${d.summaryTokenCap}`,
+      d.recall === "off" ? "recall off" : `recall ${d.recall} ${d.recallTokenBudget}`
     ]
   const mode = d.strategy === "summarization" ? [`mode ${d.mode}`] : []
   return [`${d.strategy}`, ...knobs, ...mode, `store ${store}`, `summarizer ${summarizer}`, `tokenizer ${d.tokenizer}`]

@@ -11,13 +11,20 @@ import * as Chat from "./Chat.js"
 import * as Conversations from "./Conversations.js"
 import { describe } from "./Errors.js"
 import * as Eval from "./Eval.js"
+import * as Mcp from "./Mcp.js"
 import * as Replay from "./Replay.js"
 
 const version = "0.1.0"
 
 const root = Command.make("effect-chat-memory").pipe(
   Command.withDescription("conversation memory for LLM agents: facts, a running summary and recent turns in a budget"),
-  Command.withSubcommands([Replay.command, Eval.command, ...Conversations.commands, Chat.command])
+  Command.withSubcommands([
+    Replay.command,
+    Eval.command,
+    ...Conversations.commands,
+    Chat.command,
+    Mcp.command({ name: "effect-chat-memory", version })
+  ])
 )
 
 const cli = Command.run(root, { name: "effect-chat-memory", version })

@@ -24,10 +24,20 @@ export class ConversationStats extends Schema.Class<ConversationStats>("Conversa
   summarizations: Schema.NonNegativeInt,
   summarizerInputTokens: Schema.NonNegativeInt,
   summarizerOutputTokens: Schema.NonNegativeInt,
+  /** Summarizations whose summary passed its cap even when asked again, and was cut at a sentence boundary. */
+  summariesTruncated: Schema.NonNegativeInt,
   summarizedUpTo: Schema.NonNegativeInt,
   turnsShown: Schema.NonNegativeInt,
   turnsOmitted: Schema.NonNegativeInt,
   messagesOmitted: Schema.NonNegativeInt,
   lagMessages: Schema.NonNegativeInt,
-  lagTokens: Schema.NonNegativeInt
+  lagTokens: Schema.NonNegativeInt,
+  /** Contexts `getContext` built for this conversation since the service started (in this process). */
+  contextsBuilt: Schema.NonNegativeInt,
+  /**
+   * How many of those changed the prompt's prefix (`MemoryContext.prefixVersion`) from the one
+   * before (the first context counts as one): each is a miss of a provider's prefix cache. The `stable`
+   * view changes it on folds only.
+   */
+  prefixChanges: Schema.NonNegativeInt
 }) {}

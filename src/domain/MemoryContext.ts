@@ -5,10 +5,11 @@
  * @since 0.1.0
  */
 import { Prompt } from "@effect/ai"
-import { Schema } from "effect"
+import { Hash, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"
 import { Message } from "./Message.js"
+import { recalledText, RecalledTurn } from "./Recall.js"
 
 /**
  * The assembled context, in prompt order: `system` (the conversation's leading system messages,
@@ -47,8 +48,33 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   messagesOmitted: Schema.NonNegativeInt,
   summaryTruncated: Schema.Boolean,
   /** The cursor of the summary shown: the highest seq it covers (0 for none). */
-  summarizedUpTo: Schema.NonNegativeInt
-}) {}
+  summarizedUpTo: Schema.NonNegativeInt,
+  /**
+   * Older turns recalled for the query of this context, best first: each whole and verbatim, with
+   * its seq range, time and score. Rendered after `recent`, just before the new message.
+   */
+  recalled: Schema.optionalWith(Schema.Array(RecalledTurn), { default: () => [] }),
+  /** Tokens the recalled block takes (counted in `tokenCount`). */
+  recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
+}) {
+  /**
+   * A fingerprint of the prompt's prefix: the leading system messages, facts, summary, omission
+   * notice and the first message shown. Two contexts of a conversation with the same
+   * `prefixVersion` render to prompts where the newer one only appends messages to the older one
+   * (messages are immutable), so a provider's prefix cache keeps hitting; it changes when a fold
+   * rewrites the summary or the window slides.
+   */
+  get prefixVersion(): string {
+    const fingerprint = JSON.stringify([
+      this.system.map((message) => message.seq),
+      this.facts.length > 0 ? factsText(this.facts) : null,
+      this.summary,
+      this.omissionAnnounced ? this.turnsOmitted : 0,
+      this.recent[0]?.seq ?? null
+    ])
+    return (Hash.string(fingerprint) >>> 0).toString(16).padStart(8, "0")
+  }
+}
 
 /**
  * The message that carries the facts, one `- key: value` line each. A model wrote them, from what
@@ -170,6 +196,7 @@ export const toPromptMessages = (context: MemoryContext, options?: PromptOptions
     const encoded = toPromptMessage(message)
     if (encoded !== undefined) out.push(encoded)
   }
+  if (context.recalled.length > 0) out.push(record(recalledText(context.recalled), role))
   return out
 }
 
@@ -192,3 +219,21 @@ export const toPrompt = (context: MemoryContext, options?: PromptOptions): Promp
  */
 export const withUserMessage = (context: MemoryContext, text: string, options?: PromptOptions): Prompt.Prompt =>
   Prompt.make([...toPromptMessages(context, options), { role: "user", content: [{ type: "text", text }] }])
+
+/**
+ * Whether `next`'s prompt is `previous`'s prompt with messages appended, message for message: what
+ * a provider's prefix cache needs to hit. The recalled block at the end of `previous` is not part
+ * of what a cache keeps (it changes with each query, after the turns), so it is left out of the
+ * comparison. Contexts with equal `prefixVersion`s of one conversation are append-only; this
+ * compares the rendered prompts themselves.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const isAppendOnly = (previous: MemoryContext, next: MemoryContext, options?: PromptOptions): boolean => {
+  const before = toPromptMessages(previous, options)
+  if (previous.recalled.length > 0) before.pop()
+  const after = toPromptMessages(next, options)
+  return before.length <= after.length &&
+    before.every((message, i) => JSON.stringify(message) === JSON.stringify(after[i]))
+}

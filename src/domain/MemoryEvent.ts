@@ -31,7 +31,12 @@ export class ContextBuilt extends Schema.TaggedClass<ContextBuilt>()("ContextBui
   tokenCount: Schema.NonNegativeInt,
   turnsShown: Schema.NonNegativeInt,
   turnsOmitted: Schema.NonNegativeInt,
-  summaryTruncated: Schema.Boolean
+  summaryTruncated: Schema.Boolean,
+  /** Whether the model is told about the omitted turns. */
+  omissionAnnounced: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Turns recalled for the query, and the tokens they take. */
+  turnsRecalled: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
+  recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
 }) {}
 
 /**
@@ -52,7 +57,9 @@ export class Summarized extends Schema.TaggedClass<Summarized>()("Summarized", {
   inputTokens: Schema.NonNegativeInt,
   outputTokens: Schema.NonNegativeInt,
   durationMs: Schema.NonNegativeInt,
-  skillId: Schema.String
+  skillId: Schema.String,
+  /** Whether the summary came back over its cap even when asked again, and was cut at a sentence boundary. */
+  summaryTruncated: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
 /**
@@ -83,12 +90,33 @@ export class FallbackUsed extends Schema.TaggedClass<FallbackUsed>()("FallbackUs
 }) {}
 
 /**
+ * A context was built with a query and recalled older turns for it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class MemoryRecalled extends Schema.TaggedClass<MemoryRecalled>()("MemoryRecalled", {
+  conversationId: ConversationId,
+  /** The recalled turns, best first: seq range and score. */
+  turns: Schema.Array(Schema.Struct({ fromSeq: Schema.Int, toSeq: Schema.Int, score: Schema.Number })),
+  /** Tokens the recalled block takes in the context. */
+  tokenCount: Schema.NonNegativeInt
+}) {}
+
+/**
  * Every memory event.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const MemoryEvent = Schema.Union(MessagesAdded, ContextBuilt, Summarized, SummarizationFailed, FallbackUsed)
+export const MemoryEvent = Schema.Union(
+  MessagesAdded,
+  ContextBuilt,
+  Summarized,
+  SummarizationFailed,
+  FallbackUsed,
+  MemoryRecalled
+)
 
 /**
  * @since 0.1.0

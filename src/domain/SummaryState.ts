@@ -67,6 +67,8 @@ export class SummarizationRecord extends Schema.Class<SummarizationRecord>("Summ
   fromSeq: Schema.Int.pipe(Schema.positive()),
   toSeq: Schema.Int.pipe(Schema.positive()),
   summary: Schema.String,
+  /** Whether the summary this run produced had to be cut to the summary token cap. */
+  summaryTruncated: Schema.Boolean,
   mode: Schema.String,
   skillId: Schema.String,
   model: Schema.NullOr(Schema.String),

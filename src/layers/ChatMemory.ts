@@ -6,15 +6,17 @@
  */
 import { DateTime, Effect, Layer, Metric, MetricBoundaries, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import { ConversationId } from "../domain/ConversationId.js"
+import { ConversationSettings } from "../domain/ConversationSettings.js"
 import { ConversationStats } from "../domain/ConversationStats.js"
-import { ContextBuilt, type MemoryEvent, MessagesAdded } from "../domain/MemoryEvent.js"
+import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../domain/MemoryEvent.js"
 import { MaxContentLength, MessageInput } from "../domain/Message.js"
-import { fromUntrusted } from "../domain/Text.js"
+import { fromUntrusted, StorableString } from "../domain/Text.js"
 import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { ChatMemoryService, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 import { TokenCounter } from "../services/TokenCounter.js"
+import { searchTurns } from "../strategies/Recall.js"
 
 /** Turns a context left out without their being summarized. */
 const omittedTurns = Metric.histogram(
@@ -22,6 +24,13 @@ const omittedTurns = Metric.histogram(
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 12 }),
   "Turns neither shown nor covered by the summary, per context built"
 )
+
+/** Contexts whose prompt prefix differs from the conversation's previous context. */
+const prefixChanges = Metric.counter("chat_memory_context_prefix_changes_total", {
+  description:
+    "Contexts whose prompt prefix changed from the previous context of the conversation (a prefix-cache miss)",
+  incremental: true
+})
 
 const AddMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
@@ -47,9 +56,75 @@ const GetMessagesRequest = Schema.Struct({
   )
 })
 
+/** How many conversations' prefix tracking a service keeps: the least recently read go first. */
+const trackedConversations = 10_000
+
+/** The contexts built for a conversation, and how many changed the prompt's prefix. */
+interface PrefixTrack {
+  readonly version: string
+  readonly contexts: number
+  readonly changes: number
+}
+
+/**
+ * The prefix tracking of the conversations read most recently: a `Map` kept in recency order
+ * (read and re-inserted on each update), bounded by `trackedConversations`.
+ */
+const makePrefixTracker = () => {
+  const tracks = new Map<ConversationId, PrefixTrack>()
+  return {
+    record: (conversationId: ConversationId, version: string) =>
+      Effect.sync(() => {
+        const before = tracks.get(conversationId)
+        tracks.delete(conversationId)
+        const changed = before === undefined || before.version !== version
+        tracks.set(conversationId, {
+          version,
+          contexts: (before?.contexts ?? 0) + 1,
+          changes: (before?.changes ?? 0) + (changed ? 1 : 0)
+        })
+        if (tracks.size > trackedConversations) {
+          const oldest = tracks.keys().next()
+          if (oldest.done !== true) tracks.delete(oldest.value)
+        }
+        return changed
+      }),
+    get: (conversationId: ConversationId) => Effect.sync(() => tracks.get(conversationId)),
+    forget: (conversationId: ConversationId) => Effect.sync(() => tracks.delete(conversationId))
+  }
+}
+
 const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
 
 const StatsRequest = ConversationRequest
+
+const GetContextRequest = Schema.Struct({
+  conversationId: ConversationId,
+  options: Schema.optionalWith(
+    fromUntrusted(Schema.Struct({
+      tokenBudget: Schema.optional(Schema.Int.pipe(Schema.positive())),
+      query: Schema.optional(StorableString)
+    })),
+    { exact: true }
+  )
+})
+
+const SearchRequest = Schema.Struct({
+  conversationId: ConversationId,
+  query: StorableString,
+  options: Schema.optionalWith(
+    fromUntrusted(Schema.Struct({
+      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
+      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
+    })),
+    { exact: true }
+  )
+})
+
+const SetSettingsRequest = Schema.Struct({
+  conversationId: ConversationId,
+  settings: fromUntrusted(ConversationSettings)
+})
 
 const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optionalWith(ConversationId, { exact: true }) })
 
@@ -96,11 +171,27 @@ export const make = (options: Options = {}): Effect.Effect<
     const strategyEvents = yield* strategy.subscribe
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
     const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
+    const prefixes = makePrefixTracker()
 
     const decodeAdd = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
     const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
     const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
-    const decodeContext = decode(ConversationRequest, "ChatMemoryService.getContext", "")
+    const decodeContext = decode(GetContextRequest, "ChatMemoryService.getContext", "")
+    const decodeSetSettings = decode(SetSettingsRequest, "ChatMemoryService.setSettings", "")
+    const decodeGetSettings = decode(ConversationRequest, "ChatMemoryService.getSettings", "")
+    const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
+
+    /** The settings of one context: the call's budget and query over the conversation's settings. */
+    const contextSettings = (
+      conversationId: ConversationId,
+      call: { readonly tokenBudget?: number | undefined; readonly query?: string | undefined } | undefined
+    ) =>
+      Effect.map(repository.getSettings(conversationId), (stored): MemoryManagementStrategy.ContextSettings => ({
+        tokenBudget: call?.tokenBudget ?? stored.tokenBudget,
+        kRawTurns: stored.kRawTurns,
+        view: stored.view,
+        query: call?.query
+      }))
     const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
 
     return ChatMemoryService.of({
@@ -159,16 +250,20 @@ export const make = (options: Options = {}): Effect.Effect<
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         yield* strategy.forget(request.conversationId)
         yield* repository.deleteConversation(request.conversationId)
+        yield* prefixes.forget(request.conversationId)
         yield* Effect.logInfo("conversation cleared").pipe(
           Effect.annotateLogs("conversationId", request.conversationId)
         )
       }),
 
-      getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId) {
-        const request = yield* decodeContext({ conversationId })
+      getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId, options) {
+        const request = yield* decodeContext(options === undefined ? { conversationId } : { conversationId, options })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        const context = yield* strategy.buildContext(request.conversationId)
+        const settings = yield* contextSettings(request.conversationId, request.options)
+        const context = yield* strategy.buildContext(request.conversationId, settings)
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
+        const prefixChanged = yield* prefixes.record(context.conversationId, context.prefixVersion)
+        if (prefixChanged) yield* prefixChanges(Effect.succeed(1))
         yield* publish(
           new ContextBuilt({
             conversationId: context.conversationId,
@@ -176,10 +271,46 @@ export const make = (options: Options = {}): Effect.Effect<
             tokenCount: context.tokenCount,
             turnsShown: context.turnsShown,
             turnsOmitted: context.turnsOmitted,
-            summaryTruncated: context.summaryTruncated
+            summaryTruncated: context.summaryTruncated,
+            omissionAnnounced: context.omissionAnnounced,
+            turnsRecalled: context.recalled.length,
+            recalledTokens: context.recalledTokens
           })
         )
+        if (context.recalled.length > 0) {
+          yield* publish(
+            new MemoryRecalled({
+              conversationId: context.conversationId,
+              turns: context.recalled.map((turn) => ({ fromSeq: turn.fromSeq, toSeq: turn.toSeq, score: turn.score })),
+              tokenCount: context.recalledTokens
+            })
+          )
+        }
         return context
+      }),
+
+      setSettings: Effect.fn("ChatMemoryService.setSettings")(function*(conversationId, settings) {
+        const request = yield* decodeSetSettings({ conversationId, settings })
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        return yield* repository.setSettings(request.conversationId, request.settings)
+      }),
+
+      searchMemory: Effect.fn("ChatMemoryService.searchMemory")(function*(conversationId, query, options) {
+        const request = yield* decodeSearch(
+          options === undefined ? { conversationId, query } : { conversationId, query, options }
+        )
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        return yield* searchTurns(repository, request.conversationId, {
+          query: request.query,
+          before: request.options?.before ?? Number.MAX_SAFE_INTEGER,
+          limit: request.options?.limit ?? 5
+        })
+      }),
+
+      getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {
+        const request = yield* decodeGetSettings({ conversationId })
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        return yield* repository.getSettings(request.conversationId)
       }),
 
       awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
@@ -193,8 +324,9 @@ export const make = (options: Options = {}): Effect.Effect<
         const info = yield* repository.getConversation(id)
         const state = yield* repository.getSummaryState(id)
         const records = yield* repository.listSummarizations(id)
-        const context = yield* strategy.buildContext(id)
+        const context = yield* strategy.buildContext(id, yield* contextSettings(id, undefined))
         const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
+        const track = yield* prefixes.get(id)
         return new ConversationStats({
           conversationId: id,
           strategy: context.strategy,
@@ -205,12 +337,15 @@ export const make = (options: Options = {}): Effect.Effect<
           summarizations: records.length,
           summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
           summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
+          summariesTruncated: records.filter((record) => record.summaryTruncated).length,
           summarizedUpTo: state.cursor,
           turnsShown: context.turnsShown,
           turnsOmitted: context.turnsOmitted,
           messagesOmitted: context.messagesOmitted,
           lagMessages: buffer.total - buffer.summary,
-          lagTokens: buffer.tokenCount
+          lagTokens: buffer.tokenCount,
+          contextsBuilt: track?.contexts ?? 0,
+          prefixChanges: track?.changes ?? 0
         }, { disableValidation: true })
       }),
 

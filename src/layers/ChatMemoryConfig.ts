@@ -66,6 +66,15 @@ export const summaryModes = ["incremental", "full", "layered"] as const
 export const contextViews = ["full", "stable"] as const
 
 /**
+ * Recall for contexts asked with a query: `lexical` (full-text search of the store, offline) or
+ * `off`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const recallModes = ["off", "lexical"] as const
+
+/**
  * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
  * layer.
  *
@@ -142,6 +151,8 @@ export const variables = {
   highWater: "MEMORY_HIGH_WATER",
   lowWater: "MEMORY_LOW_WATER",
   view: "MEMORY_CONTEXT_VIEW",
+  recall: "MEMORY_RECALL",
+  recallTokenBudget: "MEMORY_RECALL_TOKEN_BUDGET",
   maxMessageLength: "MEMORY_MAX_MESSAGE_LENGTH",
   summarizationConcurrency: "MEMORY_SUMMARIZATION_CONCURRENCY",
   summaryTokenCap: "MEMORY_SUMMARY_TOKEN_CAP",
@@ -281,6 +292,8 @@ const raw = Config.all({
   highWater: share(variables.highWater, summarizationDefaults.highWater),
   lowWater: share(variables.lowWater, summarizationDefaults.lowWater),
   view: choice(contextViews, variables.view, summarizationDefaults.view),
+  recall: choice(recallModes, variables.recall, summarizationDefaults.recall),
+  recallTokenBudget: share(variables.recallTokenBudget, summarizationDefaults.recallTokenBudget),
   maxMessageLength: integer(variables.maxMessageLength, MaxContentLength, MaxContentLength),
   summarizationConcurrency: integer(
     variables.summarizationConcurrency,
@@ -333,6 +346,12 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
       `must be below ${variables.highWater} (${settings.highWater}), got ${settings.lowWater}`
     ))
   }
+  if (settings.recallTokenBudget >= 1) {
+    return Either.left(ConfigError.InvalidData(
+      [variables.recallTokenBudget],
+      `must be below 1 (the recent turns keep the rest), got ${settings.recallTokenBudget}`
+    ))
+  }
   return Either.map(storeOf(settings), (store): Options => ({
     strategy: settings.strategy,
     store,
@@ -347,6 +366,8 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
     highWater: settings.highWater,
     lowWater: settings.lowWater,
     view: settings.view,
+    recall: settings.recall,
+    recallTokenBudget: settings.recallTokenBudget,
     maxMessageLength: settings.maxMessageLength,
     summarizationConcurrency: settings.summarizationConcurrency,
     summaryTokenCap: settings.summaryTokenCap,

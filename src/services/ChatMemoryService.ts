@@ -6,10 +6,12 @@
  * @since 0.1.0
  */
 import { Context, type Effect, type Queue, type Scope, type Stream } from "effect"
+import type { ConversationSettings } from "../domain/ConversationSettings.js"
 import type { ConversationStats } from "../domain/ConversationStats.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { Message, MessageInput } from "../domain/Message.js"
+import type { RecalledTurn } from "../domain/Recall.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
@@ -40,8 +42,12 @@ export const MaxPageSize = 10_000
  *   never waits for, nor fails because of, background work of the strategy.
  * - `getMessages` returns messages oldest first: the newest `limit` ones before seq `before`.
  * - `clearMessages` stops the conversation's background work, then removes its messages, summary
- *   state and records together; afterwards the conversation is unknown.
- * - `getContext` fails only on store errors and unknown conversations.
+ *   state, records and settings together; afterwards the conversation is unknown.
+ * - `getContext` fails only on bad input, store errors and unknown conversations. Its budget, K
+ *   and view are, by precedence: the call's `tokenBudget`, the conversation's settings
+ *   (`setSettings`), the strategy's options.
+ * - `setSettings` replaces the conversation's settings (an absent field returns to the default),
+ *   also before its first message; `getSettings` returns them (empty when none are set).
  * - Methods on a conversation that was never written (or was cleared) fail with
  *   `ConversationNotFoundError`; `addMessages` creates it.
  *
@@ -76,10 +82,38 @@ export declare namespace ChatMemoryService {
     readonly clearMessages: (
       conversationId: string
     ) => Effect.Effect<void, DataValidationError | ConversationNotFoundError | RepositoryError>
-    /** The context for the next model call, as the configured strategy assembles it. */
+    /**
+     * The context for the next model call, as the configured strategy assembles it, within the
+     * call's `tokenBudget` when given (a larger model gets more, a small one less), else the
+     * conversation's, else the strategy's.
+     */
     readonly getContext: (
-      conversationId: string
+      conversationId: string,
+      options?: GetContextOptions
     ) => Effect.Effect<MemoryContext, DataValidationError | ConversationNotFoundError | RepositoryError>
+    /**
+     * Stores the conversation's overrides of the strategy's budget, K and view, replacing any
+     * earlier ones (an absent field returns to the default), and returns them. Allowed before the
+     * conversation's first message; cleared with the conversation.
+     */
+    readonly setSettings: (
+      conversationId: string,
+      settings: typeof ConversationSettings.Encoded
+    ) => Effect.Effect<ConversationSettings, DataValidationError | RepositoryError>
+    /**
+     * The turns of the conversation that best match `query` (lexical search over every stored
+     * message, summarized or not), best first: each whole (a tool call with its results),
+     * verbatim, with its seq range, time and score. An unknown or cleared conversation has none.
+     */
+    readonly searchMemory: (
+      conversationId: string,
+      query: string,
+      options?: SearchOptions
+    ) => Effect.Effect<ReadonlyArray<RecalledTurn>, DataValidationError | RepositoryError>
+    /** The conversation's overrides: the empty settings when none are stored. */
+    readonly getSettings: (
+      conversationId: string
+    ) => Effect.Effect<ConversationSettings, DataValidationError | RepositoryError>
     /**
      * Waits until the strategy's background work is done, for one conversation or for all,
      * retries with their backoff and re-checks asked for meanwhile included: when it returns, no
@@ -98,6 +132,32 @@ export declare namespace ChatMemoryService {
     readonly events: Stream.Stream<MemoryEvent>
     /** Subscribes to the events at once; the subscription ends with the scope. */
     readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface GetContextOptions {
+    /** Tokens this context may take, leading system messages included: a positive integer. */
+    readonly tokenBudget?: number | undefined
+    /**
+     * What the next model call is about (normally the new user message): with recall on, the
+     * context adds the older turns that best match it (`MemoryContext.recalled`), within the
+     * recall share of the budget. Without it, no recall.
+     */
+    readonly query?: string | undefined
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface SearchOptions {
+    /** At most this many turns: 1 to 50, 5 by default. */
+    readonly limit?: number | undefined
+    /** Only turns that end before this seq. */
+    readonly before?: number | undefined
   }
 
   /**

@@ -49,9 +49,15 @@ export declare namespace MemoryManagementStrategy {
     readonly name: string
     /** Runs after every successful `addMessages`. */
     readonly postAddMessagesHook: (input: PostAddMessagesInput) => Effect.Effect<void>
-    /** Assembles the context for the next model call. */
+    /**
+     * Assembles the context for the next model call. `settings` override the strategy's own
+     * options for this context (the conversation's stored settings and the call's budget, merged
+     * by the service); a strategy ignores what it has no use for (`noop` has no budget, the
+     * sliding window no K and no view).
+     */
     readonly buildContext: (
-      conversationId: ConversationId
+      conversationId: ConversationId,
+      settings?: ContextSettings | undefined
     ) => Effect.Effect<MemoryContext, ConversationNotFoundError | RepositoryError>
     /** Waits until no background work runs for the conversation, or for any without one. */
     readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
@@ -59,6 +65,18 @@ export declare namespace MemoryManagementStrategy {
     readonly forget: (conversationId: ConversationId) => Effect.Effect<void>
     /** Subscribes to the strategy's events (summarized, summarization failed, fallback used). */
     readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface ContextSettings {
+    readonly tokenBudget?: number | undefined
+    readonly kRawTurns?: number | undefined
+    readonly view?: "full" | "stable" | undefined
+    /** What the next model call is about: a strategy with recall adds the older turns matching it. */
+    readonly query?: string | undefined
   }
 
   /**

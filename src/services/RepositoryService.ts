@@ -1,13 +1,14 @@
 /**
  * The storage port: an append-only message log per conversation with store-assigned seqs, the
- * summary state changed only by compare-and-set, summarization records, and a per-conversation
- * summarization lock.
+ * summary state changed only by compare-and-set, summarization records, per-conversation settings
+ * and a per-conversation summarization lock.
  *
  * @since 0.1.0
  */
 import type { DateTime, Effect, Option } from "effect"
 import { Context, Data } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
+import type { ConversationSettings } from "../domain/ConversationSettings.js"
 import type { Fact } from "../domain/Fact.js"
 import type { Message, NewMessage, Role } from "../domain/Message.js"
 import type { SummarizationRecord, SummaryLayer, SummaryState } from "../domain/SummaryState.js"
@@ -22,13 +23,35 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   the order given, or none is. Seqs are strictly increasing per conversation with no
  *   duplicates, also under concurrent writers. The first append creates the conversation.
  * - A conversation exists from its first append until `deleteConversation`; every other
- *   operation on a conversation that does not exist fails with `ConversationNotFoundError`.
- * - `deleteConversation` removes the messages, summary state and records together.
+ *   operation on a conversation that does not exist fails with `ConversationNotFoundError`, except
+ *   the settings operations and the lock.
+ * - Settings are kept per conversation id beside the log: `getSettings` returns the stored
+ *   overrides, or the empty settings when none are stored (also for an id without messages);
+ *   `setSettings` replaces the whole set (an absent field is cleared, the empty settings store
+ *   none) and returns what is stored. It may be called before the first append and does not
+ *   create the conversation; appends and commits never change settings. Settings of one id are
+ *   never visible from another.
+ * - `deleteConversation` removes everything stored under the id, all or nothing: messages,
+ *   summary state, records and settings. It fails with `ConversationNotFoundError` only when the id
+ *   holds nothing: neither messages nor settings. An id that holds settings only is deleted like
+ *   any other (its settings are cleared) and the call succeeds; a second call then fails.
  * - The summary state changes only through `commitSummary`, which applies when the expected
  *   cursor and version are current and is refused (`Stale`) otherwise; an applied commit moves
  *   the cursor forward, increments the version and writes its record in the same transaction.
  * - `withSummarizationLock` runs its effect only while no other holder of the same conversation's
  *   lock runs (in this process, and across processes for shared stores); it does not wait.
+ * - `searchMessages` answers from the searched conversation only, whatever the words. It finds
+ *   messages of the roles user, assistant and tool, and system messages after the leading system
+ *   prefix; never a `summary` message nor a leading system message, never a pruned one, and only
+ *   seqs below `query.before`. A message is found by its content and, for an assistant message,
+ *   by the params of its tool calls (`metadata.toolCalls`). Matching is lexical and
+ *   case-insensitive, on whole words: an identifier (`ORD-2024-88417`), an amount (`$1,240.00`,
+ *   `€ 3.450,00`), a date (`2026-04-18`, `April 18`) or an email address is found by a query
+ *   that names it, alone or inside a longer question. Ranking is an OR over the query's words,
+ *   weighted like BM25: a word that few of the conversation's messages hold (an identifier)
+ *   counts far more than a common one. A query of stop words or punctuation only has no hits;
+ *   any query text is safe (quotes, operators, very long text). An unknown or deleted
+ *   conversation has no hits: an empty answer, not an error.
  *
  * @since 0.1.0
  * @category tags
@@ -76,10 +99,25 @@ export declare namespace RepositoryService {
       conversationId: ConversationId,
       query: WindowQuery
     ) => Effect.Effect<WindowRead, ConversationNotFoundError | RepositoryError>
-    /** Deletes the conversation: messages, summary state and records, all or nothing. */
+    /**
+     * Deletes the conversation: messages, summary state, records and settings, all or nothing.
+     * Fails with `ConversationNotFoundError` only when the id holds neither messages nor settings.
+     */
     readonly deleteConversation: (
       conversationId: ConversationId
     ) => Effect.Effect<void, ConversationNotFoundError | RepositoryError>
+    /** The conversation's overrides of the memory's defaults: the empty settings when none are stored. */
+    readonly getSettings: (
+      conversationId: ConversationId
+    ) => Effect.Effect<ConversationSettings, RepositoryError>
+    /**
+     * Replaces the conversation's overrides (an absent field is cleared) and returns what is
+     * stored. Allowed before the conversation's first message; it does not create the conversation.
+     */
+    readonly setSettings: (
+      conversationId: ConversationId,
+      settings: ConversationSettings
+    ) => Effect.Effect<ConversationSettings, RepositoryError>
     /** The summary state (the initial one, cursor 0 and version 0, before any summarization). */
     readonly getSummaryState: (
       conversationId: ConversationId
@@ -92,6 +130,11 @@ export declare namespace RepositoryService {
     readonly listSummarizations: (
       conversationId: ConversationId
     ) => Effect.Effect<ReadonlyArray<SummarizationRecord>, ConversationNotFoundError | RepositoryError>
+    /** The stored messages of one conversation that best match `query.text`, best first. */
+    readonly searchMessages: (
+      conversationId: ConversationId,
+      query: SearchQuery
+    ) => Effect.Effect<ReadonlyArray<SearchHit>, RepositoryError>
     /**
      * Runs `effect` holding the conversation's summarization lock, or returns `None` at once when
      * another holder has it.
@@ -207,6 +250,33 @@ export declare namespace RepositoryService {
     readonly recent: ReadonlyArray<Message>
     /** Whether `recent` holds every message of the range. */
     readonly reachedStart: boolean
+  }
+
+  /**
+   * A lexical search of one conversation's messages.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface SearchQuery {
+    /** Free text, e.g. the user's new message. */
+    readonly text: string
+    /** Only messages with a seq below this one. */
+    readonly before: number
+    /** At most this many hits (1 to 100; a value outside is brought into that range). */
+    readonly limit: number
+  }
+
+  /**
+   * A message that matched a search.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface SearchHit {
+    readonly seq: number
+    /** Higher is better; comparable within one search only. */
+    readonly score: number
   }
 
   /**

@@ -54,13 +54,31 @@ export declare namespace SkillService {
     readonly text: string
     /** The summary the output should not exceed, in tokens. */
     readonly maxTokens: number
+    /**
+     * Set when the skill is asked again because its answer to this same input passed `maxTokens`:
+     * that answer and its size, so the skill can shorten it (keeping the newest content) rather
+     * than start over.
+     */
+    readonly overCap?: OverCap | undefined
+  }
+
+  /**
+   * A summary that came back over its cap.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface OverCap {
+    readonly summary: string
+    /** Its size, in tokens, as the memory's `TokenCounter` counts them. */
+    readonly tokens: number
   }
 
   /**
    * @since 0.1.0
    * @category models
    */
-  export interface ExtractFactsInput extends SummarizeInput {
+  export interface ExtractFactsInput extends Omit<SummarizeInput, "overCap"> {
     readonly existingFacts: ReadonlyArray<Fact>
   }
 

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -66,7 +67,14 @@ export const Options = Schema.Struct({
    * summarizer model and the summarization locks held. If the store caps its lock holders
    * (`maxLockConnections`), keep this at most that cap, or the jobs beyond it find the lock busy.
    */
-  summarizationConcurrency: Schema.Int.pipe(Schema.between(1, 1000))
+  summarizationConcurrency: Schema.Int.pipe(Schema.between(1, 1000)),
+  /**
+   * Recall for a context asked with a query: `lexical` (the default: full-text search of the
+   * store, offline) adds the older turns that best match it; `off` ignores the query.
+   */
+  recall: Schema.Literal("off", "lexical"),
+  /** The share of the budget recalled turns may take from the recent turns (never their K). */
+  recallTokenBudget: Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1))
 }).pipe(
   Schema.filter((o) => [
     o.summaryTokenCap < o.promptTokenBudget ||
@@ -104,5 +112,28 @@ export const defaults: SummarizationOptions = {
   retries: 3,
   retryBaseDelayMillis: 200,
   skillTimeoutMillis: 30_000,
-  summarizationConcurrency: 16
+  summarizationConcurrency: 16,
+  recall: "lexical",
+  recallTokenBudget: 0.25
 }
+
+/**
+ * The options with a conversation's overrides (budget, K, view) applied: what one context, or one
+ * conversation's summarization, runs with.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withOverrides = (
+  options: SummarizationOptions,
+  overrides: MemoryManagementStrategy.ContextSettings | undefined
+): SummarizationOptions =>
+  overrides === undefined ||
+    (overrides.tokenBudget === undefined && overrides.kRawTurns === undefined && overrides.view === undefined)
+    ? options
+    : {
+      ...options,
+      promptTokenBudget: overrides.tokenBudget ?? options.promptTokenBudget,
+      kRawTurns: overrides.kRawTurns ?? options.kRawTurns,
+      view: overrides.view ?? options.view
+    }

@@ -15,13 +15,17 @@ import type { SkillService } from "../services/SkillService.js"
 import { TokenCounter } from "../services/TokenCounter.js"
 import { memoCounter } from "./internal/context/memoCounter.js"
 import { summaryPreamble } from "./internal/context/preamble.js"
+import { withRecall } from "./internal/context/recall.js"
 import { assemble } from "./internal/context/window.js"
 import * as Metrics from "./internal/metrics.js"
 import { makeJobs } from "./internal/summarizer/jobs.js"
 import { summaryTokens, trigger } from "./internal/summarizer/plan.js"
 import * as Producers from "./internal/summarizer/producers.js"
 import * as Summarizer from "./internal/summarizer/summarizer.js"
-import { defaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
+import { defaults, Options, type SummarizationOptions, withOverrides } from "./SummarizationOptions.js"
+
+/** How many recalled turns a context considers at most (best first, while the block fits). */
+const recallCandidates = 8
 
 /** Everything the strategy needs from its environment. */
 type Requirements = RepositoryService | SkillService | TokenCounter
@@ -70,18 +74,18 @@ export const makeWith = (
 
     // The `full` view reads the newest turns whether or not the summary covers them; the
     // `stable` view, every turn after the cursor.
-    const readWindow = (conversationId: ConversationId) =>
+    const readWindow = (conversationId: ConversationId, settings: SummarizationOptions) =>
       repository.readWindow(conversationId, {
         after: settings.view === "full" ? "system-prefix" : "cursor",
         tokenLimit: settings.promptTokenBudget
       })
 
-    const contextOf = (window: RepositoryService.WindowRead) =>
+    const contextOf = (window: RepositoryService.WindowRead, settings: SummarizationOptions) =>
       Effect.gen(function*() {
         // `assemble` truncates the summary to make room for the newest turns, or to keep within
         // the budget when not even they fit; facts are protected and always shown whole.
         const facts = view.showFacts ? window.state.facts : []
-        const { preamble, shrink } = yield* summaryPreamble(shownCounter, window.state, { facts })
+        const { preamble, shrink, withoutSummary } = yield* summaryPreamble(shownCounter, window.state, { facts })
         return yield* assemble(repository, {
           strategy: view.name,
           window,
@@ -89,13 +93,14 @@ export const makeWith = (
           budget: settings.promptTokenBudget,
           minTurns: settings.kRawTurns,
           shrink,
+          withoutSummary,
           coveredUpTo: window.state.cursor,
           announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) })
         })
       })
 
     /** Whether a summarization is due that has not happened: the background is behind. */
-    const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number) =>
+    const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number, settings: SummarizationOptions) =>
       Effect.gen(function*() {
         if (turnsInBuffer <= settings.kRawTurns) return false
         const start = Math.max(window.after, window.state.cursor, window.info.systemPrefixSeq)
@@ -129,30 +134,54 @@ export const makeWith = (
         (running) => (running ? jobs.awaitIdle(conversationId) : summarizer.summarizeConversation(conversationId))
       )
 
+    /**
+     * The context in `options`' budget, with the policy for a summary that is behind: serve the
+     * window and trigger a job (`lazyFallback: "window"`), or summarize first (`"sync"`).
+     */
+    const policyContext = (conversationId: ConversationId, options: SummarizationOptions) =>
+      Effect.gen(function*() {
+        const window = yield* readWindow(conversationId, options)
+        const context = yield* contextOf(window, options)
+        if (context.turnsOmitted === 0) return context
+        const unsummarized = context.turnsShown - context.turnsCovered + context.turnsOmitted
+        if (!(yield* isBehind(window, unsummarized, options))) return context
+        if (settings.lazyFallback === "window") {
+          yield* jobs.trigger(conversationId)
+          yield* fallback(conversationId, "summary-behind", `${context.turnsOmitted} turns omitted, summary behind`)
+          return context
+        }
+        const outcome = yield* Effect.either(summarizeNow(conversationId))
+        if (outcome._tag === "Left") {
+          if (outcome.left._tag === "ConversationNotFoundError") return yield* outcome.left
+          yield* fallback(conversationId, "failure", outcome.left.message)
+          return context
+        }
+        return yield* contextOf(yield* readWindow(conversationId, options), options)
+      })
+
     return MemoryManagementStrategy.of({
       name: view.name,
       postAddMessagesHook: ({ conversationId }) => jobs.trigger(conversationId),
       buildContext: Effect.fn(
         view.name === "hierarchical" ? "HierarchicalStrategy.buildContext" : "SummarizationStrategy.buildContext"
       )(
-        function*(conversationId) {
-          const window = yield* readWindow(conversationId)
-          const context = yield* contextOf(window)
-          if (context.turnsOmitted === 0) return context
-          const unsummarized = context.turnsShown - context.turnsCovered + context.turnsOmitted
-          if (!(yield* isBehind(window, unsummarized))) return context
-          if (settings.lazyFallback === "window") {
-            yield* jobs.trigger(conversationId)
-            yield* fallback(conversationId, "summary-behind", `${context.turnsOmitted} turns omitted, summary behind`)
-            return context
-          }
-          const outcome = yield* Effect.either(summarizeNow(conversationId))
-          if (outcome._tag === "Left") {
-            if (outcome.left._tag === "ConversationNotFoundError") return yield* outcome.left
-            yield* fallback(conversationId, "failure", outcome.left.message)
-            return context
-          }
-          return yield* contextOf(yield* readWindow(conversationId))
+        function*(conversationId, overrides) {
+          const options = withOverrides(settings, overrides)
+          const query = overrides?.query
+          if (query === undefined || options.recall === "off") return yield* policyContext(conversationId, options)
+          return yield* withRecall(repository, shownCounter, conversationId, {
+            query,
+            budget: options.promptTokenBudget,
+            share: options.recallTokenBudget,
+            minTurns: options.kRawTurns,
+            limit: recallCandidates
+          }, {
+            build: (budget) => policyContext(conversationId, { ...options, promptTokenBudget: budget }),
+            rebuild: (budget) => {
+              const within = { ...options, promptTokenBudget: budget }
+              return Effect.flatMap(readWindow(conversationId, within), (window) => contextOf(window, within))
+            }
+          })
         }
       ),
       awaitIdle: jobs.awaitIdle,

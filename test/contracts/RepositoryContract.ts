@@ -7,12 +7,15 @@ import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 import { conversationIdContract } from "./ConversationIdContract.js"
 import { jsonContract } from "./JsonContract.js"
+import { searchContract } from "./SearchContract.js"
+import { settingsContract } from "./SettingsContract.js"
 import { windowContract } from "./WindowContract.js"
 
-const record = (fromSeq: number, toSeq: number) => ({
+const record = (fromSeq: number, toSeq: number, summaryTruncated = false) => ({
   fromSeq,
   toSeq,
   summary: `summary of ${fromSeq}..${toSeq}`,
+  summaryTruncated,
   mode: "incremental",
   skillId: "test/summarize@1",
   model: null,
@@ -289,6 +292,51 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
         assert.strictEqual((yield* repo.listMessages(id, {})).length, 6)
       }))
 
+    it.effect("the summaryTruncated flag of a committed record round-trips, true and false", () =>
+      Effect.gen(function*() {
+        const repo = yield* RepositoryService
+        const id = freshId()
+        yield* repo.appendMessages(
+          id,
+          Array.makeBy(6, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `m${i + 1}`))
+        )
+        const truncated = yield* repo.commitSummary({
+          conversationId: id,
+          expected: { cursor: 0, version: 0 },
+          narrative: "cut",
+          facts: [],
+          cursor: 2,
+          record: record(1, 2, true)
+        })
+        assert.strictEqual(truncated._tag, "Committed")
+        if (truncated._tag === "Committed") assert.isTrue(truncated.record.summaryTruncated)
+        const whole = yield* repo.commitSummary({
+          conversationId: id,
+          expected: { cursor: 2, version: 1 },
+          narrative: "whole",
+          facts: [],
+          cursor: 4,
+          record: record(3, 4, false)
+        })
+        assert.strictEqual(whole._tag, "Committed")
+        if (whole._tag === "Committed") assert.isFalse(whole.record.summaryTruncated)
+        const again = yield* repo.commitSummary({
+          conversationId: id,
+          expected: { cursor: 4, version: 2 },
+          narrative: "cut again",
+          facts: [],
+          cursor: 6,
+          record: record(5, 6, true)
+        })
+        assert.strictEqual(again._tag, "Committed")
+        const records = yield* repo.listSummarizations(id)
+        assert.deepStrictEqual(records.map((r) => [r.version, r.summaryTruncated]), [
+          [1, true],
+          [2, false],
+          [3, true]
+        ])
+      }))
+
     it.effect("commitSummary appends a linked summary message and prunes covered originals when asked", () =>
       Effect.gen(function*() {
         const repo = yield* RepositoryService
@@ -403,6 +451,8 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
       }))
 
     windowContract(it)
+    searchContract(it)
+    settingsContract(it)
     conversationIdContract(it)
     jsonContract(it)
   })

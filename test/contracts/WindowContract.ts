@@ -18,7 +18,8 @@ const record = (fromSeq: number, toSeq: number) => ({
   model: null,
   inputTokens: 10,
   outputTokens: 2,
-  durationMs: 1
+  durationMs: 1,
+  summaryTruncated: false
 })
 
 /** Registers the window tests in a contract suite. */

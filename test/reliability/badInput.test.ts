@@ -10,6 +10,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, FastCheck as fc, HashMap, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
+import { MemoryContext } from "../../src/domain/MemoryContext.js"
 import { MaxMetadataLength } from "../../src/domain/Message.js"
 import { canonicalJson, MaxJsonValues } from "../../src/domain/Text.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
@@ -48,7 +49,9 @@ interface Untyped {
   addMessages(conversationId: unknown, messages: unknown): Effect.Effect<ReadonlyArray<unknown>, PublicError>
   getMessages(conversationId: unknown, options?: unknown): Effect.Effect<ReadonlyArray<unknown>, PublicError>
   clearMessages(conversationId: unknown): Effect.Effect<void, PublicError>
-  getContext(conversationId: unknown): Effect.Effect<unknown, PublicError>
+  getContext(conversationId: unknown, options?: unknown): Effect.Effect<unknown, PublicError>
+  setSettings(conversationId: unknown, settings: unknown): Effect.Effect<unknown, PublicError>
+  getSettings(conversationId: unknown): Effect.Effect<unknown, PublicError>
   awaitIdle(conversationId?: unknown): Effect.Effect<void, PublicError>
   stats(conversationId: unknown): Effect.Effect<unknown, PublicError>
 }
@@ -167,7 +170,7 @@ const call = <A>(
   })
 
 /** A call whose only problem can be a bad conversation id is refused naming it, and only then. */
-const idOnly = (method: "clearMessages" | "getContext" | "stats" | "awaitIdle") => (id: unknown) =>
+const idOnly = (method: "clearMessages" | "getContext" | "stats" | "awaitIdle" | "getSettings") => (id: unknown) =>
   Effect.gen(function*() {
     const { error } = yield* call(method, id, ["conversationId"], (memory) => memory[method](id))
     const valid = isConversationId(id) || (method === "awaitIdle" && id === undefined)
@@ -288,6 +291,54 @@ describe("bad input", () => {
     )
     it.effect.prop("getContext: arbitrary values", { id: conversationId }, ({ id }) => idOnly("getContext")(id), runs)
     it.effect.prop("stats: arbitrary values", { id: conversationId }, ({ id }) => idOnly("stats")(id), runs)
+    it.effect.prop("getSettings: arbitrary values", { id: conversationId }, ({ id }) => idOnly("getSettings")(id), runs)
+
+    it.effect.prop(
+      "getContext: arbitrary options are refused naming options, or honoured as the call's budget",
+      { options: fc.oneof(anyValue, fc.record({ tokenBudget: fc.integer({ min: 1, max: 5000 }) })) },
+      ({ options }) =>
+        Effect.gen(function*() {
+          const memory = untyped(yield* ChatMemoryService.ChatMemoryService)
+          yield* memory.addMessages("fuzz-context", [{ role: "user", content: "hello" }])
+          const { error, exit } = yield* call(
+            "getContext",
+            "fuzz-context",
+            ["options"],
+            (memory) => memory.getContext("fuzz-context", options)
+          )
+          const plain = typeof options === "object" && options !== null &&
+            Object.getPrototypeOf(options) === Object.prototype
+          const keys = plain ? Object.keys(options) : []
+          const budget = plain && "tokenBudget" in options ? options.tokenBudget : undefined
+          if (options === undefined || (keys.length === 1 && Number.isInteger(budget) && Number(budget) > 0)) {
+            assert.isUndefined(error, `getContext(…, ${fc.stringify(options)})`)
+          }
+          if (Exit.isSuccess(exit) && exit.value instanceof MemoryContext) {
+            assert.strictEqual(exit.value.tokenBudget, typeof budget === "number" ? budget : 300)
+          }
+        }),
+      runs
+    )
+
+    it.effect.prop(
+      "setSettings: arbitrary values are refused naming settings and leave the stored settings as they were",
+      { settings: fc.oneof(anyValue, fc.record({ tokenBudget: anyValue, kRawTurns: anyValue, view: anyValue })) },
+      ({ settings }) =>
+        Effect.gen(function*() {
+          const memory = untyped(yield* ChatMemoryService.ChatMemoryService)
+          const before = yield* memory.getSettings("fuzz-settings")
+          const { error, exit } = yield* call(
+            "setSettings",
+            "fuzz-settings",
+            ["settings"],
+            (memory) => memory.setSettings("fuzz-settings", settings)
+          )
+          const after = yield* memory.getSettings("fuzz-settings")
+          if (error !== undefined) assert.deepStrictEqual(after, before)
+          if (Exit.isSuccess(exit)) assert.deepStrictEqual(after, exit.value)
+        }),
+      runs
+    )
     it.effect.prop(
       "awaitIdle: arbitrary values",
       { id: fc.oneof(conversationId, fc.constant(undefined)) },

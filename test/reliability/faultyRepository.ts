@@ -12,7 +12,12 @@ import type { RepositoryService } from "../../src/services/RepositoryService.js"
 export type Operation = keyof RepositoryService.Service
 
 /** The operations that write. */
-export const writes: ReadonlyArray<Operation> = ["appendMessages", "commitSummary", "deleteConversation"]
+export const writes: ReadonlyArray<Operation> = [
+  "appendMessages",
+  "commitSummary",
+  "deleteConversation",
+  "setSettings"
+]
 
 /** The `cause` of every injected failure, so that a test can tell them from real store failures. */
 export const injected = "injected store fault"
@@ -67,12 +72,18 @@ export const make = (
         Effect.zipRight(guard("readWindow", conversationId), inner.readWindow(conversationId, query)),
       deleteConversation: (conversationId) =>
         Effect.zipRight(guard("deleteConversation", conversationId), inner.deleteConversation(conversationId)),
+      getSettings: (conversationId) =>
+        Effect.zipRight(guard("getSettings", conversationId), inner.getSettings(conversationId)),
+      setSettings: (conversationId, settings) =>
+        Effect.zipRight(guard("setSettings", conversationId), inner.setSettings(conversationId, settings)),
       getSummaryState: (conversationId) =>
         Effect.zipRight(guard("getSummaryState", conversationId), inner.getSummaryState(conversationId)),
       commitSummary: (commit) =>
         Effect.zipRight(guard("commitSummary", commit.conversationId), inner.commitSummary(commit)),
       listSummarizations: (conversationId) =>
         Effect.zipRight(guard("listSummarizations", conversationId), inner.listSummarizations(conversationId)),
+      searchMessages: (conversationId, query) =>
+        Effect.zipRight(guard("searchMessages", conversationId), inner.searchMessages(conversationId, query)),
       withSummarizationLock: (conversationId, effect) =>
         Effect.zipRight(
           guard("withSummarizationLock", conversationId),

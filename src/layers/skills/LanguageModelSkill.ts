@@ -15,6 +15,7 @@ import {
   existingFactsSection,
   extractFactsPromptVersion,
   extractFactsSystemPrompt,
+  shortenSummaryPrompt,
   summarizePromptVersion,
   summarizeSystemPrompt
 } from "./internal/prompts.js"
@@ -132,6 +133,13 @@ const usageOf = (usage: Response.Usage) => ({
   outputTokens: tokens(usage.outputTokens)
 })
 
+/** When a summary came back over its cap: the previous answer, then the overrun stated. */
+const overCapTurns = (input: SkillService.SummarizeInput): Array<Prompt.MessageEncoded> =>
+  input.overCap === undefined ? [] : [
+    { role: "assistant", content: [{ type: "text", text: input.overCap.summary }] },
+    { role: "user", content: [{ type: "text", text: shortenSummaryPrompt(input.overCap.tokens, input.maxTokens) }] }
+  ]
+
 const confidenceOf = (confidence: number | null): number | undefined =>
   confidence === null || !Number.isFinite(confidence) ? undefined : Math.min(1, Math.max(0, confidence))
 
@@ -156,7 +164,8 @@ export const make = (
         const response = yield* model.generateText({
           prompt: Prompt.make([
             { role: "system", content: summarizeSystemPrompt(input.maxTokens) },
-            { role: "user", content: [{ type: "text", text: input.text }] }
+            { role: "user", content: [{ type: "text", text: input.text }] },
+            ...overCapTurns(input)
           ])
         }).pipe(Effect.mapError(toSkillError(summarizeId)))
         return {

@@ -62,7 +62,9 @@ export declare namespace ScriptedSkill {
 
 /**
  * The default summary: the existing summary, then the first words of each user line of the new
- * turns. Deterministic, never blank when there is input.
+ * turns, keeping the newest lines within about `maxTokens` (at 3 characters a token, below what
+ * any counter here counts), as a model told the limit does. Deterministic, never blank when there
+ * is input.
  *
  * @since 0.1.0
  * @category constructors
@@ -72,8 +74,16 @@ export const defaultSummary = (input: SkillService.SummarizeInput): string => {
   const points = newTurns.split("\n")
     .filter((line) => line.startsWith("User: "))
     .map((line) => line.slice("User: ".length).split(/\s+/).slice(0, 8).join(" "))
-  return [existing, ...points.map((point) => `- ${point}`)].filter((line) => line !== null && line.length > 0)
-    .join("\n") || "(nothing to summarize)"
+  const lines = [...(existing ?? "").split("\n"), ...points.map((point) => `- ${point}`)]
+    .filter((line) => line.length > 0)
+  const kept: Array<string> = []
+  let length = 0
+  for (const line of lines.reverse()) {
+    length += line.length + 1
+    if (kept.length > 0 && length > input.maxTokens * 3) break
+    kept.unshift(line)
+  }
+  return kept.join("\n") || "(nothing to summarize)"
 }
 
 const usage = (input: string, output: string) => ({

@@ -6,14 +6,20 @@
  */
 import { Chunk, DateTime, Effect, HashMap, HashSet, Layer, Option, Ref, Schema } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
+import * as ConversationSettings from "../../domain/ConversationSettings.js"
 import { Message, MessageMetadata, type NewMessage } from "../../domain/Message.js"
 import * as SummaryState from "../../domain/SummaryState.js"
 import { canonicalJson } from "../../domain/Text.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { CommitResult, RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 import { commitValues } from "./internal/commit.js"
+import { SearchIndex } from "./internal/searchIndex.js"
 
-type Store = HashMap.HashMap<ConversationId, Conversation>
+interface Store {
+  readonly conversations: HashMap.HashMap<ConversationId, Conversation>
+  /** Kept apart from the conversations: an id may hold settings before its first message. */
+  readonly settings: HashMap.HashMap<ConversationId, ConversationSettings.ConversationSettings>
+}
 
 interface Conversation {
   readonly info: RepositoryService.ConversationInfo
@@ -21,6 +27,8 @@ interface Conversation {
   readonly messages: Chunk.Chunk<Message>
   readonly state: SummaryState.SummaryState
   readonly records: Chunk.Chunk<SummaryState.SummarizationRecord>
+  /** The conversation's search index, brought up to date by its writers and readers (`sync`). */
+  readonly search: SearchIndex
 }
 
 const noMessages: RepositoryService.PerRole = { system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
@@ -79,6 +87,24 @@ const copyOf = (message: Message): Message =>
     createdAt: message.createdAt
   }, { disableValidation: true })
 
+/** Settings as a reader gets them: a fresh copy, as for messages. */
+const copySettings = (settings: ConversationSettings.ConversationSettings): ConversationSettings.ConversationSettings =>
+  new ConversationSettings.ConversationSettings({ ...settings }, { disableValidation: true })
+
+/**
+ * Settings as stored: their encoded form decoded again, so that only the schema's fields are kept,
+ * as the SQL stores keep them.
+ */
+const storableSettings = (settings: ConversationSettings.ConversationSettings) =>
+  Effect.flatMap(
+    Schema.encode(ConversationSettings.ConversationSettings)(settings),
+    Schema.decode(ConversationSettings.ConversationSettings)
+  ).pipe(
+    // The port takes valid settings (the class validates on construction): anything else came past
+    // the type system.
+    Effect.catchTag("ParseError", (error) => Effect.dieMessage(`setSettings: invalid settings: ${error.message}`))
+  )
+
 const slice = (messages: Chunk.Chunk<Message>, start: number, end: number): Array<Message> => {
   const out: Array<Message> = []
   for (let i = start; i < end; i++) out.push(copyOf(Chunk.unsafeGet(messages, i)))
@@ -92,13 +118,29 @@ const slice = (messages: Chunk.Chunk<Message>, start: number, end: number): Arra
  * @category constructors
  */
 export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(function*() {
-  const store = yield* Ref.make<Store>(HashMap.empty())
+  const store = yield* Ref.make<Store>({ conversations: HashMap.empty(), settings: HashMap.empty() })
   const locks = yield* Ref.make(HashSet.empty<ConversationId>())
+
+  /**
+   * The conversation's search index, brought up to the current snapshot; none for a conversation
+   * that does not exist. Syncing is synchronous, so no other fiber sees a half-updated index.
+   */
+  const indexed = (conversationId: ConversationId) =>
+    Effect.flatMap(
+      Ref.get(store),
+      ({ conversations }) =>
+        Effect.sync(() =>
+          Option.map(HashMap.get(conversations, conversationId), (conversation) => {
+            conversation.search.sync(conversation.messages, conversation.info.systemPrefixSeq)
+            return conversation.search
+          })
+        )
+    )
 
   const find = (conversationId: ConversationId) =>
     Effect.flatMap(
       Ref.get(store),
-      (conversations) =>
+      ({ conversations }) =>
         Option.match(HashMap.get(conversations, conversationId), {
           onNone: () => Effect.fail(new ConversationNotFoundError({ conversationId })),
           onSome: Effect.succeed
@@ -116,11 +158,11 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         if (Option.isNone(metadata)) return yield* Effect.dieMessage("appendMessages: metadata is not MessageMetadata")
         prepared.push({ ...message, metadata: metadata.value })
       }
-      return yield* Ref.modify(store, (conversations): readonly [RepositoryService.AppendResult, Store] => {
-        const existing = HashMap.get(conversations, conversationId)
+      const appended = yield* Ref.modify(store, (snapshot): readonly [RepositoryService.AppendResult, Store] => {
+        const existing = HashMap.get(snapshot.conversations, conversationId)
         if (newMessages.length === 0) {
           const messageCount = Option.match(existing, { onNone: () => 0, onSome: (c) => c.info.messageCount })
-          return [{ messages: [], messageCount }, conversations]
+          return [{ messages: [], messageCount }, snapshot]
         }
         const current: Conversation = Option.getOrElse(existing, () => ({
           info: {
@@ -136,7 +178,8 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           },
           messages: Chunk.empty(),
           state: SummaryState.initial(conversationId),
-          records: Chunk.empty()
+          records: Chunk.empty(),
+          search: new SearchIndex()
         }))
         let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
@@ -164,8 +207,13 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           },
           messages: Chunk.appendAll(current.messages, Chunk.unsafeFromArray(stored))
         }
-        return [{ messages: stored.map(copyOf), messageCount }, HashMap.set(conversations, conversationId, next)]
+        return [
+          { messages: stored.map(copyOf), messageCount },
+          { ...snapshot, conversations: HashMap.set(snapshot.conversations, conversationId, next) }
+        ]
       })
+      yield* indexed(conversationId)
+      return appended
     }),
 
     getConversation: Effect.fn("MemoryRepository.getConversation")(function*(conversationId) {
@@ -209,11 +257,38 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
     }),
 
     deleteConversation: Effect.fn("MemoryRepository.deleteConversation")(function*(conversationId) {
-      const removed = yield* Ref.modify(store, (conversations) =>
-        HashMap.has(conversations, conversationId)
-          ? [true, HashMap.remove(conversations, conversationId)]
-          : [false, conversations])
+      // Messages and settings go together; an id that holds either is found.
+      const removed = yield* Ref.modify(
+        store,
+        ({ conversations, settings }): readonly [boolean, Store] =>
+          HashMap.has(conversations, conversationId) || HashMap.has(settings, conversationId)
+            ? [true, {
+              conversations: HashMap.remove(conversations, conversationId),
+              settings: HashMap.remove(settings, conversationId)
+            }]
+            : [false, { conversations, settings }]
+      )
       if (!removed) return yield* new ConversationNotFoundError({ conversationId })
+    }),
+
+    getSettings: Effect.fn("MemoryRepository.getSettings")(function*(conversationId) {
+      const { settings } = yield* Ref.get(store)
+      return Option.match(HashMap.get(settings, conversationId), {
+        onNone: () => ConversationSettings.empty,
+        onSome: copySettings
+      })
+    }),
+
+    setSettings: Effect.fn("MemoryRepository.setSettings")(function*(conversationId, settings) {
+      const stored = yield* storableSettings(settings)
+      // The empty settings are stored as none: the id then holds nothing but what its log holds.
+      yield* Ref.update(store, (snapshot) => ({
+        ...snapshot,
+        settings: ConversationSettings.isEmpty(stored)
+          ? HashMap.remove(snapshot.settings, conversationId)
+          : HashMap.set(snapshot.settings, conversationId, stored)
+      }))
+      return copySettings(stored)
     }),
 
     getSummaryState: Effect.fn("MemoryRepository.getSummaryState")(function*(conversationId) {
@@ -226,17 +301,17 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       const outcome = yield* Ref.modify(
         store,
         (
-          conversations
+          snapshot
         ): readonly [Option.Option<Option.Option<RepositoryService.CommitResult>>, Store] => {
-          const found = HashMap.get(conversations, conversationId)
-          if (Option.isNone(found)) return [Option.none(), conversations]
+          const found = HashMap.get(snapshot.conversations, conversationId)
+          if (Option.isNone(found)) return [Option.none(), snapshot]
           const current = found.value
           const { state, info } = current
           if (state.cursor !== commit.expected.cursor || state.version !== commit.expected.version) {
-            return [Option.some(Option.some(CommitResult.Stale({ current: state }))), conversations]
+            return [Option.some(Option.some(CommitResult.Stale({ current: state }))), snapshot]
           }
           if (commit.cursor < state.cursor || commit.cursor > info.lastSeq) {
-            return [Option.some(Option.none()), conversations]
+            return [Option.some(Option.none()), snapshot]
           }
           const version = state.version + 1
           const written = commitValues(commit, { version, lastSeq: info.lastSeq, now })
@@ -267,15 +342,19 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             info: { ...info, lastSeq, messageCount, roleCounts, tokenCount, updatedAt: now },
             messages,
             state: written.state,
-            records: Chunk.append(current.records, written.record)
+            records: Chunk.append(current.records, written.record),
+            search: current.search
           }
           return [
             Option.some(Option.some(CommitResult.Committed({ state: written.state, record: written.record }))),
-            HashMap.set(conversations, conversationId, next)
+            { ...snapshot, conversations: HashMap.set(snapshot.conversations, conversationId, next) }
           ]
         }
       )
       if (Option.isNone(outcome)) return yield* new ConversationNotFoundError({ conversationId })
+      // A prune drops its messages from the index at once (not at the next search): the memory they
+      // held is released.
+      if (commit.prune === true) yield* indexed(conversationId)
       // A cursor behind the current one or past the last message is a bug of the caller (the
       // strategies compute it from messages they read), not a condition to recover from.
       if (Option.isNone(outcome.value)) {
@@ -288,6 +367,14 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
 
     listSummarizations: Effect.fn("MemoryRepository.listSummarizations")(function*(conversationId) {
       return Chunk.toReadonlyArray((yield* find(conversationId)).records)
+    }),
+
+    searchMessages: Effect.fn("MemoryRepository.searchMessages")(function*(conversationId, query) {
+      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+      return Option.match(yield* indexed(conversationId), {
+        onNone: (): ReadonlyArray<RepositoryService.SearchHit> => [],
+        onSome: (index) => index.search(query)
+      })
     }),
 
     withSummarizationLock: (conversationId, effect) =>

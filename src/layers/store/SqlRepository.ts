@@ -6,7 +6,8 @@
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { DateTime, Effect, Layer, Option, type ParseResult } from "effect"
+import { DateTime, Effect, Layer, Option, type ParseResult, Schema } from "effect"
+import * as ConversationSettings from "../../domain/ConversationSettings.js"
 import { Message } from "../../domain/Message.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { RepositoryError } from "../../errors/RepositoryError.js"
@@ -15,6 +16,7 @@ import { applyCommit } from "./internal/sql/commit.js"
 import { makeSummarizationLock } from "./internal/sql/lock.js"
 import { runMigrations } from "./internal/sql/migrations.js"
 import * as Rows from "./internal/sql/rows.js"
+import { makeSearch, vectorText } from "./internal/sql/search.js"
 import { lowerBound, makeStatements, tally, upperBound } from "./internal/sql/statements.js"
 
 /**
@@ -59,6 +61,29 @@ const storeErrors = (operation: string, conversationId: string) => ({
   ParseError: (cause: ParseResult.ParseError) => Effect.fail(new RepositoryError({ operation, conversationId, cause }))
 })
 
+/** As `storeErrors`; a settings row that does not decode is named in the detail. */
+const settingsErrors = (operation: string, conversationId: string) => ({
+  SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, conversationId, cause })),
+  ParseError: (cause: ParseResult.ParseError) =>
+    Effect.fail(
+      new RepositoryError({
+        operation,
+        conversationId,
+        detail: `the stored settings do not decode: ${cause.message}`,
+        cause
+      })
+    )
+})
+
+/** The settings as the JSON stored in the `settings` column. */
+const settingsJson = (settings: ConversationSettings.ConversationSettings) =>
+  Schema.encode(ConversationSettings.ConversationSettings)(settings).pipe(
+    Effect.map((encoded) => JSON.stringify(encoded)),
+    // The port takes valid settings (the class validates on construction): anything else came past
+    // the type system.
+    Effect.catchTag("ParseError", (error) => Effect.dieMessage(`setSettings: invalid settings: ${error.message}`))
+  )
+
 /**
  * Builds the repository over the `SqlClient` in context. The schema must be in place (`migrate`).
  *
@@ -74,6 +99,7 @@ export const make = (
     const { appendRows, countRange, findConversation, findOrFail, requireIfEmpty } = statements
     const { selectMessages, selectRecords, selectWindow } = statements
     const commit = applyCommit(statements)
+    const search = makeSearch(sql)
 
     const withSummarizationLock = yield* makeSummarizationLock(sql, {
       shared: (options.lock ?? "lease") !== "process",
@@ -106,7 +132,8 @@ export const make = (
             contents: newMessages.map((m) => m.content),
             metadata: newMessages.map((m) => JSON.stringify(m.metadata)),
             tokenCounts: newMessages.map((m) => m.tokenCount),
-            createdAt: newMessages.map((m) => DateTime.formatIso(m.createdAt))
+            createdAt: newMessages.map((m) => DateTime.formatIso(m.createdAt)),
+            search: newMessages.map((m) => m.role === "summary" ? null : vectorText(conversationId, m))
           })
           // An upsert with RETURNING always returns its row.
           if (Option.isNone(reserved)) return yield* Effect.dieMessage("appendMessages: the upsert returned no row")
@@ -237,6 +264,32 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("deleteConversation", conversationId))
       ),
 
+      getSettings: Effect.fn("SqlRepository.getSettings")(
+        function*(conversationId) {
+          const row = yield* statements.selectSettings(conversationId)
+          return Option.match(row, { onNone: () => ConversationSettings.empty, onSome: (r) => r.settings })
+        },
+        (effect, conversationId) => Effect.catchTags(effect, settingsErrors("getSettings", conversationId))
+      ),
+
+      setSettings: Effect.fn("SqlRepository.setSettings")(
+        function*(conversationId, settings) {
+          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+          const json = yield* settingsJson(settings)
+          // The empty settings are stored as none: the id then holds nothing but what its log holds.
+          if (ConversationSettings.isEmpty(settings)) {
+            yield* statements.deleteSettings(conversationId)
+            return ConversationSettings.empty
+          }
+          const now = DateTime.toDateUtc(yield* DateTime.now)
+          const stored = yield* statements.upsertSettings({ id: conversationId, settings: json, now })
+          // An upsert with RETURNING always returns its row.
+          if (Option.isNone(stored)) return yield* Effect.dieMessage("setSettings: the upsert returned no row")
+          return stored.value.settings
+        },
+        (effect, conversationId) => Effect.catchTags(effect, settingsErrors("setSettings", conversationId))
+      ),
+
       getSummaryState: Effect.fn("SqlRepository.getSummaryState")(
         function*(conversationId) {
           return Rows.toState(conversationId, yield* findOrFail(conversationId))
@@ -262,6 +315,14 @@ export const make = (
           return rows.map((row) => Rows.toRecord(conversationId, row))
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("listSummarizations", conversationId))
+      ),
+
+      searchMessages: Effect.fn("SqlRepository.searchMessages")(
+        function*(conversationId, query) {
+          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+          return yield* search(conversationId, query)
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchMessages", conversationId))
       ),
 
       withSummarizationLock

@@ -12,6 +12,12 @@ export const summarizations = Metric.counter("chat_memory_summarizations_total",
   incremental: true
 })
 
+/** Summaries cut to their cap. */
+export const summariesTruncated = Metric.counter("chat_memory_summaries_truncated_total", {
+  description: "Summaries over their cap even when asked again, cut at a sentence boundary",
+  incremental: true
+})
+
 /** Summarizations that failed after their retries. */
 export const summarizationFailures = Metric.counter("chat_memory_summarization_failures_total", {
   description: "Summarizations that failed after their retries (state unchanged)",
@@ -50,3 +56,17 @@ export const modelOutputReplaced = Metric.counter("chat_memory_model_output_char
   description: "Characters of model output (NUL, unpaired surrogates) replaced before commit",
   incremental: true
 })
+
+/** Turns recalled per context built with a query. */
+export const recalledTurns = Metric.histogram(
+  "chat_memory_recalled_turns",
+  MetricBoundaries.linear({ start: 0, width: 1, count: 11 }),
+  "Turns recalled per context built with a query"
+)
+
+/** How long recall took per context built with a query (search, turn reads, second build). */
+export const recallLatency = Metric.histogram(
+  "chat_memory_recall_duration_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 14 }),
+  "Milliseconds recall added to a context built with a query"
+)

@@ -5,7 +5,7 @@
 import type { Fact } from "../../../domain/Fact.js"
 
 /** The version of the summarize prompt; bump it whenever its text changes. */
-export const summarizePromptVersion = 2
+export const summarizePromptVersion = 3
 
 /** The version of the extract-facts prompt; bump it whenever its text or output schema changes. */
 export const extractFactsPromptVersion = 2
@@ -43,6 +43,18 @@ export const summarizeSystemPrompt = (maxTokens: number): string =>
     keep,
     `Write plain prose or short bullet points, in the third person, at most ${wordsFor(maxTokens)} words`,
     `(${maxTokens} tokens). Answer with the summary only: no preamble, no headings, no section markers.`
+  ].join("\n")
+
+/**
+ * The follow-up when a summary came back over its cap: the overrun stated, and what to cut first.
+ * The newest turns are the ones a cut at the end would lose, so they are named as the ones to keep.
+ */
+export const shortenSummaryPrompt = (tokens: number, maxTokens: number): string =>
+  [
+    `That summary is ${tokens} tokens long: ${tokens - maxTokens} over the limit of ${maxTokens} tokens.`,
+    `Write it again in at most ${wordsFor(maxTokens)} words. Keep every identifier, amount, date, decision and`,
+    "condition that still holds, and everything from the newest turns; shorten or merge the older, less",
+    "important parts first. Answer with the summary only."
   ].join("\n")
 
 /** The system prompt of the extract-facts skill (version `extractFactsPromptVersion`). */

@@ -48,5 +48,6 @@ export const summaryPreamble = (
         }
         return withoutSummary
       })
-    return { preamble, shrink }
+    const withoutSummary: Preamble = { ...preamble, summary: null, tokens: factTokens }
+    return { preamble, shrink, withoutSummary }
   })

@@ -150,6 +150,11 @@ export const assemble = (
      * budget, and never shows a silent gap.
      */
     readonly announce?: ((turns: number) => Effect.Effect<number>) | undefined
+    /**
+     * The preamble without the summary. When every turn of the conversation fits beside it, the
+     * summary covers only turns shown anyway: it is left out and the room goes to turns.
+     */
+    readonly withoutSummary?: Preamble | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -159,6 +164,16 @@ export const assemble = (
     const systemTokens = system.reduce((sum, message) => sum + message.tokenCount, 0)
     const room = options.budget === null ? Number.POSITIVE_INFINITY : Math.max(0, options.budget - systemTokens)
     const recent = yield* loadRecentTurns(repository, window, room)
+    if (
+      options.withoutSummary !== undefined && preamble.summary !== null && recent.reachedStart &&
+      window.after <= info.systemPrefixSeq &&
+      // Every message since the system prefix is still stored (none pruned once summarized) …
+      recent.loaded.length === info.lastSeq - info.systemPrefixSeq &&
+      // … and fits beside the rest.
+      sumTokens(recent.turns) <= room - options.withoutSummary.tokens
+    ) {
+      preamble = options.withoutSummary
+    }
     const minTurns = Math.min(options.minTurns ?? 0, recent.turns.length)
     const minTokens = sumTokens(recent.turns.slice(recent.turns.length - minTurns))
     if (options.shrink !== undefined && minTokens <= room && minTokens > room - preamble.tokens) {

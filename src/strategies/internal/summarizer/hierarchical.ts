@@ -5,13 +5,14 @@
  */
 import { Effect } from "effect"
 import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fact.js"
-import { factsText } from "../../../domain/MemoryContext.js"
+import { factsText, summaryText } from "../../../domain/MemoryContext.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import * as Metrics from "../metrics.js"
+import { capAtSentence } from "./cap.js"
 import type { Plan } from "./plan.js"
 import { callSkill, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
@@ -51,12 +52,16 @@ export const make = (
   Effect.gen(function*() {
     const skill = yield* SkillService
     const counter = yield* TokenCounter
+    // The caps hold for the facts and the narrative as shown (the facts are counted as their
+    // message already): the narrative's text gets what its message's heading leaves.
+    const heading = yield* counter.countMessage({ content: summaryText("") })
+    const limits = { ...settings, maxNarrativeTokens: Math.max(1, settings.maxNarrativeTokens - heading) }
     return {
       mode: "hierarchical",
       preambleCap: settings.maxNarrativeTokens + settings.maxFactTokens,
       foldsExistingSummary: true,
       chunksItself: false,
-      produce: (plan) => produce(settings, skill, counter, plan)
+      produce: (plan) => produce(limits, skill, counter, plan)
     }
   })
 
@@ -110,7 +115,8 @@ const produce = (
         })
       )
     }
-    const narrative = (yield* counter.truncate(output.value.narrative.trim(), limits.maxNarrativeTokens)).trimEnd()
+    const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
+    const narrative = cut.text
     if (capped.facts.length === 0 && narrative.length === 0) {
       return yield* new SkillExecutionError({
         skillId: output.skillId,
@@ -126,6 +132,7 @@ const produce = (
       inputTokens: output.usage.inputTokens,
       outputTokens: output.usage.outputTokens,
       skillId: output.skillId,
-      model: output.model
+      model: output.model,
+      truncated: cut.truncated
     } satisfies Produced
   })

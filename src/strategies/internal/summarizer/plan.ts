@@ -10,7 +10,7 @@ import type { SummaryState } from "../../../domain/SummaryState.js"
 import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
-import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import { type SummarizationOptions, withOverrides } from "../../SummarizationOptions.js"
 
 /** What the planner must know of the producer that will fold the turns. */
 export interface Traits {
@@ -116,13 +116,15 @@ export const makePlanner = (
 const plan = (
   repository: RepositoryService.Service,
   counter: TokenCounter.Service,
-  settings: SummarizationOptions,
+  defaults: SummarizationOptions,
   traits: Traits,
   conversationId: ConversationId,
   continuing: boolean
 ) =>
   Effect.gen(function*() {
     const { messages, window } = yield* loadBuffer(repository, conversationId)
+    // The conversation's own budget and K, when it has them, decide what is due and what stays.
+    const settings = withOverrides(defaults, yield* repository.getSettings(conversationId))
     const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
     const turns = groupTurns(messages).turns
     const currentSummary = yield* summaryTokens(counter, window.state.narrative)
@@ -152,11 +154,17 @@ const plan = (
       // Watermarks: fold the oldest turns until what stays unsummarized fits `lowWater × room`.
       tail = newestThatFit(turns, settings.lowWater * room)
     } else {
-      // The explicit threshold: keep verbatim what the prompt can show next to a full summary.
+      // The explicit threshold: keep verbatim what the prompt can show next to a full summary;
+      // when all of it fits there, fold down to the low watermark, never below it.
       tail = newestThatFit(turns, room)
+      if (tail >= turns.length) tail = newestThatFit(turns, settings.lowWater * room)
     }
     tail = Math.max(settings.kRawTurns, tail)
-    if (tail >= turns.length) tail = settings.kRawTurns
+    if (tail >= turns.length) {
+      // Only the message-count trigger folds down to K; a token trigger never goes below its floor.
+      if (!due.byCount) return Option.none<Plan>()
+      tail = settings.kRawTurns
+    }
     const candidates = turns.slice(0, turns.length - tail)
     const older = traits.chunksItself ? candidates : takeWithin(
       candidates,

@@ -5,6 +5,7 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
+import { summaryText } from "../../../domain/MemoryContext.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
 import { groupTurns } from "../../../domain/Turn.js"
@@ -13,6 +14,7 @@ import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import { capAtSentence } from "./cap.js"
 import { chunkTurns, type Plan, type Traits } from "./plan.js"
 
 /** What a run produces, to be committed. */
@@ -24,6 +26,8 @@ export interface Produced {
   readonly outputTokens: number
   readonly skillId: string
   readonly model: string | null
+  /** Whether the summary had to be cut to its cap (after asking again once). */
+  readonly truncated: boolean
 }
 
 /** A summarization mode: how a plan becomes a summary, and what the planner must know of it. */
@@ -65,14 +69,15 @@ export const make = (
     const repository = yield* RepositoryService
     const skill = yield* SkillService
     const counter = yield* TokenCounter
-    const cap = settings.summaryTokenCap
+    // The cap holds for the summary as shown: its text gets what the message's heading leaves.
+    const cap = Math.max(1, settings.summaryTokenCap - (yield* counter.countMessage({ content: summaryText("") })))
 
-    /** Summarizes `text` into at most `maxTokens` tokens; a blank answer is an `EmptyOutput` failure. */
-    const summarizeCapped = (conversationId: Plan["conversationId"], text: string, maxTokens: number) =>
+    /** One summarize call; a blank answer is an `EmptyOutput` failure (retried). */
+    const ask = (input: SkillService.SummarizeInput) =>
       callSkill(
         settings,
         "summarize",
-        Effect.flatMap(skill.summarize({ conversationId, text, maxTokens }), (output) =>
+        Effect.flatMap(skill.summarize(input), (output) =>
           output.value.trim().length === 0
             ? Effect.fail(
               new SkillExecutionError({
@@ -82,12 +87,43 @@ export const make = (
                 detail: "the summary is blank"
               })
             )
-            : Effect.succeed(output))
-      ).pipe(
-        Effect.flatMap((output) =>
-          Effect.map(counter.truncate(output.value.trim(), maxTokens), (value) => ({ ...output, value }))
-        )
+            : Effect.succeed({ ...output, value: output.value.trim() }))
       )
+
+    /**
+     * Summarizes `text` into at most `maxTokens` tokens. An answer over the cap is asked for once
+     * more, with the overrun stated; if that one is still over (or the second call fails), it is
+     * cut at a sentence boundary and reported `truncated`. Usage adds up both calls.
+     */
+    const summarizeCapped = (conversationId: Plan["conversationId"], text: string, maxTokens: number) =>
+      Effect.gen(function*() {
+        const first = yield* ask({ conversationId, text, maxTokens })
+        const tokens = yield* counter.count(first.value)
+        if (tokens <= maxTokens) return { ...first, truncated: false }
+        yield* Effect.logDebug("summary over its cap: asked again").pipe(
+          Effect.annotateLogs({ conversationId, summaryTokens: tokens, cap: maxTokens })
+        )
+        const second = yield* Effect.either(
+          ask({ conversationId, text, maxTokens, overCap: { summary: first.value, tokens } })
+        )
+        if (second._tag === "Left") {
+          yield* Effect.logWarning("asking again for a shorter summary failed: the first answer is cut").pipe(
+            Effect.annotateLogs({ conversationId, error: second.left.message })
+          )
+        }
+        const answer = second._tag === "Right" ? second.right : first
+        const capped = yield* capAtSentence(counter, answer.value, maxTokens)
+        const extra = second._tag === "Right" ? second.right.usage : { inputTokens: 0, outputTokens: 0 }
+        return {
+          ...answer,
+          value: capped.text,
+          truncated: capped.truncated,
+          usage: {
+            inputTokens: first.usage.inputTokens + extra.inputTokens,
+            outputTokens: first.usage.outputTokens + extra.outputTokens
+          }
+        }
+      })
 
     /** `incremental`: one call folding the existing summary with the new turns. */
     const incremental = (plan: Plan) =>
@@ -100,7 +136,8 @@ export const make = (
           inputTokens: output.usage.inputTokens,
           outputTokens: output.usage.outputTokens,
           skillId: output.skillId,
-          model: output.model
+          model: output.model,
+          truncated: output.truncated
         })
       )
 
@@ -122,10 +159,11 @@ export const make = (
           chunks,
           (chunk) => summarizeCapped(plan.conversationId, summaryInput(null, chunk), share)
         )
-        const joined = outputs.map((output) => output.value).join("\n\n")
+        const joined = yield* capAtSentence(counter, outputs.map((output) => output.value).join("\n\n"), cap)
         const first = outputs[0]
         return {
-          narrative: yield* counter.truncate(joined, cap),
+          narrative: joined.text,
+          truncated: joined.truncated || outputs.some((output) => output.truncated),
           facts: plan.state.facts,
           layers: [],
           inputTokens: outputs.reduce((n, output) => n + output.usage.inputTokens, 0),
@@ -144,6 +182,7 @@ export const make = (
         const first = plan.older[0]
         const last = plan.older[plan.older.length - 1]
         const fresh = yield* summarizeCapped(plan.conversationId, summaryInput(null, plan.older), cap)
+        let truncated = fresh.truncated
         let inputTokens = fresh.usage.inputTokens
         let outputTokens = fresh.usage.outputTokens
         let layers: Array<SummaryLayer> = [...plan.state.layers, {
@@ -157,6 +196,7 @@ export const make = (
           const [a, b, ...rest] = layers
           if (a === undefined || b === undefined) break
           const merged = yield* summarizeCapped(plan.conversationId, summaryInput(`${a.text}\n\n${b.text}`, []), cap)
+          truncated ||= merged.truncated
           inputTokens += merged.usage.inputTokens
           outputTokens += merged.usage.outputTokens
           layers = [{
@@ -173,14 +213,15 @@ export const make = (
           inputTokens,
           outputTokens,
           skillId: fresh.skillId,
-          model: fresh.model
+          model: fresh.model,
+          truncated
         } satisfies Produced
       })
 
     const produce = { incremental, full, layered }[settings.mode]
     return {
       mode: settings.mode,
-      preambleCap: cap,
+      preambleCap: settings.summaryTokenCap,
       foldsExistingSummary: settings.mode === "incremental",
       chunksItself: settings.mode === "full",
       produce

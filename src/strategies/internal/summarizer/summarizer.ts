@@ -85,6 +85,7 @@ export const make = (
             fromSeq: first.firstSeq,
             toSeq: last.lastSeq,
             summary: produced.narrative,
+            summaryTruncated: produced.truncated,
             mode: producer.mode,
             skillId: produced.skillId,
             model: produced.model,
@@ -114,10 +115,12 @@ export const make = (
             tokensBefore,
             tokensAfter,
             tailTurns: planned.tailTurns,
-            skillId: produced.skillId
+            skillId: produced.skillId,
+            summaryTruncated: produced.truncated
           })
         )
         yield* Metrics.summarizations(Effect.succeed(1))
+        if (produced.truncated) yield* Metrics.summariesTruncated(Effect.succeed(1))
         yield* Metrics.summarizerInputTokens(Effect.succeed(produced.inputTokens))
         yield* Metrics.summarizerOutputTokens(Effect.succeed(produced.outputTokens))
         yield* Metrics.summarizationDuration(Effect.succeed(durationMs))
@@ -134,7 +137,8 @@ export const make = (
             inputTokens: produced.inputTokens,
             outputTokens: produced.outputTokens,
             durationMs,
-            skillId: produced.skillId
+            skillId: produced.skillId,
+            summaryTruncated: produced.truncated
           })
         )
         return true

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { ConversationSettings } from "../../../../domain/ConversationSettings.js"
 import { Fact } from "../../../../domain/Fact.js"
 import { Message, MessageMetadata, Role } from "../../../../domain/Message.js"
 import { SummarizationRecord, SummaryLayer, SummaryState } from "../../../../domain/SummaryState.js"
@@ -158,6 +159,7 @@ export const RecordRow = Schema.Struct({
   from_seq: SqlInt,
   to_seq: SqlInt,
   summary: Schema.String,
+  summary_truncated: Schema.Boolean,
   mode: Schema.String,
   skill_id: Schema.String,
   model: Schema.NullOr(Schema.String),
@@ -168,8 +170,8 @@ export const RecordRow = Schema.Struct({
 })
 
 /** The columns `SELECT`ed for a record. */
-export const recordColumns =
-  "version, from_seq, to_seq, summary, mode, skill_id, model, input_tokens, output_tokens, duration_ms, created_at"
+export const recordColumns = "version, from_seq, to_seq, summary, summary_truncated, mode, skill_id, model, " +
+  "input_tokens, output_tokens, duration_ms, created_at"
 
 /** A record row as a `SummarizationRecord`. */
 export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.Type): SummarizationRecord =>
@@ -179,6 +181,7 @@ export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.T
     fromSeq: row.from_seq,
     toSeq: row.to_seq,
     summary: row.summary,
+    summaryTruncated: row.summary_truncated,
     mode: row.mode,
     skillId: row.skill_id,
     model: row.model,
@@ -187,6 +190,12 @@ export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.T
     durationMs: row.duration_ms,
     createdAt: row.created_at
   }, { disableValidation: true })
+
+/**
+ * A settings row: the `jsonb` column, as the driver parsed it, decoded by the schema (a stored value
+ * that does not decode is a store failure, not a defect).
+ */
+export const SettingsRow = Schema.Struct({ settings: ConversationSettings })
 
 /** A row that only says whether a conversation exists. */
 export const FoundRow = Schema.Struct({ found: Schema.Literal(1) })

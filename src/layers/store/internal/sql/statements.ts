@@ -90,7 +90,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
   // One statement, so one round trip and no transaction around it. The upsert takes the
   // conversation row's lock, held only until the statement commits, so concurrent appends (in any
   // process) reserve disjoint, gapless seq ranges in commit order; the messages are inserted in the
-  // same statement with the seqs it reserved (`m.i` is each message's 1-based position).
+  // same statement with the seqs it reserved (`m.i` is each message's 1-based position). A message
+  // that joins the leading system messages gets no search vector: it is never a hit.
   const appendRows = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
@@ -108,7 +109,9 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       contents: Schema.Array(Schema.String),
       metadata: Schema.Array(Schema.String),
       tokenCounts: Schema.Array(Schema.Number),
-      createdAt: Schema.Array(Schema.String)
+      createdAt: Schema.Array(Schema.String),
+      /** Each message's `tsvector` text (`vectorText`), null for none. */
+      search: Schema.Array(Schema.NullOr(Schema.String))
     }),
     Result: Rows.ReservedRow,
     execute: (r) =>
@@ -131,14 +134,17 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
             THEN c.last_seq + EXCLUDED.system_prefix_seq ELSE c.system_prefix_seq END,
           first_turn_role = COALESCE(c.first_turn_role, EXCLUDED.first_turn_role),
           updated_at = EXCLUDED.updated_at
-        RETURNING last_seq, message_count
+        RETURNING last_seq, message_count, system_prefix_seq
       ), inserted AS (
-        INSERT INTO chat_memory_messages (conversation_id, seq, role, content, metadata, token_count, created_at)
+        INSERT INTO chat_memory_messages (conversation_id, seq, role, content, metadata, token_count, created_at,
+          search)
         SELECT ${r.id}, reserved.last_seq - ${r.count}::bigint + m.i, m.role, m.content, m.metadata::jsonb,
-          m.token_count, m.created_at::timestamptz
+          m.token_count, m.created_at::timestamptz,
+          CASE WHEN reserved.last_seq - ${r.count}::bigint + m.i <= reserved.system_prefix_seq THEN NULL
+            ELSE m.search::tsvector END
         FROM reserved CROSS JOIN unnest(${r.messageRoles}::text[], ${r.contents}::text[], ${r.metadata}::text[],
-          ${r.tokenCounts}::bigint[], ${r.createdAt}::text[])
-          WITH ORDINALITY AS m(role, content, metadata, token_count, created_at, i)
+          ${r.tokenCounts}::bigint[], ${r.createdAt}::text[], ${r.search}::text[])
+          WITH ORDINALITY AS m(role, content, metadata, token_count, created_at, search, i)
       )
       SELECT last_seq, message_count FROM reserved`
   })
@@ -263,6 +269,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         from_seq: record.fromSeq,
         to_seq: record.toSeq,
         summary: record.summary,
+        summary_truncated: record.summaryTruncated,
         mode: record.mode,
         skill_id: record.skillId,
         model: record.model,
@@ -272,11 +279,37 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         created_at: DateTime.toDateUtc(record.createdAt)
       })
     }`
-  // The conversation row first: its lock waits for the appends and commits in flight.
+  const selectSettings = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.SettingsRow,
+    execute: (id) => sql`SELECT settings FROM chat_memory_settings WHERE conversation_id = ${id}`
+  })
+  // Returns what is stored, decoded as a read would decode it.
+  const upsertSettings = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, settings: Schema.String, now: Schema.DateFromSelf }),
+    Result: Rows.SettingsRow,
+    execute: (r) =>
+      sql`INSERT INTO chat_memory_settings (conversation_id, settings, updated_at)
+        VALUES (${r.id}, ${r.settings}::jsonb, ${r.now})
+        ON CONFLICT (conversation_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at
+        RETURNING settings`
+  })
+  const deleteSettings = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.FoundRow,
+    execute: (id) => sql`DELETE FROM chat_memory_settings WHERE conversation_id = ${id} RETURNING 1 AS found`
+  })
+
+  // The conversation row first: its lock waits for the appends and commits in flight. An id with
+  // settings but no messages is found too: the settings are what it holds.
   const deleteConversation = (conversationId: ConversationId) =>
     Effect.gen(function*() {
       const deleted = yield* deleteConversationRow(conversationId)
-      if (Option.isNone(deleted)) return yield* new ConversationNotFoundError({ conversationId })
+      const settings = yield* deleteSettings(conversationId)
+      if (Option.isNone(deleted)) {
+        if (Option.isNone(settings)) return yield* new ConversationNotFoundError({ conversationId })
+        return
+      }
       yield* sql`DELETE FROM chat_memory_messages WHERE conversation_id = ${conversationId}`
       yield* sql`DELETE FROM chat_memory_summarizations WHERE conversation_id = ${conversationId}`
     })
@@ -295,6 +328,9 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     deleteCovered,
     updateConversation,
     insertRecord,
+    selectSettings,
+    upsertSettings,
+    deleteSettings,
     deleteConversation
   }
 }

@@ -1,0 +1,218 @@
+/**
+ * `searchMessages` latency against the length of one conversation: 1,000, 10,000 and 100,000
+ * messages on each store (in memory, PGlite, and PostgreSQL when `DATABASE_URL` is set), all three
+ * conversations in one store. The queries mix identifiers (alone, or inside a question) and
+ * natural questions made of the conversation's common words. The index does the work, so the
+ * latency should barely grow with the conversation: the goal is 100,000 / 1,000 ≤ 2. Also counted:
+ * how often an identifier query's best hit is the message that holds the identifier.
+ */
+import { DateTime, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import * as ConversationId from "../src/domain/ConversationId.js"
+import type { NewMessage } from "../src/domain/Message.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
+import { scaled, type Settings, type Store } from "./setup.js"
+import { ms, printTable, ratio, timed, times } from "./stats.js"
+import { generatedTurn, pick } from "./texts.js"
+
+const lengths = [1000, 10_000, 100_000] as const
+
+/** Messages per append while seeding. */
+const seedBatch = 2000
+
+/** Every `idEvery`-th message names an order of its own. */
+const idEvery = 5
+
+/** Hits asked for by each search (what recall asks for three turns). */
+const limit = 9
+
+const createdAt = DateTime.unsafeMake(0)
+
+/** The order id of message `i` (0-based), when it names one. */
+const orderOf = (i: number) => `ORD-${2020 + (i % 7)}-${String(100_000 + i * 7).padStart(7, "0")}`
+
+/**
+ * Message `i` (0-based) of a generated conversation: the turns of `generatedTurn` (15 to 180 words
+ * of a small shared vocabulary), every fifth naming an order id, an amount and a date of its own.
+ */
+const message = (i: number): NewMessage => {
+  const turn = generatedTurn(i >> 1)[i & 1]
+  const details = i % idEvery === 0
+    ? ` Order ${orderOf(i)} totals $${(pick(90_000, i) / 100 + 10).toFixed(2)}, due 2026-${
+      String(1 + pick(12, i, 1)).padStart(2, "0")
+    }-${String(1 + pick(28, i, 2)).padStart(2, "0")}.`
+    : ""
+  const content = `${turn?.content ?? ""}${details}`
+  return { role: turn?.role ?? "user", content, metadata: {}, tokenCount: Math.ceil(content.length / 4), createdAt }
+}
+
+const words = (
+  "delivery order warehouse dock slot invoice customer carrier pallet route schedule refund address window " +
+  "driver tracking weather delay priority contract supplier quantity discount confirm tomorrow morning moved"
+).split(" ")
+
+const word = (...seed: ReadonlyArray<number>) => words[pick(words.length, ...seed)] ?? "delivery"
+
+interface Query {
+  readonly kind: "identifier" | "question"
+  readonly text: string
+  /** The seq of the message that holds the identifier asked about. */
+  readonly expected?: number
+}
+
+/** Query `k` on a conversation of `length` messages: even ones name an order id, odd ones do not. */
+const query = (length: number, k: number): Query => {
+  if (k % 2 === 0) {
+    const i = idEvery * pick(Math.floor(length / idEvery), length, k)
+    const id = orderOf(i)
+    const text = k % 4 === 0 ? id : `what was the total for ${id} again, and when is the ${word(k)} due?`
+    return { kind: "identifier", text, expected: i + 1 }
+  }
+  return {
+    kind: "question",
+    text: `Can you remind me what we said about the ${word(k, 1)} ${word(k, 2)} and the ${word(k, 3)} for the ${
+      word(k, 4)
+    }?`
+  }
+}
+
+const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
+
+interface Figures {
+  readonly median: number
+  readonly p95: number
+}
+
+const figures = (samples: ReadonlyArray<number>): Figures => {
+  const sorted = [...samples].sort((x, y) => x - y)
+  return { median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) }
+}
+
+interface LengthRow {
+  readonly messages: number
+  readonly seedSeconds: number
+  readonly all: Figures
+  readonly identifiers: Figures
+  readonly questions: Figures
+  /** Identifier queries whose best hit is the message holding the identifier, of those run. */
+  readonly identifierTop1: number
+  readonly meanHits: number
+}
+
+interface StoreRow {
+  readonly store: string
+  readonly byLength: ReadonlyArray<LengthRow>
+  readonly ratiosOfMedians: { readonly "100000/1000": number; readonly "10000/1000": number }
+}
+
+/** Seeds one conversation per length, then runs the queries on each in turn, round after round. */
+const searchByLength = (warmup: number, runs: number) =>
+  Effect.gen(function*() {
+    const repo = yield* RepositoryService
+    const seeded = yield* Effect.forEach(lengths, (length) =>
+      Effect.gen(function*() {
+        const id = ConversationId.make(`recall-${length}-${randomUUID()}`)
+        const [t] = yield* timed(Effect.gen(function*() {
+          for (let start = 0; start < length; start += seedBatch) {
+            const count = Math.min(seedBatch, length - start)
+            yield* repo.appendMessages(id, Array.from({ length: count }, (_, k) => message(start + k)))
+          }
+        }))
+        return { id, length, seedSeconds: t / 1000 }
+      }))
+    const samples = seeded.map(() => ({
+      all: new Array<number>(),
+      identifiers: new Array<number>(),
+      questions: new Array<number>()
+    }))
+    const top1 = seeded.map(() => ({ right: 0, asked: 0, hits: 0, runs: 0 }))
+    for (let round = 0; round < warmup + runs; round++) {
+      for (let j = 0; j < seeded.length; j++) {
+        // The order rotates from round to round, so that a slow moment falls on every length alike.
+        const k = (round + j) % seeded.length
+        const conversation = seeded[k]
+        if (conversation === undefined) continue
+        const q = query(conversation.length, round)
+        const [t, hits] = yield* timed(
+          repo.searchMessages(conversation.id, { text: q.text, before: conversation.length + 1, limit })
+        )
+        if (round < warmup) continue
+        const series = samples[k]
+        const tally = top1[k]
+        if (series === undefined || tally === undefined) continue
+        series.all.push(t)
+        ;(q.kind === "identifier" ? series.identifiers : series.questions).push(t)
+        tally.hits += hits.length
+        tally.runs += 1
+        if (q.expected !== undefined) {
+          tally.asked += 1
+          if (hits[0]?.seq === q.expected) tally.right += 1
+        }
+      }
+    }
+    yield* Effect.forEach(seeded, ({ id }) => repo.deleteConversation(id))
+    return seeded.map((conversation, k): LengthRow => {
+      const series = samples[k]
+      const tally = top1[k]
+      return {
+        messages: conversation.length,
+        seedSeconds: conversation.seedSeconds,
+        all: figures(series?.all ?? []),
+        identifiers: figures(series?.identifiers ?? []),
+        questions: figures(series?.questions ?? []),
+        identifierTop1: tally === undefined || tally.asked === 0 ? Number.NaN : tally.right / tally.asked,
+        meanHits: tally === undefined || tally.runs === 0 ? Number.NaN : tally.hits / tally.runs
+      }
+    })
+  })
+
+/** Runs the recall benchmark on every store, prints it, and returns its JSON. */
+export const recallBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+  Effect.gen(function*() {
+    const warmup = scaled(settings, 10, 4)
+    const runs = scaled(settings, 50, 20)
+    const results: Array<StoreRow> = []
+    for (const store of stores) {
+      const byLength = yield* Effect.provide(searchByLength(warmup, runs), store.layer)
+      const median = (n: number) => byLength.find((row) => row.messages === n)?.all.median
+      results.push({
+        store: store.name,
+        byLength,
+        ratiosOfMedians: {
+          "100000/1000": ratio(median(100_000), median(1000)),
+          "10000/1000": ratio(median(10_000), median(1000))
+        }
+      })
+    }
+    const method = `one conversation per length in one store, seeded in appends of ${seedBatch}; ${runs} searches ` +
+      `(limit ${limit}) on each after ${warmup} warm-up, the lengths in turn in every round; half the queries name ` +
+      `an order id (alone, or in a question), half are questions of the conversation's common words`
+    yield* printTable(
+      "searchMessages latency against conversation length",
+      method,
+      ["store", "messages", "seeding", "median", "p95", "median ids", "median questions", "id top-1", "x vs 1,000"],
+      results.flatMap((r) =>
+        r.byLength.map((row) => [
+          r.store,
+          row.messages.toLocaleString("en-US"),
+          `${row.seedSeconds.toFixed(1)} s`,
+          ms(row.all.median),
+          ms(row.all.p95),
+          ms(row.identifiers.median),
+          ms(row.questions.median),
+          `${(100 * row.identifierTop1).toFixed(0)}%`,
+          row.messages === 100_000
+            ? times(r.ratiosOfMedians["100000/1000"])
+            : row.messages === 10_000
+            ? times(r.ratiosOfMedians["10000/1000"])
+            : ""
+        ])
+      ),
+      [
+        "x vs 1,000: the median at that length divided by the median at 1,000 messages on the same store",
+        "id top-1: identifier queries whose best hit is the message that holds the identifier"
+      ]
+    )
+    return { method, warmup, runs, limit, stores: results }
+  })

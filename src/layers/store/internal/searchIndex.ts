@@ -1,0 +1,179 @@
+/**
+ * The BM25 index of one conversation of the in-memory repository, over MiniSearch: it follows the
+ * conversation's log (appends, prunes) and answers `searchMessages` as the SQL stores do.
+ */
+import { Chunk } from "effect"
+import MiniSearch from "minisearch"
+import type { Message } from "../../../domain/Message.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
+import * as Search from "./search.js"
+
+interface Document {
+  readonly seq: number
+  readonly text: string
+}
+
+/** A document's terms, each repeated as often as it occurs: MiniSearch counts the frequencies. */
+const tokens = (text: string): Array<string> => {
+  const out: Array<string> = []
+  for (const [term, count] of Search.documentTerms(text)) for (let i = 0; i < count; i++) out.push(term)
+  return out
+}
+
+/**
+ * MiniSearch with read access to its postings. Its own `search` scores every document of every
+ * query term, and a question's common words are in most of a long conversation's messages; the
+ * postings let a search rank a bounded set of candidates instead (`Search.plan`), with the same
+ * BM25 weights.
+ */
+class Postings extends MiniSearch<Document> {
+  constructor() {
+    super({
+      idField: "seq",
+      fields: ["text"],
+      tokenize: tokens,
+      processTerm: (term) => term,
+      autoVacuum: false
+    })
+  }
+
+  /** The documents (by short id) that hold `term`, with its frequency in each. */
+  postings(term: string): ReadonlyMap<number, number> | undefined {
+    return this._index.get(term)?.get(0)
+  }
+
+  /** The seq of a document by its short id. */
+  seqOf(shortId: number): number | undefined {
+    const seq: unknown = this._documentIds.get(shortId)
+    return typeof seq === "number" ? seq : undefined
+  }
+
+  /** The short id of a document by its seq. */
+  shortIdOf(seq: number): number | undefined {
+    return this._idToShortId.get(seq)
+  }
+
+  /** A document's length (its distinct terms), and the mean over the index. */
+  lengths(shortId: number): { readonly length: number; readonly average: number } {
+    return { length: this._fieldLength.get(shortId)?.[0] ?? 1, average: this._avgFieldLength[0] ?? 1 }
+  }
+}
+
+/** The index of the first message whose seq is at least `seq`. */
+const lowerIndex = (messages: Chunk.Chunk<Message>, seq: number): number => {
+  let lo = 0
+  let hi = Chunk.size(messages)
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (Chunk.unsafeGet(messages, mid).seq < seq) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+const holds = (messages: Chunk.Chunk<Message>, seq: number): boolean => {
+  const i = lowerIndex(messages, seq)
+  return i < Chunk.size(messages) && Chunk.unsafeGet(messages, i).seq === seq
+}
+
+/**
+ * The index of one conversation. It is mutable and belongs to one conversation value of the
+ * repository (a conversation deleted and written again gets a new one), and `sync` brings it up to
+ * any snapshot of that conversation: it adds the searchable messages it has not seen and drops the
+ * pruned ones. A snapshot older than what the index has seen changes nothing, so readers may sync
+ * with whatever snapshot they hold.
+ */
+export class SearchIndex {
+  private readonly index = new Postings()
+  /** The searchable seqs indexed, ascending; those before `head` were dropped. */
+  private seqs: Array<number> = []
+  private head = 0
+  /** The highest seq looked at. */
+  private seen = 0
+
+  /** Brings the index up to `messages` (ascending by seq) of a conversation with that system prefix. */
+  sync(messages: Chunk.Chunk<Message>, systemPrefixSeq: number): void {
+    const last = Chunk.last(messages)
+    const lastSeq = last._tag === "Some" ? last.value.seq : 0
+    // Pruning removes the oldest messages after the system prefix, so the pruned seqs are the
+    // oldest indexed ones. Only seqs the snapshot could hold are checked: an older snapshot does
+    // not hold the messages appended after it, and that is not a prune.
+    let dropped = false
+    while (this.head < this.seqs.length) {
+      const seq = this.seqs[this.head]
+      if (seq === undefined || seq > lastSeq || holds(messages, seq)) break
+      this.index.discard(seq)
+      this.head += 1
+      dropped = true
+    }
+    if (dropped) this.compact()
+    for (let i = lowerIndex(messages, this.seen + 1); i < Chunk.size(messages); i++) {
+      const message = Chunk.unsafeGet(messages, i)
+      this.seen = message.seq
+      if (!Search.isSearchable(message, systemPrefixSeq)) continue
+      this.index.add({ seq: message.seq, text: Search.searchableText(message) })
+      this.seqs.push(message.seq)
+    }
+  }
+
+  /** The best matches of `query`, best first (ties: the newer first). */
+  search(query: RepositoryService.SearchQuery): Array<RepositoryService.SearchHit> {
+    const terms = Search.queryTerms(query.text)
+    const documents = this.index.documentCount
+    const before = Number.isNaN(query.before) ? 0 : query.before
+    if (terms.length === 0 || documents === 0 || before <= 1) return []
+    const postings = terms.map((term) => this.index.postings(term) ?? new Map<number, number>())
+    const plan = Search.plan(postings.map((p) => p.size), documents)
+    const candidates = new Set<number>()
+    plan.forEach((term, t) => {
+      if (!term.rare) return
+      for (const shortId of postings[t]?.keys() ?? []) {
+        const seq = this.index.seqOf(shortId)
+        if (seq !== undefined && seq < before) candidates.add(shortId)
+      }
+    })
+    if (plan.some((term) => !term.rare)) {
+      // The newest messages that hold a common term, among the newest `recentWindow` seqs.
+      const common = postings.filter((_, t) => plan[t]?.rare === false)
+      const floor = Math.min(before - 1, this.seen) - Search.recentWindow
+      let found = 0
+      for (let i = this.seqs.length - 1; i >= this.head && found < Search.recentCandidates; i--) {
+        const seq = this.seqs[i]
+        if (seq === undefined || seq <= floor) break
+        if (seq >= before) continue
+        const shortId = this.index.shortIdOf(seq)
+        if (shortId === undefined || !common.some((p) => p.has(shortId))) continue
+        candidates.add(shortId)
+        found += 1
+      }
+    }
+    const hits: Array<RepositoryService.SearchHit> = []
+    for (const shortId of candidates) {
+      const seq = this.index.seqOf(shortId)
+      if (seq === undefined) continue
+      const { average, length } = this.index.lengths(shortId)
+      let score = 0
+      plan.forEach((term, t) => {
+        const frequency = postings[t]?.get(shortId)
+        if (frequency !== undefined) score += Search.bm25(term.idf, frequency, length, average)
+      })
+      hits.push({ seq, score })
+    }
+    hits.sort((x, y) => y.score - x.score || y.seq - x.seq)
+    return hits.slice(0, Search.clampLimit(query.limit))
+  }
+
+  /**
+   * Forgets the dropped seqs, and removes the discarded documents from MiniSearch's postings at
+   * once: a posting left behind would still count in its term's document frequency. The vacuum is
+   * given one batch larger than the index, so it runs to the end before it returns (no timer); its
+   * promise only resets MiniSearch's bookkeeping in a microtask.
+   */
+  private compact(): void {
+    if (this.head > 1024 && this.head * 2 > this.seqs.length) {
+      this.seqs = this.seqs.slice(this.head)
+      this.head = 0
+    }
+    void this.index.vacuum({ batchSize: Number.MAX_SAFE_INTEGER })
+  }
+}

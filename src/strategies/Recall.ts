@@ -1,0 +1,99 @@
+/**
+ * Searching a conversation's past by turns: what `ChatMemoryService.searchMemory`, the recall
+ * toolkit and a context's recalled block are made of. The store finds the messages that match a
+ * query (`RepositoryService.searchMessages`); each is widened to its whole turn (a tool call with
+ * its results), read from the store.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import { RecalledTurn } from "../domain/Recall.js"
+import { groupTurns, type Turn } from "../domain/Turn.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
+
+/**
+ * The longest query text searched: the rest of a longer one is left out of the search.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxQueryLength = 2000
+
+/** How far around a hit the first read of its turn reaches, in messages each way. */
+const firstReach = 16
+
+/**
+ * The whole turn that holds message `seq`, from the messages around it, within `(0, bound)`;
+ * undefined when the message is not part of a turn (a summary record) or is gone. Reads further
+ * when the turn reaches past what was read.
+ */
+const turnAt = (
+  repository: RepositoryService.Service,
+  conversationId: ConversationId,
+  seq: number,
+  bound: number
+) =>
+  Effect.gen(function*() {
+    let back = firstReach
+    let ahead = firstReach
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const after = Math.max(0, seq - back)
+      const before = Math.min(bound, seq + ahead + 1)
+      const messages = yield* repository.listMessages(conversationId, { after, before })
+      const grouped = groupTurns(messages, { partial: after > 0 })
+      const index = grouped.turns.findIndex((turn) => turn.firstSeq <= seq && seq <= turn.lastSeq)
+      const turn = grouped.turns[index]
+      if (turn === undefined || turn.messages.every((message) => message.seq !== seq)) return undefined
+      const whole = (index > 0 || grouped.firstTurnComplete) && (index < grouped.turns.length - 1 || before >= bound)
+      if (whole) return turn
+      if (index === 0 && !grouped.firstTurnComplete) back *= 4
+      if (index === grouped.turns.length - 1 && before < bound) ahead *= 4
+    }
+    return undefined
+  })
+
+const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
+  const first = turn.messages[0]
+  return first === undefined ? undefined : new RecalledTurn({
+    fromSeq: turn.firstSeq,
+    toSeq: turn.lastSeq,
+    createdAt: first.createdAt,
+    score,
+    messages: turn.messages,
+    tokenCount: turn.tokenCount
+  }, { disableValidation: true })
+}
+
+/**
+ * The turns that end before `before` and best match `query` (its first `maxQueryLength`
+ * characters), best first, at most `limit`: each message hit is widened to its whole turn, and a
+ * turn hit twice counts once, with its best score. An unknown conversation has none.
+ *
+ * @since 0.1.0
+ * @category search
+ */
+export const searchTurns = (
+  repository: RepositoryService.Service,
+  conversationId: ConversationId,
+  options: { readonly query: string; readonly before: number; readonly limit: number }
+) =>
+  Effect.gen(function*() {
+    if (options.before <= 1 || options.query.trim().length === 0) return []
+    const hits = yield* repository.searchMessages(conversationId, {
+      text: options.query.slice(0, maxQueryLength),
+      before: options.before,
+      limit: Math.min(100, options.limit * 3)
+    })
+    const found: Array<RecalledTurn> = []
+    for (const hit of hits) {
+      if (found.length >= options.limit) break
+      if (found.some((turn) => turn.fromSeq <= hit.seq && hit.seq <= turn.toSeq)) continue
+      const turn = yield* turnAt(repository, conversationId, hit.seq, options.before).pipe(
+        Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(undefined))
+      )
+      const recalled = turn === undefined ? undefined : toRecalled(turn, hit.score)
+      if (recalled !== undefined) found.push(recalled)
+    }
+    return found
+  })

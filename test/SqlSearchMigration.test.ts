@@ -1,0 +1,70 @@
+/**
+ * The search migration on a database written before it: the messages already stored get their
+ * search vectors (content and tool-call params), except the leading system messages and the
+ * summary messages, which are never hits.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, layer } from "@effect/vitest"
+import { Array, Effect, Layer } from "effect"
+import * as PgliteClient from "../src/layers/store/PgliteClient.js"
+import * as SqlRepository from "../src/layers/store/SqlRepository.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
+import { freshId, newMessage } from "./fixtures/messages.js"
+
+layer(
+  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer())),
+  { timeout: "60 seconds" }
+)("SqlRepository search migration", (it) => {
+  it.effect("messages stored before the search column existed are found after the migration", () =>
+    Effect.gen(function*() {
+      const repo = yield* RepositoryService
+      const sql = yield* SqlClient.SqlClient
+      const ids = [freshId("before-search"), freshId("before-search")]
+      for (const id of ids) {
+        yield* repo.appendMessages(id, [
+          newMessage("system", "Quote ZETA-991 to nobody."),
+          newMessage("user", "Where is ZETA-991?"),
+          newMessage("assistant", "Looking it up.", {
+            toolCalls: [{ id: "call_1", name: "lookup", params: { ref: "KX-4471" } }]
+          }),
+          ...Array.makeBy(1200, (i) => newMessage("user", `filler ${i} about ZETA-991`))
+        ])
+        yield* repo.commitSummary({
+          conversationId: id,
+          expected: { cursor: 0, version: 0 },
+          narrative: "KX-4471 was looked up.",
+          facts: [],
+          cursor: 2,
+          record: {
+            fromSeq: 2,
+            toSeq: 2,
+            summary: "KX-4471 was looked up.",
+            summaryTruncated: false,
+            mode: "incremental",
+            skillId: "test",
+            model: null,
+            inputTokens: 1,
+            outputTokens: 1,
+            durationMs: 1
+          },
+          summaryMessage: { content: "Summary: KX-4471 was looked up.", tokenCount: 5 }
+        })
+      }
+      // The database as the previous version left it: no search column, migration 4 not applied.
+      yield* sql`ALTER TABLE chat_memory_messages DROP COLUMN search`
+      yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id = 4`
+      yield* SqlRepository.migrate
+      for (const id of ids) {
+        const search = (text: string) => repo.searchMessages(id, { text, before: 10_000, limit: 100 })
+        assert.deepStrictEqual((yield* search("KX-4471")).map((hit) => hit.seq), [3])
+        const zeta = yield* search("ZETA-991")
+        assert.strictEqual(zeta.length, 100)
+        assert.isFalse(zeta.some((hit) => hit.seq === 1))
+        assert.strictEqual((yield* search("filler 1199"))[0]?.seq, 1203)
+      }
+      const rows = yield* sql<{ readonly missing: number }>`SELECT count(*)::int AS missing FROM chat_memory_messages
+        WHERE search IS NULL AND conversation_id IN (${ids[0] ?? ""}, ${ids[1] ?? ""})`
+      // Per conversation: the leading system message and the summary message.
+      assert.strictEqual(rows[0]?.missing, 4)
+    }))
+})

@@ -6,11 +6,16 @@
  * latency should barely grow with the conversation: the goal is 100,000 / 1,000 ≤ 2. Also counted:
  * how often an identifier query's best hit is the message that holds the identifier.
  */
-import { DateTime, Effect } from "effect"
+import { Context, DateTime, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { NewMessage } from "../src/domain/Message.js"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { scaled, type Settings, type Store } from "./setup.js"
 import { ms, printTable, ratio, timed, times } from "./stats.js"
 import { generatedTurn, pick } from "./texts.js"
@@ -98,18 +103,31 @@ interface LengthRow {
   /** Identifier queries whose best hit is the message holding the identifier, of those run. */
   readonly identifierTop1: number
   readonly meanHits: number
+  /** `getContext` with the query (the default summarization strategy, recall on), in milliseconds. */
+  readonly context: Figures
 }
 
 interface StoreRow {
   readonly store: string
   readonly byLength: ReadonlyArray<LengthRow>
   readonly ratiosOfMedians: { readonly "100000/1000": number; readonly "10000/1000": number }
+  readonly contextRatio: number
 }
 
 /** Seeds one conversation per length, then runs the queries on each in turn, round after round. */
 const searchByLength = (warmup: number, runs: number) =>
   Effect.gen(function*() {
     const repo = yield* RepositoryService
+    // The memory over the same store: a context asked with the query, as an agent asks it.
+    const built = yield* Layer.build(
+      ChatMemory.layer.pipe(
+        Layer.provideMerge(SummarizationStrategy.layer()),
+        Layer.provideMerge(ScriptedSkill.layer()),
+        Layer.provideMerge(Layer.succeed(RepositoryService, repo)),
+        Layer.provideMerge(ApproximateTokenCounter.layer)
+      )
+    )
+    const memory = Context.get(built, ChatMemoryService)
     const seeded = yield* Effect.forEach(lengths, (length) =>
       Effect.gen(function*() {
         const id = ConversationId.make(`recall-${length}-${randomUUID()}`)
@@ -119,9 +137,32 @@ const searchByLength = (warmup: number, runs: number) =>
             yield* repo.appendMessages(id, Array.from({ length: count }, (_, k) => message(start + k)))
           }
         }))
+        // A summarizer that keeps up: all but the newest 20 messages summarized, as after a real
+        // replay, so that a context reads its window and recall, not a history that is behind.
+        yield* repo.commitSummary({
+          conversationId: id,
+          expected: { cursor: 0, version: 0 },
+          narrative: "The customer and the assistant discussed deliveries, orders and schedules.",
+          facts: [],
+          layers: [],
+          cursor: length - 20,
+          record: {
+            fromSeq: 1,
+            toSeq: length - 20,
+            summary: "seeded",
+            summaryTruncated: false,
+            mode: "incremental",
+            skillId: "bench/seed",
+            model: null,
+            inputTokens: 0,
+            outputTokens: 0,
+            durationMs: 0
+          }
+        })
         return { id, length, seedSeconds: t / 1000 }
       }))
     const samples = seeded.map(() => ({
+      context: new Array<number>(),
       all: new Array<number>(),
       identifiers: new Array<number>(),
       questions: new Array<number>()
@@ -137,7 +178,9 @@ const searchByLength = (warmup: number, runs: number) =>
         const [t, hits] = yield* timed(
           repo.searchMessages(conversation.id, { text: q.text, before: conversation.length + 1, limit })
         )
+        const [c] = yield* timed(memory.getContext(conversation.id, { query: q.text }))
         if (round < warmup) continue
+        samples[k]?.context.push(c)
         const series = samples[k]
         const tally = top1[k]
         if (series === undefined || tally === undefined) continue
@@ -162,7 +205,8 @@ const searchByLength = (warmup: number, runs: number) =>
         identifiers: figures(series?.identifiers ?? []),
         questions: figures(series?.questions ?? []),
         identifierTop1: tally === undefined || tally.asked === 0 ? Number.NaN : tally.right / tally.asked,
-        meanHits: tally === undefined || tally.runs === 0 ? Number.NaN : tally.hits / tally.runs
+        meanHits: tally === undefined || tally.runs === 0 ? Number.NaN : tally.hits / tally.runs,
+        context: figures(series?.context ?? [])
       }
     })
   })
@@ -174,9 +218,11 @@ export const recallBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
     const runs = scaled(settings, 50, 20)
     const results: Array<StoreRow> = []
     for (const store of stores) {
-      const byLength = yield* Effect.provide(searchByLength(warmup, runs), store.layer)
+      const byLength = yield* Effect.provide(Effect.scoped(searchByLength(warmup, runs)), store.layer)
       const median = (n: number) => byLength.find((row) => row.messages === n)?.all.median
+      const contextMedian = (n: number) => byLength.find((row) => row.messages === n)?.context.median
       results.push({
+        contextRatio: ratio(contextMedian(100_000), contextMedian(1000)),
         store: store.name,
         byLength,
         ratiosOfMedians: {
@@ -191,7 +237,19 @@ export const recallBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
     yield* printTable(
       "searchMessages latency against conversation length",
       method,
-      ["store", "messages", "seeding", "median", "p95", "median ids", "median questions", "id top-1", "x vs 1,000"],
+      [
+        "store",
+        "messages",
+        "seeding",
+        "median",
+        "p95",
+        "median ids",
+        "median questions",
+        "id top-1",
+        "x vs 1,000",
+        "getContext+query",
+        "x vs 1,000"
+      ],
       results.flatMap((r) =>
         r.byLength.map((row) => [
           r.store,
@@ -206,12 +264,16 @@ export const recallBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
             ? times(r.ratiosOfMedians["100000/1000"])
             : row.messages === 10_000
             ? times(r.ratiosOfMedians["10000/1000"])
-            : ""
+            : "",
+          ms(row.context.median),
+          row.messages === 100_000 ? times(r.contextRatio) : ""
         ])
       ),
       [
         "x vs 1,000: the median at that length divided by the median at 1,000 messages on the same store",
-        "id top-1: identifier queries whose best hit is the message that holds the identifier"
+        "id top-1: identifier queries whose best hit is the message that holds the identifier",
+        "getContext+query: the median of getContext(id, { query }) with the default summarization strategy " +
+        "(recall on, budget 3000), all but the newest 20 messages summarized: window, search, whole turns"
       ]
     )
     return { method, warmup, runs, limit, stores: results }

@@ -14,6 +14,7 @@ import * as PgRepository from "../src/layers/store/PgRepository.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
+import { recallContract } from "./contracts/RecallContract.js"
 import { repositoryContract } from "./contracts/RepositoryContract.js"
 import { differentialTests } from "./fixtures/differential.js"
 import { hostileContentTests } from "./fixtures/hostile.js"
@@ -21,6 +22,7 @@ import { freshId, newMessage } from "./fixtures/messages.js"
 
 repositoryContract("pglite", PgRepository.layerPglite())
 contextSettingsContract("pglite", PgRepository.layerPglite())
+recallContract("pglite", PgRepository.layerPglite())
 
 layer(PgRepository.layerPglite(), { timeout: "60 seconds" })("SqlRepository on PGlite", (it) => {
   hostileContentTests(it)

@@ -13,6 +13,7 @@ import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
 import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
+import { recallContract } from "./contracts/RecallContract.js"
 import { repositoryContract } from "./contracts/RepositoryContract.js"
 import { differentialTests } from "./fixtures/differential.js"
 import { hostileContentTests } from "./fixtures/hostile.js"
@@ -22,6 +23,7 @@ import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
 describePostgres("SqlRepository on PostgreSQL", (url) => {
   repositoryContract("postgresql (pool of 10)", repositoryLayer(url, { maxConnections: 10 }))
   contextSettingsContract("postgresql", repositoryLayer(url))
+  recallContract("postgresql", repositoryLayer(url))
 
   const MemoryLive = ChatMemory.layer.pipe(
     Layer.provideMerge(NoopStrategy.layer),

@@ -3,8 +3,9 @@
  * strategy, every store, invalid values, the summarizer chosen by the provider variables),
  * `ChatMemoryLive.layer` from typed options, and the test composition `ChatMemoryTest`.
  */
+import { LanguageModel } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigError, ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
+import { ConfigError, ConfigProvider, Context, Effect, Layer, Redacted, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -373,6 +374,85 @@ describe("ChatMemoryLive.layer (typed options)", () => {
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual([context.strategy, context.tokenBudget], ["sliding-window", 120])
       assert.strictEqual(Context.get(services, TokenCounter).name, "approximate")
+    }))
+
+  // Small knobs: a dozen short turns fold at least once.
+  const folding = {
+    strategy: "summarization",
+    store: { _tag: "memory" },
+    promptTokenBudget: 300,
+    summaryTokenCap: 60
+  } as const
+
+  it.scoped("a SkillService layer of one's own writes the summaries", () =>
+    Effect.gen(function*() {
+      const inputs: Array<string> = []
+      const own = Layer.succeed(
+        SkillService,
+        SkillService.of({
+          summarize: (input) =>
+            Effect.sync(() => {
+              inputs.push(input.text)
+              return {
+                value: "Our own summary.",
+                skillId: "ours/summarize@1",
+                model: null,
+                usage: { inputTokens: 3, outputTokens: 2 }
+              }
+            }),
+          extractFacts: () => Effect.die("not used by the summarization strategy")
+        })
+      )
+      const services = yield* Layer.build(
+        ChatMemoryLive.layer({ ...folding, summarizer: { _tag: "skill", layer: own } })
+      )
+      const memory = Context.get(services, ChatMemoryService)
+      yield* feed(memory, "c", 12)
+      yield* memory.awaitIdle("c")
+      const repository = Context.get(services, RepositoryService)
+      const state = yield* repository.getSummaryState(ConversationId.make("c"))
+      assert.strictEqual(state.narrative, "Our own summary.")
+      const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
+      assert.deepStrictEqual([record?.skillId, record?.inputTokens], ["ours/summarize@1", 3])
+      assert.isTrue(inputs[0]?.startsWith("=== EXISTING_SUMMARY ===\nNONE\n"))
+    }))
+
+  it.scoped("a LanguageModel layer of any provider summarizes with our prompts", () =>
+    Effect.gen(function*() {
+      const prompts: Array<string> = []
+      // A provider the memory has no adapter for: only the LanguageModel tag, as any provider gives it.
+      const anthropicLike = Layer.effect(
+        LanguageModel.LanguageModel,
+        LanguageModel.make({
+          generateText: (options) =>
+            Effect.sync(() => {
+              prompts.push(JSON.stringify(options.prompt))
+              return [
+                { type: "text", text: "The customer ordered oak flooring." },
+                {
+                  type: "finish",
+                  reason: "stop",
+                  usage: { inputTokens: 40, outputTokens: 6, totalTokens: 46 }
+                }
+              ]
+            }),
+          streamText: () => Stream.empty
+        })
+      )
+      const services = yield* Layer.build(ChatMemoryLive.layer({
+        ...folding,
+        summarizer: { _tag: "language-model", layer: anthropicLike, model: "claude-test", skillIdPrefix: "anthropic" }
+      }))
+      const memory = Context.get(services, ChatMemoryService)
+      yield* feed(memory, "c", 12)
+      yield* memory.awaitIdle("c")
+      const repository = Context.get(services, RepositoryService)
+      const state = yield* repository.getSummaryState(ConversationId.make("c"))
+      assert.strictEqual(state.narrative, "The customer ordered oak flooring.")
+      const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
+      assert.deepStrictEqual([record?.skillId, record?.model], ["anthropic/summarize@3", "claude-test"])
+      assert.include(prompts[0], "running summary")
+      assert.include(prompts[0], "=== NEW_TURNS ===")
     }))
 
   it.effect("invalid knobs fail the construction with a DataValidationError naming the option", () =>

@@ -98,7 +98,7 @@ export const describe = (options: ChatMemoryConfig.Options) => {
     dataDir: store._tag === "pglite" ? store.dataDir ?? null : null,
     persistent: isPersistent(store),
     summarizer: summarizer._tag,
-    summarizerModel: summarizer._tag === "openai" ? summarizer.model : null,
+    summarizerModel: summarizer._tag === "openai" || summarizer._tag === "language-model" ? summarizer.model : null,
     summarizerUrl: summarizer._tag === "openai" ? summarizer.apiUrl ?? null : null,
     tokenizer: options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer,
     promptTokenBudget: strategy === "noop" ? null : options.promptTokenBudget ?? null,
@@ -120,7 +120,9 @@ export const describeLine = (options: ChatMemoryConfig.Options): string => {
   const store = d.store === "pglite" ? `pglite ${d.dataDir === null ? "(in memory)" : `at ${d.dataDir}`}` : d.store
   const summarizer = d.summarizer === "openai"
     ? `openai ${d.summarizerModel}${d.summarizerUrl === null ? "" : ` at ${d.summarizerUrl}`}`
-    : "extractive (offline)"
+    : d.summarizer === "extractive"
+    ? "extractive (offline)"
+    : d.summarizer
   const knobs = d.strategy === "noop"
     ? []
     : d.strategy === "sliding-window"

@@ -4,11 +4,15 @@
  *
  * @since 0.1.0
  */
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import type { LanguageModel } from "@effect/ai"
+import { Config, ConfigError, Either, type Layer, Option, Redacted } from "effect"
 import { MaxContentLength } from "../domain/Message.js"
+import type { SkillService } from "../services/SkillService.js"
+import type { TokenCounter } from "../services/TokenCounter.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
 import type * as ChatMemory from "./ChatMemory.js"
+import type * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import type * as PgRepository from "./store/PgRepository.js"
 
@@ -87,8 +91,10 @@ export type Store =
   | ({ readonly _tag: "postgres" } & PgRepository.Options)
 
 /**
- * Who writes the summaries: the offline extractive skill (no model, no key), or a model behind
- * the OpenAI API (or any compatible server, by `apiUrl`).
+ * Who writes the summaries: the offline extractive skill (no model, no key), a model behind the
+ * OpenAI API (or any compatible server, by `apiUrl`), any `@effect/ai` `LanguageModel` layer (any
+ * provider, with our prompts), or a `SkillService` layer of your own. The last two are for typed
+ * options (`ChatMemoryLive.layer`); the environment selects one of the first two.
  *
  * @since 0.1.0
  * @category models
@@ -96,6 +102,16 @@ export type Store =
 export type Summarizer =
   | { readonly _tag: "extractive" }
   | ({ readonly _tag: "openai" } & OpenAiSkill.OpenAiSkill.Options)
+  | ({
+    readonly _tag: "language-model"
+    /** The provider's layer, e.g. `AnthropicLanguageModel.model(...)` with its client provided. */
+    readonly layer: Layer.Layer<LanguageModel.LanguageModel>
+  } & LanguageModelSkill.LanguageModelSkill.Options)
+  | {
+    readonly _tag: "skill"
+    /** A `SkillService` of your own; it may use the memory's `TokenCounter`. */
+    readonly layer: Layer.Layer<SkillService, never, TokenCounter>
+  }
 
 /**
  * The options of the composed memory: the parts to use, and the knobs of the strategy (those of

@@ -21,6 +21,7 @@ import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemory from "./ChatMemory.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
+import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as PgRepository from "./store/PgRepository.js"
@@ -83,6 +84,12 @@ export const layerSkill = (summarizer: ChatMemoryConfig.Summarizer): Layer.Layer
       const { _tag, ...options } = summarizer
       return OpenAiSkill.layer(options)
     }
+    case "language-model": {
+      const { _tag, layer: model, ...options } = summarizer
+      return LanguageModelSkill.layer(options).pipe(Layer.provide(model))
+    }
+    case "skill":
+      return summarizer.layer
   }
 }
 

@@ -88,7 +88,7 @@ describe("ChatMemoryService", () => {
       for (
         const error of [
           yield* Effect.flip(memory.getMessages("c-clear")),
-          yield* Effect.flip(memory.getContext("c-clear")),
+          yield* Effect.flip(memory.stats("c-clear")),
           yield* Effect.flip(memory.clearMessages("c-clear"))
         ]
       ) {
@@ -97,15 +97,23 @@ describe("ChatMemoryService", () => {
       assert.strictEqual((yield* memory.getMessages("c-keep")).length, conversation.length)
     }).pipe(Effect.provide(NoopMemory)))
 
-  it.effect("unknown conversations fail with ConversationNotFoundError naming the id", () =>
+  it.effect("unknown conversations fail with ConversationNotFoundError naming the id; their context is empty", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const error = yield* Effect.flip(memory.getContext("nobody"))
+      const error = yield* Effect.flip(memory.getMessages("nobody"))
       assert.strictEqual(error._tag, "ConversationNotFoundError")
       if (error._tag === "ConversationNotFoundError") {
         assert.strictEqual(error.conversationId, "nobody")
         assert.strictEqual(error.message, "Conversation not found: \"nobody\"")
       }
+      // An empty history is not an error: the first turn asks for its context like any other.
+      const context = yield* memory.getContext("nobody")
+      assert.deepStrictEqual(
+        [context.conversationId, context.recent, context.system, context.tokenCount, context.turnsOmitted],
+        ["nobody", [], [], 0, 0]
+      )
+      // Asking creates nothing.
+      assert.strictEqual((yield* Effect.flip(memory.stats("nobody")))._tag, "ConversationNotFoundError")
     }).pipe(Effect.provide(NoopMemory)))
 
   it.effect("the Noop context is the whole conversation, with no budget", () =>

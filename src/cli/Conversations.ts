@@ -61,6 +61,8 @@ const context = Command.make(
     withMemory(flags, () =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
+        // The service gives an unknown conversation an empty context; here it is a mistyped id.
+        yield* memory.getMessages(conversationId, { limit: 1 })
         const value = yield* memory.getContext(
           conversationId,
           Option.isSome(query) ? { query: query.value } : undefined

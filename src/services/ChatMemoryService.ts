@@ -43,13 +43,15 @@ export const MaxPageSize = 10_000
  * - `getMessages` returns messages oldest first: the newest `limit` ones before seq `before`.
  * - `clearMessages` stops the conversation's background work, then removes its messages, summary
  *   state, records and settings together; afterwards the conversation is unknown.
- * - `getContext` fails only on bad input, store errors and unknown conversations. Its budget, K
+ * - `getContext` fails only on bad input and store errors: an unknown (or cleared) conversation
+ *   has an empty context, so the first turn asks for its context like any other. Its budget, K
  *   and view are, by precedence: the call's `tokenBudget`, the conversation's settings
  *   (`setSettings`), the strategy's options.
  * - `setSettings` replaces the conversation's settings (an absent field returns to the default),
  *   also before its first message; `getSettings` returns them (empty when none are set).
  * - Methods on a conversation that was never written (or was cleared) fail with
- *   `ConversationNotFoundError`; `addMessages` creates it.
+ *   `ConversationNotFoundError` (except `getContext`, `searchMemory` and the settings);
+ *   `addMessages` creates it.
  *
  * @since 0.1.0
  * @category tags
@@ -90,7 +92,7 @@ export declare namespace ChatMemoryService {
     readonly getContext: (
       conversationId: string,
       options?: GetContextOptions
-    ) => Effect.Effect<MemoryContext, DataValidationError | ConversationNotFoundError | RepositoryError>
+    ) => Effect.Effect<MemoryContext, DataValidationError | RepositoryError>
     /**
      * Stores the conversation's overrides of the strategy's budget, K and view, replacing any
      * earlier ones (an absent field returns to the default), and returns them. Allowed before the

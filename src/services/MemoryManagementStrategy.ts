@@ -8,7 +8,6 @@ import { Context } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
-import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 
 /**
@@ -18,7 +17,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * Laws (the strategy laws every implementation is tested against):
  * - `postAddMessagesHook` returns promptly and never fails: background work is forked and
  *   reports its own failures.
- * - `buildContext` fails only on store errors and unknown conversations; with a budget, the
+ * - `buildContext` fails only on store errors; an unknown (or cleared) conversation has an empty
+ *   context (no messages, nothing omitted, the strategy's budget). With a budget, the
  *   context fits it whenever its protected part does (the leading system messages, and the facts
  *   of a strategy that shows them: both are never trimmed); it keeps the newest turns verbatim
  *   (at least the strategy's minimum when they fit), never splits a tool call from its result,
@@ -58,7 +58,7 @@ export declare namespace MemoryManagementStrategy {
     readonly buildContext: (
       conversationId: ConversationId,
       settings?: ContextSettings | undefined
-    ) => Effect.Effect<MemoryContext, ConversationNotFoundError | RepositoryError>
+    ) => Effect.Effect<MemoryContext, RepositoryError>
     /** Waits until no background work runs for the conversation, or for any without one. */
     readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
     /** Interrupts the background work of a conversation (before it is cleared). */

@@ -6,7 +6,7 @@
 import { Effect, Layer } from "effect"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
-import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
+import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/context/window.js"
 
 /**
  * Builds the no-op strategy. Its context has no budget: every message, in order.
@@ -19,13 +19,21 @@ export const make = Effect.gen(function*() {
   return MemoryManagementStrategy.of({
     name: "noop",
     postAddMessagesHook: () => Effect.void,
-    buildContext: Effect.fn("NoopStrategy.buildContext")(function*(conversationId) {
-      const window = yield* repository.readWindow(conversationId, {
-        after: "system-prefix",
-        tokenLimit: Number.MAX_SAFE_INTEGER
-      })
-      return yield* assemble(repository, { strategy: "noop", window, preamble: emptyPreamble, budget: null })
-    }),
+    buildContext: Effect.fn("NoopStrategy.buildContext")(
+      function*(conversationId) {
+        const window = yield* repository.readWindow(conversationId, {
+          after: "system-prefix",
+          tokenLimit: Number.MAX_SAFE_INTEGER
+        })
+        return yield* assemble(repository, { strategy: "noop", window, preamble: emptyPreamble, budget: null })
+      },
+      (effect, conversationId) =>
+        Effect.catchTag(
+          effect,
+          "ConversationNotFoundError",
+          () => Effect.succeed(emptyContext(conversationId, "noop", null))
+        )
+    ),
     awaitIdle: () => Effect.void,
     forget: () => Effect.void,
     subscribe: noEvents

@@ -9,7 +9,7 @@ import type { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
-import { assemble, emptyPreamble, noEvents } from "./internal/context/window.js"
+import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/context/window.js"
 
 /**
  * Options of the sliding window.
@@ -59,9 +59,13 @@ export const make = (
         const budget = settings?.tokenBudget ?? promptTokenBudget
         const window = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: budget })
         return yield* assemble(repository, { strategy: "sliding-window", window, preamble: emptyPreamble, budget })
-      }),
-      awaitIdle: () => Effect.void,
-      forget: () => Effect.void,
+      }, (effect, conversationId, settings) =>
+        Effect.catchTag(effect, "ConversationNotFoundError", () =>
+          Effect.succeed(emptyContext(conversationId, "sliding-window", settings?.tokenBudget ?? promptTokenBudget)))),
+      awaitIdle: () =>
+        Effect.void,
+      forget: () =>
+        Effect.void,
       subscribe: noEvents
     })
   })

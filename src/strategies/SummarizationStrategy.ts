@@ -16,7 +16,7 @@ import { TokenCounter } from "../services/TokenCounter.js"
 import { memoCounter } from "./internal/context/memoCounter.js"
 import { summaryPreamble } from "./internal/context/preamble.js"
 import { withRecall } from "./internal/context/recall.js"
-import { assemble } from "./internal/context/window.js"
+import { assemble, emptyContext } from "./internal/context/window.js"
 import * as Metrics from "./internal/metrics.js"
 import { makeJobs } from "./internal/summarizer/jobs.js"
 import { summaryTokens, trigger } from "./internal/summarizer/plan.js"
@@ -182,7 +182,13 @@ export const makeWith = (
               return Effect.flatMap(readWindow(conversationId, within), (window) => contextOf(window, within))
             }
           })
-        }
+        },
+        // An unknown (or cleared) conversation has an empty history, not an error.
+        (effect, conversationId, overrides) =>
+          Effect.catchTag(effect, "ConversationNotFoundError", () =>
+            Effect.succeed(
+              emptyContext(conversationId, view.name, withOverrides(settings, overrides).promptTokenBudget)
+            ))
       ),
       awaitIdle: jobs.awaitIdle,
       forget: jobs.cancel,

@@ -188,7 +188,7 @@ const fixedSettings: StrategySettings = {
 
 /** The conversation id of a `ConversationNotFoundError` failure, or a description of what else happened. */
 const notFound = (
-  exit: Exit.Exit<MemoryContext, DataValidationError | ConversationNotFoundError | RepositoryError>
+  exit: Exit.Exit<unknown, DataValidationError | ConversationNotFoundError | RepositoryError>
 ): string => {
   if (Exit.isSuccess(exit)) return "succeeded"
   const failure = Cause.failureOption(exit.cause)
@@ -302,20 +302,38 @@ export const strategyContract = <E>(
       assert.isAtMost(context.summarizedUpTo, o.stored.at(-1)?.seq ?? 0)
     })
 
-    it.effect("an unknown conversation has no context: getContext fails with ConversationNotFoundError", () => {
+    it.effect("an unknown conversation has an empty context, and asking for it creates nothing", () => {
       const subject = makeLayer(fixedSettings)
       return Effect.gen(function*() {
         const memory = yield* ChatMemoryService
-        const unknown = yield* Effect.exit(memory.getContext("never-written"))
-        assert.deepStrictEqual(notFound(unknown), "never-written")
+        const empty = (context: MemoryContext) => {
+          assert.deepStrictEqual(
+            [context.system, context.recent, context.facts, context.summary, context.recalled],
+            [[], [], [], null, []]
+          )
+          assert.deepStrictEqual(
+            [
+              context.tokenCount,
+              context.turnsShown,
+              context.turnsOmitted,
+              context.messagesOmitted,
+              context.tokenBudget
+            ],
+            [0, 0, 0, 0, subject.tokenBudget]
+          )
+        }
+        empty(yield* memory.getContext("never-written"))
+        empty(yield* memory.getContext("never-written", { query: "anything at all" }))
+        assert.deepStrictEqual(notFound(yield* Effect.exit(memory.stats("never-written"))), "never-written")
         // An empty write creates nothing.
         assert.deepStrictEqual(yield* memory.addMessages("empty", []), [])
-        assert.deepStrictEqual(notFound(yield* Effect.exit(memory.getContext("empty"))), "empty")
-        // Nor does a cleared conversation have one.
+        empty(yield* memory.getContext("empty"))
+        // A cleared conversation is empty again.
         yield* memory.addMessages("cleared", [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }])
         yield* memory.clearMessages("cleared")
         yield* memory.awaitIdle()
-        assert.deepStrictEqual(notFound(yield* Effect.exit(memory.getContext("cleared"))), "cleared")
+        empty(yield* memory.getContext("cleared"))
+        assert.deepStrictEqual(notFound(yield* Effect.exit(memory.stats("cleared"))), "cleared")
       }).pipe(Effect.provide(subject.layer))
     })
 

@@ -249,6 +249,31 @@ export const assemble = (
     }, { disableValidation: true })
   })
 
+/**
+ * The context of a conversation that holds nothing (never written, or cleared): an empty history
+ * is not an error, so the first turn of a conversation can ask for its context like any other.
+ */
+export const emptyContext = (
+  conversationId: RepositoryService.ConversationInfo["conversationId"],
+  strategy: string,
+  budget: number | null
+): MemoryContext =>
+  new MemoryContext({
+    conversationId,
+    strategy,
+    system: [],
+    facts: [],
+    summary: null,
+    recent: [],
+    tokenCount: 0,
+    tokenBudget: budget,
+    turnsShown: 0,
+    turnsOmitted: 0,
+    messagesOmitted: 0,
+    summaryTruncated: false,
+    summarizedUpTo: 0
+  }, { disableValidation: true })
+
 const sumMessages = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.messages.length, 0)
 
 /** The event subscription of a strategy that emits none. */

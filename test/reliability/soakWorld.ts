@@ -184,7 +184,16 @@ export const context = (world: World, model: ConversationModel): Effect.Effect<C
       world.tally.contexts += 1
       checkStore(model, yield* snapshot(world.store, model.id), world.config.settings)
       if (Exit.isFailure(exit)) return assertAllowed(failureOf(exit, "getContext"), model, "getContext")
-      assert.isTrue(model.exists, "a context of a conversation never written")
+      if (!model.exists) {
+        // Never written, or cleared: an empty context, and asking for it created nothing.
+        const empty = exit.value
+        assert.deepStrictEqual(
+          [empty.system.length, empty.recent.length, empty.tokenCount, empty.turnsOmitted, empty.summary],
+          [0, 0, 0, 0, null],
+          "the context of a conversation never written is empty"
+        )
+        return
+      }
       yield* checkContext(counter, exit.value, model, world.config.settings, { before, after: model.cursor })
     }))
 }

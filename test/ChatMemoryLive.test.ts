@@ -376,13 +376,24 @@ describe("ChatMemoryLive.layer (typed options)", () => {
       assert.strictEqual(Context.get(services, TokenCounter).name, "approximate")
     }))
 
-  // Small knobs: a dozen short turns fold at least once.
-  const folding = {
-    strategy: "summarization",
-    store: { _tag: "memory" },
-    promptTokenBudget: 300,
-    summaryTokenCap: 60
-  } as const
+  /** The memory with `summarizer` after a dozen short turns (small knobs: they fold at least once). */
+  const summarizedWith = (summarizer: ChatMemoryConfig.Summarizer) =>
+    Effect.gen(function*() {
+      const services = yield* Layer.build(ChatMemoryLive.layer({
+        strategy: "summarization",
+        store: { _tag: "memory" },
+        promptTokenBudget: 300,
+        summaryTokenCap: 60,
+        summarizer
+      }))
+      const memory = Context.get(services, ChatMemoryService)
+      yield* feed(memory, "c", 12)
+      yield* memory.awaitIdle("c")
+      const repository = Context.get(services, RepositoryService)
+      const state = yield* repository.getSummaryState(ConversationId.make("c"))
+      const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
+      return { state, record }
+    })
 
   it.scoped("a SkillService layer of one's own writes the summaries", () =>
     Effect.gen(function*() {
@@ -403,16 +414,8 @@ describe("ChatMemoryLive.layer (typed options)", () => {
           extractFacts: () => Effect.die("not used by the summarization strategy")
         })
       )
-      const services = yield* Layer.build(
-        ChatMemoryLive.layer({ ...folding, summarizer: { _tag: "skill", layer: own } })
-      )
-      const memory = Context.get(services, ChatMemoryService)
-      yield* feed(memory, "c", 12)
-      yield* memory.awaitIdle("c")
-      const repository = Context.get(services, RepositoryService)
-      const state = yield* repository.getSummaryState(ConversationId.make("c"))
+      const { record, state } = yield* summarizedWith({ _tag: "skill", layer: own })
       assert.strictEqual(state.narrative, "Our own summary.")
-      const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
       assert.deepStrictEqual([record?.skillId, record?.inputTokens], ["ours/summarize@1", 3])
       assert.isTrue(inputs[0]?.startsWith("=== EXISTING_SUMMARY ===\nNONE\n"))
     }))
@@ -439,17 +442,13 @@ describe("ChatMemoryLive.layer (typed options)", () => {
           streamText: () => Stream.empty
         })
       )
-      const services = yield* Layer.build(ChatMemoryLive.layer({
-        ...folding,
-        summarizer: { _tag: "language-model", layer: anthropicLike, model: "claude-test", skillIdPrefix: "anthropic" }
-      }))
-      const memory = Context.get(services, ChatMemoryService)
-      yield* feed(memory, "c", 12)
-      yield* memory.awaitIdle("c")
-      const repository = Context.get(services, RepositoryService)
-      const state = yield* repository.getSummaryState(ConversationId.make("c"))
+      const { record, state } = yield* summarizedWith({
+        _tag: "language-model",
+        layer: anthropicLike,
+        model: "claude-test",
+        skillIdPrefix: "anthropic"
+      })
       assert.strictEqual(state.narrative, "The customer ordered oak flooring.")
-      const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
       assert.deepStrictEqual([record?.skillId, record?.model], ["anthropic/summarize@3", "claude-test"])
       assert.include(prompts[0], "running summary")
       assert.include(prompts[0], "=== NEW_TURNS ===")

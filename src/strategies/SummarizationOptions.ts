@@ -127,13 +127,9 @@ export const defaults: SummarizationOptions = {
 export const withOverrides = (
   options: SummarizationOptions,
   overrides: MemoryManagementStrategy.ContextSettings | undefined
-): SummarizationOptions =>
-  overrides === undefined ||
-    (overrides.tokenBudget === undefined && overrides.kRawTurns === undefined && overrides.view === undefined)
-    ? options
-    : {
-      ...options,
-      promptTokenBudget: overrides.tokenBudget ?? options.promptTokenBudget,
-      kRawTurns: overrides.kRawTurns ?? options.kRawTurns,
-      view: overrides.view ?? options.view
-    }
+): SummarizationOptions => ({
+  ...options,
+  promptTokenBudget: overrides?.tokenBudget ?? options.promptTokenBudget,
+  kRawTurns: overrides?.kRawTurns ?? options.kRawTurns,
+  view: overrides?.view ?? options.view
+})

@@ -6,13 +6,14 @@
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
- * `BENCH_SECTIONS=turn,history,recall,throughput,summarizer,policy,tokens,load` picks sections; `BENCH_OUT` is the
+ * `BENCH_SECTIONS=turn,history,recall,hybrid,throughput,summarizer,policy,tokens,load` picks sections; `BENCH_OUT` is the
  * JSON path.
  */
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, DateTime, Effect, Layer, Logger, LogLevel } from "effect"
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os"
+import { hybridBench } from "./hybrid.js"
 import { loadBench } from "./load.js"
 import { perTurnBench } from "./perTurn.js"
 import { policyBench } from "./policy.js"
@@ -74,6 +75,7 @@ const main = Effect.gen(function*() {
   if (wanted("turn")) yield* run("perTurn", perTurnBench(settings, stores))
   if (wanted("history")) yield* run("getContextByHistoryLength", sqlBench(settings, stores))
   if (wanted("recall")) yield* run("searchByConversationLength", recallBench(settings, stores))
+  if (wanted("hybrid")) yield* run("hybridVectorSearch", hybridBench(settings, stores))
   if (wanted("throughput")) yield* run("addMessagesThroughput", throughputBench(settings, stores))
   if (wanted("summarizer")) yield* run("summarizerCost", summarizerBench(settings))
   if (wanted("policy")) yield* run("contextPolicies", policyBench(settings))

@@ -30,6 +30,7 @@ export const sectionNames = [
   "turn",
   "history",
   "recall",
+  "hybrid",
   "throughput",
   "summarizer",
   "policy",

@@ -85,6 +85,8 @@ export * as PgliteClient from "./layers/store/PgliteClient.js"
 /** @since 0.1.0 */
 export * as PgRepository from "./layers/store/PgRepository.js"
 /** @since 0.1.0 */
+export * as Prompts from "./layers/skills/Prompts.js"
+/** @since 0.1.0 */
 export * as RecallToolkit from "./layers/RecallToolkit.js"
 /** @since 0.1.0 */
 export * as ScriptedSkill from "./layers/skills/ScriptedSkill.js"

@@ -336,7 +336,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_API_KEY: Fake.apiKey, OPENAI_BASE_URL: fake.apiUrl })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@3", "summary from the server"])
+      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@4", "summary from the server"])
       const [request] = yield* fake.requests
       assert.strictEqual(request?.headers.authorization, `Bearer ${Fake.apiKey}`)
       assert.strictEqual(request?.body.model, "gpt-4o-mini")
@@ -347,7 +347,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_BASE_URL: fake.apiUrl, MEMORY_SUMMARIZER_MODEL: "llama3.2" })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@3", "llama3.2"])
+      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@4", "llama3.2"])
       const [request] = yield* fake.requests
       assert.isUndefined(request?.headers.authorization)
     }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))
@@ -449,7 +449,7 @@ describe("ChatMemoryLive.layer (typed options)", () => {
         skillIdPrefix: "anthropic"
       })
       assert.strictEqual(state.narrative, "The customer ordered oak flooring.")
-      assert.deepStrictEqual([record?.skillId, record?.model], ["anthropic/summarize@3", "claude-test"])
+      assert.deepStrictEqual([record?.skillId, record?.model], ["anthropic/summarize@4", "claude-test"])
       assert.include(prompts[0], "running summary")
       assert.include(prompts[0], "=== NEW_TURNS ===")
     }))

@@ -5,7 +5,9 @@ import type { Fact } from "../src/domain/Fact.js"
 import { applyFactChanges } from "../src/domain/Fact.js"
 import { toPromptMessages, withUserMessage } from "../src/domain/MemoryContext.js"
 import { factsText, summaryText } from "../src/domain/MemoryContext.js"
+import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import type { Message } from "../src/domain/Message.js"
+import { parseSummaryInput } from "../src/domain/SummaryInput.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
@@ -343,6 +345,114 @@ describe("HierarchicalStrategy", () => {
         "options.kRawTurns"
       ])
     }))
+
+  it.effect("full mode re-extracts from the original messages, in chunks within the input limit, never from a narrative", () =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      yield* replay(1, 30)
+      const inputs = yield* extractCalls
+      const records = yield* repository.listSummarizations(c)
+      assert.isAtLeast(records.length, 2)
+      assert.isTrue(records.every((r) => r.mode === "hierarchical-full"))
+      const stored = yield* repository.listMessages(c, {})
+      const turnTokens = (stored[0]?.tokenCount ?? 0) + (stored[1]?.tokenCount ?? 0)
+      const userLines = (text: string) => text.split("\n").filter((line) => line.startsWith("User: "))
+      const firstUser = `User: ${turn(1)[0]?.content}`
+      // A run reads the conversation from its first turn: each run's calls start there.
+      const runs: Array<Array<typeof inputs[number]>> = []
+      for (const input of inputs) {
+        if (userLines(input.text)[0] === firstUser) runs.push([input])
+        else runs[runs.length - 1]?.push(input)
+      }
+      assert.strictEqual(runs.length, records.length)
+      for (const [i, run] of runs.entries()) {
+        for (const input of run) {
+          // Never a narrative as input: no existing summary, and no narrative text anywhere.
+          assert.isNull(parseSummaryInput(input.text).existing)
+          assert.notInclude(input.text, "NARRATIVE")
+          // Within the summarizer's input limit.
+          assert.isAtMost(parseSummaryInput(input.text).turns.length * turnTokens, 100)
+        }
+        // The chunks cover the original messages in order, each once, up to the run's cursor.
+        const users = run.flatMap((input) => userLines(input.text))
+        const covered = (records[i]?.toSeq ?? 0) / 2
+        assert.deepStrictEqual(users, Array.from({ length: covered }, (_, j) => `User: ${turn(j + 1)[0]?.content}`))
+        // Each chunk gets the facts extracted from the earlier chunks of its run, none from an earlier run.
+        run.forEach((input, j) =>
+          assert.deepStrictEqual(
+            input.existingFacts.map((f) => f.key),
+            Array.from({ length: j }, (_, k) => `chunk_${k + 1}`)
+          )
+        )
+      }
+      assert.isTrue(runs.some((run) => run.length > 1))
+      const state = yield* repository.getSummaryState(c)
+      assert.strictEqual(state.cursor, records[records.length - 1]?.toSeq)
+      // One fact per chunk, and the narratives of the chunks joined in order.
+      const last = runs[runs.length - 1] ?? []
+      assert.strictEqual(state.facts.length, last.length)
+      assert.include(state.narrative, "NARRATIVE")
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, mode: "full", summarizerInputLimit: 100 }, {
+      extractFacts: (input, n) =>
+        Effect.succeed({
+          facts: [...input.existingFacts, fact(`chunk_${input.existingFacts.length + 1}`, `seen in call ${n}`)],
+          narrative: `NARRATIVE ${n}.`
+        })
+    }))))
+
+  it.effect("refuses the layered mode: it keeps no layers", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(hierarchicalMemory({ mode: "layered" }, {})).pipe(Effect.scoped))
+      assert.strictEqual(error._tag === "DataValidationError" ? error.path : error._tag, "options.mode")
+    }))
+
+  it.scoped("FactsExtracted says how the facts changed at each run; ContextBuilt how many facts and which summary it shows", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const repository = yield* RepositoryService
+      const events = yield* memory.subscribe
+      yield* memory.addMessages("c", turn(1))
+      yield* memory.getContext("c")
+      yield* replay(2, 30)
+      // The strategy's events reach subscribers through a relay: wait for one per run.
+      const runs = (yield* repository.listSummarizations(c)).length
+      const all: Array<MemoryEvent> = []
+      while (all.filter((e) => e._tag === "FactsExtracted").length < runs) all.push(yield* Queue.take(events))
+      const extracted = all.flatMap((e) => (e._tag === "FactsExtracted" ? [e] : []))
+      assert.isAtLeast(runs, 3)
+      assert.deepStrictEqual(
+        extracted.slice(0, 3).map((e) => [e.version, e.added, e.updated, e.removed, e.total, e.skillId]),
+        [
+          [1, 2, 0, 0, 2, "scripted/extract-facts@1"],
+          [2, 1, 1, 0, 3, "scripted/extract-facts@1"],
+          [3, 0, 0, 2, 1, "scripted/extract-facts@1"]
+        ]
+      )
+      assert.isTrue(extracted.every((e) => e.conversationId === c))
+      const before = all.find((e) => e._tag === "ContextBuilt")
+      assert.deepStrictEqual(
+        before?._tag === "ContextBuilt" ? [before.factsIncluded, before.summaryIncluded, before.summarizedUpTo] : [],
+        [0, false, 0]
+      )
+      const context = yield* memory.getContext("c")
+      const built = [...yield* Queue.takeAll(events)].find((e) => e._tag === "ContextBuilt")
+      assert.deepStrictEqual(
+        built?._tag === "ContextBuilt" ? [built.factsIncluded, built.summaryIncluded, built.summarizedUpTo] : [],
+        [context.facts.length, true, context.summarizedUpTo]
+      )
+      assert.deepStrictEqual([context.facts.length, context.summary === null], [1, false])
+      assert.isAbove(context.summarizedUpTo, 0)
+    }).pipe(Effect.provide(hierarchicalMemory(options, {
+      extractFacts: (_, n) =>
+        Effect.succeed({
+          facts: n === 1
+            ? [fact("a", "1"), fact("b", "2")]
+            : n === 2
+            ? [fact("a", "1"), fact("b", "3"), fact("c", "4")]
+            : [fact("b", "3")],
+          narrative: `narrative ${n}`
+        })
+    }))))
 
   it("merge semantics: update by key, removal, confidence and provenance kept while the value holds", () => {
     const known: ReadonlyArray<Fact> = [

@@ -103,7 +103,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       const expected = summaryInput(null, groupTurns(stored.slice(0, 10)).turns)
       assert.deepStrictEqual(request === undefined ? [] : Fake.userTexts(request), [expected])
       assert.isTrue(expected.startsWith("=== EXISTING_SUMMARY ===\nNONE\n=== END_EXISTING_SUMMARY ===\n\n"))
-      assert.include(expected, `=== NEW_TURNS ===\nTurn 1:\nUser: ${user(1)}\nAssistant: ${answer(1)}\nTurn 2:`)
+      assert.include(expected, `=== NEW_TURNS ===\nTurn 1:\nUser: ${user(1)}\nAssistant: ${answer(1)}\n\nTurn 2:`)
       assert.include(request === undefined ? "" : Fake.systemText(request) ?? "", "running summary")
 
       const state = yield* repository.getSummaryState(c)
@@ -111,7 +111,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       const [record] = yield* repository.listSummarizations(c)
       assert.deepStrictEqual(
         [record?.skillId, record?.model, record?.inputTokens, record?.outputTokens, record?.fromSeq, record?.toSeq],
-        ["openai/summarize@3", Fake.model, 321, 17, 1, 10]
+        ["openai/summarize@4", Fake.model, 321, 17, 1, 10]
       )
       const context = yield* memory.getContext("c")
       assert.strictEqual(context.summary, "Orders 1 to 5 shipped to Lyon.")
@@ -194,7 +194,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       // Provenance: the fact's value appears verbatim in the first user message (seq 1).
       assert.deepStrictEqual(state.facts[0]?.sourceSeqs, [1])
       const [record] = yield* repository.listSummarizations(c)
-      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@2", Fake.model])
+      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@3", Fake.model])
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual(context.facts, state.facts)
       assert.strictEqual(context.summary, "Orders now ship to Paris.")
@@ -244,7 +244,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
       assert.strictEqual(failed._tag === "SummarizationFailed" ? failed.error : "", "SkillExecutionError")
-      assert.include(failedDetail(failed), "openai/summarize@3 failed (Unavailable, retryable)")
+      assert.include(failedDetail(failed), "openai/summarize@4 failed (Unavailable, retryable)")
       assert.include(failedDetail(failed), "HTTP 500 (StatusCode, server_error) from POST /v1/responses")
       assert.strictEqual((yield* fake.requests).length, 3)
       yield* assertUnchanged(16)
@@ -261,7 +261,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
-      assert.include(failedDetail(failed), "openai/extract-facts@2 failed (MalformedOutput)")
+      assert.include(failedDetail(failed), "openai/extract-facts@3 failed (MalformedOutput)")
       assert.strictEqual((yield* fake.requests).length, 1)
       yield* assertUnchanged(16)
     }).pipe(Effect.provide(openAiMemory(

@@ -1,5 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Context, Effect, Inspectable, Layer, Logger, LogLevel, Queue, Redacted } from "effect"
+import {
+  Cause,
+  ConfigProvider,
+  Context,
+  Effect,
+  Inspectable,
+  Layer,
+  Logger,
+  LogLevel,
+  Queue,
+  Redacted,
+  Schema
+} from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
@@ -7,6 +19,7 @@ import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -31,6 +44,29 @@ const renderings = (error: unknown): ReadonlyArray<string> => [
   Cause.pretty(Cause.fail(error))
 ]
 
+/** The Responses API fields a hosted prompt is about, as the server received them. */
+const HostedBody = Schema.parseJson(Schema.Struct({
+  prompt: Schema.optional(Schema.Unknown),
+  instructions: Schema.optional(Schema.Unknown),
+  input: Schema.Unknown
+}))
+
+const hostedFields = (request: Fake.RecordedRequest | undefined) =>
+  Schema.decodeUnknownSync(HostedBody)(request?.rawBody ?? "{}")
+
+/** The input of a request that holds nothing but `text`, as the client sends it. */
+const inputOnly = (text: string) => [{ role: "user", content: [{ type: "input_text", text }] }]
+
+/** The roles of a request's input messages. */
+const roles = (request: Fake.RecordedRequest | undefined) => (request?.body.input ?? []).map((m) => m.role)
+
+/** The environment of a hosted summary prompt against the fake server. */
+const hostedEnv = (apiUrl: string, prompt: Record<string, string>) => ({
+  OPENAI_API_KEY: Fake.apiKey,
+  OPENAI_BASE_URL: apiUrl,
+  ...prompt
+})
+
 /** A server that knows the key and says it back in its error bodies, as some do. */
 const echoingKey = (status: number): Fake.Script => () =>
   Fake.error(status, `Incorrect API key provided: ${Fake.apiKey}. You can find your API key at …`, "invalid_api_key")
@@ -48,7 +84,7 @@ describe("OpenAiSkill", () => {
       assert.deepStrictEqual([output.value, output.model, output.skillId], [
         "ok",
         "my-small-model",
-        "openai/summarize@3"
+        "openai/summarize@4"
       ])
       assert.deepStrictEqual(output.usage, { inputTokens: 10, outputTokens: 5 })
       const defaulted = yield* skillFromEnv({ OPENAI_BASE_URL: fake.apiUrl })
@@ -147,6 +183,136 @@ describe("OpenAiSkill", () => {
       assert.isTrue(lines.some((line) => line.includes("HTTP 401")))
       for (const line of lines) assert.notInclude(line, Fake.apiKey)
     }))
+
+  it.scoped("a hosted summary prompt (PROMPT_ID_SUMMARY_GLOBAL, PROMPT_VERSION_SUMMARY_GLOBAL): the request carries prompt { id, version } and the input text alone", () =>
+    Effect.gen(function*() {
+      const fake = yield* Fake.FakeOpenAi
+      const skill = yield* skillFromEnv(hostedEnv(fake.apiUrl, {
+        PROMPT_ID_SUMMARY_GLOBAL: "pmpt_summary_1",
+        PROMPT_VERSION_SUMMARY_GLOBAL: "3"
+      }))
+      const output = yield* skill.summarize(summarizeInput)
+      // The skill id names the hosted prompt, not a prompt version of ours.
+      assert.deepStrictEqual([output.value, output.skillId], ["ok", "openai/summarize@prompt:pmpt_summary_1:3"])
+      const facts = yield* skill.extractFacts({ ...summarizeInput, existingFacts: [] })
+      assert.strictEqual(facts.skillId, "openai/extract-facts@3")
+      const [summarize, extract] = yield* fake.requests
+      const hosted = hostedFields(summarize)
+      assert.deepStrictEqual(hosted.prompt, { id: "pmpt_summary_1", version: "3" })
+      // Exactly the input text: no system or developer message, no instructions of ours.
+      assert.deepStrictEqual(hosted.input, inputOnly(summarizeInput.text))
+      assert.isUndefined(hosted.instructions)
+      assert.strictEqual(summarize?.body.model, "gpt-4o-mini")
+      // Extract-facts keeps our prompt, and does not run the summary prompt.
+      const extracted = hostedFields(extract)
+      assert.isUndefined(extracted.prompt)
+      assert.deepStrictEqual(roles(extract), ["system", "user"])
+      assert.include(extract === undefined ? "" : Fake.systemText(extract) ?? "", "memory of a long conversation")
+    }).pipe(Effect.provide(Fake.layer((request, n) =>
+      Fake.isStructured(request)
+        ? Fake.object({ facts: [], remove: [], narrative: "n" })(request, n)
+        : Fake.text("ok")(request, n)
+    ))))
+
+  it.scoped("a hosted prompt without a version runs the published one: the request names the id alone", () =>
+    Effect.gen(function*() {
+      const fake = yield* Fake.FakeOpenAi
+      const skill = yield* skillFromEnv(hostedEnv(fake.apiUrl, { PROMPT_ID_SUMMARY_GLOBAL: "pmpt_summary_1" }))
+      const output = yield* skill.summarize(summarizeInput)
+      assert.strictEqual(output.skillId, "openai/summarize@prompt:pmpt_summary_1")
+      const [request] = yield* fake.requests
+      assert.deepStrictEqual(hostedFields(request).prompt, { id: "pmpt_summary_1" })
+      assert.deepStrictEqual(hostedFields(request).input, inputOnly(summarizeInput.text))
+    }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))
+
+  it.scoped("without a hosted prompt, summarize sends our system prompt and no prompt field", () =>
+    Effect.gen(function*() {
+      const fake = yield* Fake.FakeOpenAi
+      const skill = yield* skillFromEnv(hostedEnv(fake.apiUrl, {}))
+      yield* skill.summarize(summarizeInput)
+      const [request] = yield* fake.requests
+      assert.isUndefined(hostedFields(request).prompt)
+      assert.deepStrictEqual(roles(request), ["system", "user"])
+      assert.include(request === undefined ? "" : Fake.systemText(request) ?? "", "the user's goals")
+    }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))
+
+  it.scoped("hosted prompt variables that cannot be right fail at construction, naming the variable", () =>
+    Effect.gen(function*() {
+      const url = "http://127.0.0.1:9/v1"
+      const cases: ReadonlyArray<readonly [Record<string, string>, ReadonlyArray<string>]> = [
+        [{ PROMPT_VERSION_SUMMARY_GLOBAL: "3" }, ["PROMPT_ID_SUMMARY_GLOBAL", "PROMPT_VERSION_SUMMARY_GLOBAL"]],
+        [{ PROMPT_ID_SUMMARY_GLOBAL: "  " }, ["PROMPT_ID_SUMMARY_GLOBAL", "blank"]],
+        [{ PROMPT_ID_SUMMARY_GLOBAL: "pmpt 1" }, ["PROMPT_ID_SUMMARY_GLOBAL", "no spaces"]],
+        [{ PROMPT_ID_SUMMARY_GLOBAL: "pmpt_1", PROMPT_VERSION_SUMMARY_GLOBAL: "" }, ["PROMPT_VERSION_SUMMARY_GLOBAL"]]
+      ]
+      for (const [prompt, mentions] of cases) {
+        const error = yield* Effect.flip(skillFromEnv(hostedEnv(url, prompt)))
+        for (const mention of mentions) assert.include(String(error), mention)
+      }
+      // Through the whole configuration: a hosted prompt needs the OpenAI summarizer, and the
+      // hierarchical strategy has no layered mode.
+      const read = (env: Record<string, string>) =>
+        Effect.flip(
+          Effect.withConfigProvider(ChatMemoryConfig.config, ConfigProvider.fromMap(new Map(Object.entries(env))))
+        )
+      const offline = yield* read({ PROMPT_ID_SUMMARY_GLOBAL: "pmpt_1" })
+      assert.include(String(offline), "PROMPT_ID_SUMMARY_GLOBAL")
+      assert.include(String(offline), "OPENAI_API_KEY")
+      const layered = yield* read({ MEMORY_STRATEGY: "hierarchical", MEMORY_SUMMARY_MODE: "layered" })
+      assert.include(String(layered), "MEMORY_SUMMARY_MODE")
+      const options = yield* Effect.withConfigProvider(
+        ChatMemoryConfig.config,
+        ConfigProvider.fromMap(new Map(Object.entries(hostedEnv(url, { PROMPT_ID_SUMMARY_GLOBAL: "pmpt_1" }))))
+      )
+      assert.deepStrictEqual(
+        options.summarizer?._tag === "openai" ? options.summarizer.summaryPrompt : undefined,
+        { id: "pmpt_1" }
+      )
+    }))
+
+  it.effect("typed options: a hosted prompt summarizes a conversation; over the cap, the retry adds the answer and the overrun, still with no system message", () =>
+    Effect.gen(function*() {
+      const fake = yield* Fake.FakeOpenAi
+      const memory = yield* ChatMemoryService
+      for (let i = 1; i <= 8; i++) {
+        yield* memory.addMessages("c", [
+          { role: "user", content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(36, ".") },
+          { role: "assistant", content: `Answer ${i}.`.padEnd(100, ".") }
+        ])
+      }
+      yield* memory.awaitIdle("c")
+      const [first, second, ...rest] = yield* fake.requests
+      assert.strictEqual(rest.length, 0)
+      const text = first === undefined ? [] : Fake.userTexts(first)
+      assert.isTrue(text[0]?.startsWith("=== EXISTING_SUMMARY ===\nNONE\n"))
+      assert.deepStrictEqual(hostedFields(first).input, inputOnly(text[0] ?? ""))
+      assert.deepStrictEqual(hostedFields(first).prompt, { id: "pmpt_summary_1", version: "7" })
+      assert.deepStrictEqual(hostedFields(second).prompt, { id: "pmpt_summary_1", version: "7" })
+      assert.deepStrictEqual(roles(second), ["user", "assistant", "user"])
+      const [record] = yield* (yield* RepositoryService).listSummarizations(c)
+      assert.deepStrictEqual([record?.skillId, record?.summary], [
+        "openai/summarize@prompt:pmpt_summary_1:7",
+        "Orders shipped."
+      ])
+    }).pipe(Effect.provide(
+      ChatMemory.layer.pipe(
+        Layer.provideMerge(
+          SummarizationStrategy.layer({ promptTokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 })
+        ),
+        Layer.provideMerge(Layer.unwrapEffect(Effect.map(Fake.FakeOpenAi, (fake) =>
+          OpenAiSkill.layer({
+            apiKey: Redacted.make(Fake.apiKey),
+            apiUrl: fake.apiUrl,
+            model: Fake.model,
+            summaryPrompt: { id: "pmpt_summary_1", version: "7" }
+          })))),
+        Layer.provideMerge(MemoryRepository.layer),
+        Layer.provideMerge(ApproximateTokenCounter.layer),
+        Layer.provideMerge(
+          Fake.layer((request, n) => Fake.text(n === 1 ? "Order shipped. ".repeat(60) : "Orders shipped.")(request, n))
+        )
+      )
+    )))
 
   it.scoped("layer takes typed options: the key stays Redacted until the HTTP call", () =>
     Effect.gen(function*() {

@@ -50,9 +50,12 @@ layer(
           summaryMessage: { content: "Summary: KX-4471 was looked up.", tokenCount: 5 }
         })
       }
-      // The database as the previous version left it: no search column, migration 4 not applied.
+      // The database as the version before search left it: no search column, migration 4 and the
+      // later ones not applied (the migrator applies only the ids above the latest applied).
       yield* sql`ALTER TABLE chat_memory_messages DROP COLUMN search`
-      yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id = 4`
+      yield* sql`DROP TABLE chat_memory_embeddings`
+      yield* sql`ALTER TABLE chat_memory_summarizations DROP COLUMN summary_message_seq`
+      yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 4`
       yield* SqlRepository.migrate
       for (const id of ids) {
         const search = (text: string) => repo.searchMessages(id, { text, before: 10_000, limit: 100 })

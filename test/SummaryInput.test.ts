@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, FastCheck as fc } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { Message, type Role } from "../src/domain/Message.js"
-import { parseSummaryInput, summaryInput } from "../src/domain/SummaryInput.js"
+import { messageLine, parseSummaryInput, summaryInput } from "../src/domain/SummaryInput.js"
 import { groupTurns } from "../src/domain/Turn.js"
 
 const conversationId = ConversationId.make("summary-input")
@@ -100,7 +100,90 @@ describe("SummaryInput", () => {
       const parsed = parseSummaryInput(summaryInput("Earlier: the user asked about ORD-7.", turns))
       assert.deepStrictEqual(parsed, {
         existing: "Earlier: the user asked about ORD-7.",
-        newTurns: "Turn 1:\nUser: Hi\nAssistant: Hello"
+        newTurns: "Turn 1:\nUser: Hi\nAssistant: Hello",
+        turns: ["User: Hi\nAssistant: Hello"]
       })
     }))
+
+  it("NEW_TURNS is written as the design writes it: a blank line between two turns, none after the last", () => {
+    const turns = groupTurns([
+      message(1, "user", "Where is ORD-7?"),
+      message(2, "assistant", "In Lyon.\n\nIt leaves today."),
+      message(3, "user", "Thanks")
+    ]).turns
+    assert.strictEqual(
+      summaryInput(null, turns),
+      [
+        "=== EXISTING_SUMMARY ===",
+        "NONE",
+        "=== END_EXISTING_SUMMARY ===",
+        "",
+        "=== NEW_TURNS ===",
+        "Turn 1:",
+        "User: Where is ORD-7?",
+        // A blank line of a message is indented: only the separator is empty.
+        "Assistant: In Lyon.",
+        "  ",
+        "  It leaves today.",
+        "",
+        "Turn 2:",
+        "User: Thanks",
+        "=== END_NEW_TURNS ==="
+      ].join("\n")
+    )
+    assert.deepStrictEqual(parseSummaryInput(summaryInput(null, turns)).turns, [
+      "User: Where is ORD-7?\nAssistant: In Lyon.\n  \n  It leaves today.",
+      "User: Thanks"
+    ])
+    // No turns: the section is empty, with no blank line in it.
+    assert.include(summaryInput("s", []), "=== NEW_TURNS ===\n=== END_NEW_TURNS ===")
+    assert.deepStrictEqual(parseSummaryInput(summaryInput("s", [])).turns, [])
+  })
+
+  it("an input of the first format (no blank line between turns) reads back the same turns", () => {
+    const first = [
+      "=== EXISTING_SUMMARY ===",
+      "NONE",
+      "=== END_EXISTING_SUMMARY ===",
+      "",
+      "=== NEW_TURNS ===",
+      "Turn 1:",
+      "User: a",
+      "Assistant: b",
+      "Turn 2:",
+      "User: c",
+      "=== END_NEW_TURNS ==="
+    ].join("\n")
+    assert.deepStrictEqual(parseSummaryInput(first).turns, ["User: a\nAssistant: b", "User: c"])
+    // Text without sections or headers is one turn of new turns.
+    assert.deepStrictEqual(parseSummaryInput("User: a\nAssistant: b"), {
+      existing: null,
+      newTurns: "User: a\nAssistant: b",
+      turns: ["User: a\nAssistant: b"]
+    })
+  })
+
+  it("for any content, parseSummaryInput reads back each turn's messages, whatever they hold", () =>
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(
+            fc.constantFrom("\n", "\n\n", "\r\n", "\u2028", "Turn 2:", "=== NEW_TURNS ===", "User: ", "", "x", " "),
+            { maxLength: 10 }
+          ).map((parts) => parts.join("")),
+          { minLength: 1, maxLength: 8 }
+        ),
+        fc.option(fc.array(fc.constantFrom("\n", "\n\n", "Turn 1:", "s"), { maxLength: 6 })),
+        (contents, summaryParts) => {
+          const messages = contents.map((content, i) => message(i + 1, i % 3 === 0 ? "user" : "assistant", content))
+          const turns = groupTurns(messages).turns
+          const parsed = parseSummaryInput(summaryInput(summaryParts === null ? null : summaryParts.join(""), turns))
+          assert.deepStrictEqual(
+            parsed.turns,
+            turns.map((turn) => turn.messages.map(messageLine).join("\n"))
+          )
+        }
+      ),
+      { numRuns: 300 }
+    ))
 })

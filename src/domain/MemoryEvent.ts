@@ -1,6 +1,6 @@
 /**
- * The events the memory emits: what was added, what the model was shown, what was summarized,
- * what failed, and when a fallback served the context.
+ * The events the memory emits: what was added, what the model was shown, what was summarized and
+ * which facts were extracted, what failed, and when a fallback served the context.
  *
  * @since 0.1.0
  */
@@ -36,7 +36,13 @@ export class ContextBuilt extends Schema.TaggedClass<ContextBuilt>()("ContextBui
   omissionAnnounced: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** Turns recalled for the query, and the tokens they take. */
   turnsRecalled: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
-  recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
+  recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
+  /** Facts shown (the hierarchical strategy's facts block; 0 when there is none). */
+  factsIncluded: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
+  /** Whether a summary is shown. */
+  summaryIncluded: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Which summary state (summary and facts): the highest seq it covers, its cursor (0 for none). */
+  summarizedUpTo: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
 }) {}
 
 /**
@@ -60,6 +66,29 @@ export class Summarized extends Schema.TaggedClass<Summarized>()("Summarized", {
   skillId: Schema.String,
   /** Whether the summary came back over its cap even when asked again, and was cut at a sentence boundary. */
   summaryTruncated: Schema.optionalWith(Schema.Boolean, { default: () => false })
+}) {}
+
+/**
+ * Facts were extracted and committed with a summarization (the hierarchical strategy): how the
+ * conversation's facts changed, compared by key with the facts before it. `removed` counts the
+ * facts the run dropped, whether the model removed them or a cap did.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class FactsExtracted extends Schema.TaggedClass<FactsExtracted>()("FactsExtracted", {
+  conversationId: ConversationId,
+  /** The summary-state version that holds them (the version of the summarization's record). */
+  version: Schema.Int,
+  /** Facts whose key is new. */
+  added: Schema.NonNegativeInt,
+  /** Facts whose key was known and whose value or category changed. */
+  updated: Schema.NonNegativeInt,
+  /** Known facts whose key is gone. */
+  removed: Schema.NonNegativeInt,
+  /** The facts the conversation holds now. */
+  total: Schema.NonNegativeInt,
+  skillId: Schema.String
 }) {}
 
 /**
@@ -113,6 +142,7 @@ export const MemoryEvent = Schema.Union(
   MessagesAdded,
   ContextBuilt,
   Summarized,
+  FactsExtracted,
   SummarizationFailed,
   FallbackUsed,
   MemoryRecalled

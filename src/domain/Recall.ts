@@ -5,8 +5,22 @@
  * @since 0.1.0
  */
 import { DateTime, Schema } from "effect"
-import { Message } from "./Message.js"
+import { Message, type MessageMetadata } from "./Message.js"
 import { messageLine } from "./SummaryInput.js"
+
+/**
+ * What recall finds a message by, lexically and by meaning: its content and, for an assistant
+ * message, the names and params (as JSON) of its tool calls, which hold the ids a later question
+ * names.
+ *
+ * @since 0.1.0
+ * @category search
+ */
+export const searchableText = (message: { readonly content: string; readonly metadata: MessageMetadata }): string => {
+  const calls = message.metadata.toolCalls
+  if (calls === undefined || calls.length === 0) return message.content
+  return [message.content, ...calls.map((call) => `${call.name} ${JSON.stringify(call.params)}`)].join("\n")
+}
 
 /**
  * One recalled turn: a user message and everything that answered it (tool calls with their

@@ -65,7 +65,17 @@ export const messageLine = (message: Message): string => {
 }
 
 /**
- * The input of a summarize call:
+ * The version of the input format: a skill id names the prompt version it ran, and a prompt
+ * describes this format, so a change here bumps the prompts' versions too. Version 2 separates
+ * the turns with a blank line.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const formatVersion = 2
+
+/**
+ * The input of a summarize call, one blank line between two turns:
  *
  *     === EXISTING_SUMMARY ===
  *     <summary, or NONE>
@@ -75,10 +85,14 @@ export const messageLine = (message: Message): string => {
  *     Turn 1:
  *     User: …
  *     Assistant: …
+ *
+ *     Turn 2:
+ *     User: …
  *     === END_NEW_TURNS ===
  *
  * The markers, `Turn n:` and the speakers start lines; what the conversation and the existing
- * summary say cannot (see `messageLine`), so neither can forge a section or a turn.
+ * summary say cannot (see `messageLine`), so neither can forge a section or a turn. No line of a
+ * message is empty (its further lines are indented), so an empty line only ever separates turns.
  *
  * @since 0.1.0
  * @category rendering
@@ -92,7 +106,7 @@ export const summaryInput = (existing: string | null, turns: ReadonlyArray<Turn>
     "=== END_EXISTING_SUMMARY ===",
     "",
     "=== NEW_TURNS ===",
-    ...body,
+    ...(body.length === 0 ? [] : [body.join("\n\n")]),
     "=== END_NEW_TURNS ==="
   ].join("\n")
 }
@@ -108,6 +122,11 @@ export interface ParsedInput {
   readonly existing: string | null
   /** The text of the NEW_TURNS section (its lines, without the section markers). */
   readonly newTurns: string
+  /**
+   * The turns of NEW_TURNS, oldest first: the lines of each turn's messages, without its
+   * `Turn n:` header and the blank line that separates it from the next.
+   */
+  readonly turns: ReadonlyArray<string>
 }
 
 /** The body of a section: between its markers, each alone on a line of its own. */
@@ -120,17 +139,46 @@ const section = (text: string, name: string): string | null => {
   return lines.slice(start + 1, end).join("\n")
 }
 
+const turnHeader = /^Turn \d+:$/
+
 /**
- * Reads a summarize input back; text without the sections is taken as new turns alone.
+ * The turns of a NEW_TURNS text: a `Turn n:` line opens one (a header cannot be forged: a
+ * message's further lines are indented), and empty lines only separate them. Lines before the
+ * first header (text written without headers) are a turn of their own.
+ */
+const splitTurns = (newTurns: string): Array<string> => {
+  const turns: Array<Array<string>> = []
+  let current: Array<string> | undefined
+  for (const line of newTurns.split("\n")) {
+    if (turnHeader.test(line)) {
+      current = []
+      turns.push(current)
+    } else if (line.length > 0) {
+      if (current === undefined) {
+        current = []
+        turns.push(current)
+      }
+      current.push(line)
+    }
+  }
+  return turns.map((lines) => lines.join("\n"))
+}
+
+/**
+ * Reads a summarize input back: the existing summary, the NEW_TURNS text and its turns. Inputs
+ * of the first format (turns not separated by a blank line) read the same. Text without the
+ * sections is taken as new turns alone.
  *
  * @since 0.1.0
  * @category parsing
  */
 export const parseSummaryInput = (text: string): ParsedInput => {
   const existing = section(text, "EXISTING_SUMMARY")
-  const newTurns = section(text, "NEW_TURNS")
+  const body = section(text, "NEW_TURNS")
+  const newTurns = body ?? (existing === null ? text : "")
   return {
     existing: existing === null || existing === "NONE" ? null : existing,
-    newTurns: newTurns ?? (existing === null ? text : "")
+    newTurns,
+    turns: splitTurns(newTurns)
   }
 }

@@ -56,7 +56,9 @@ export const initial = (conversationId: ConversationId): SummaryState =>
 
 /**
  * One summarization run that was applied: the range of seqs it covered, what it produced and what
- * it cost. Identified by the conversation and the summary-state `version` it produced.
+ * it cost. Identified by the conversation and the summary-state `version` it produced. When the
+ * run appended a `summary` message, the two name each other: the record its message's seq
+ * (`summaryMessageSeq`), the message its record's version (`metadata.summaryMetadataId`).
  *
  * @since 0.1.0
  * @category schemas
@@ -75,5 +77,12 @@ export class SummarizationRecord extends Schema.Class<SummarizationRecord>("Summ
   inputTokens: Schema.NonNegativeInt,
   outputTokens: Schema.NonNegativeInt,
   durationMs: Schema.NonNegativeInt,
-  createdAt: Schema.DateTimeUtc
+  createdAt: Schema.DateTimeUtc,
+  /**
+   * The seq of the `summary` message the run appended, or null when it appended none (and for
+   * the runs recorded before the link was kept).
+   */
+  summaryMessageSeq: Schema.optionalWith(Schema.NullOr(Schema.Int.pipe(Schema.positive())), {
+    default: () => null
+  })
 }) {}

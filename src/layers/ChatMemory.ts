@@ -274,7 +274,10 @@ export const make = (options: Options = {}): Effect.Effect<
             summaryTruncated: context.summaryTruncated,
             omissionAnnounced: context.omissionAnnounced,
             turnsRecalled: context.recalled.length,
-            recalledTokens: context.recalledTokens
+            recalledTokens: context.recalledTokens,
+            factsIncluded: context.facts.length,
+            summaryIncluded: context.summary !== null,
+            summarizedUpTo: context.summarizedUpTo
           })
         )
         if (context.recalled.length > 0) {
@@ -304,7 +307,7 @@ export const make = (options: Options = {}): Effect.Effect<
           query: request.query,
           before: request.options?.before ?? Number.MAX_SAFE_INTEGER,
           limit: request.options?.limit ?? 5
-        })
+        }, strategy.searchMessages)
       }),
 
       getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {

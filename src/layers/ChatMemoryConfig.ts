@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { LanguageModel } from "@effect/ai"
+import type { EmbeddingModel, LanguageModel } from "@effect/ai"
 import { Config, ConfigError, Either, type Layer, Option, Redacted } from "effect"
 import { MaxContentLength } from "../domain/Message.js"
 import type { SkillService } from "../services/SkillService.js"
@@ -12,6 +12,7 @@ import type { TokenCounter } from "../services/TokenCounter.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
 import type * as ChatMemory from "./ChatMemory.js"
+import * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
 import type * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import type * as PgRepository from "./store/PgRepository.js"
@@ -70,13 +71,29 @@ export const summaryModes = ["incremental", "full", "layered"] as const
 export const contextViews = ["full", "stable"] as const
 
 /**
- * Recall for contexts asked with a query: `lexical` (full-text search of the store, offline) or
- * `off`.
+ * Recall for contexts asked with a query: `lexical` (full-text search of the store, offline),
+ * `hybrid` (lexical fused with a search by meaning, over an embedding model) or `off`.
  *
  * @since 0.1.0
  * @category constants
  */
-export const recallModes = ["off", "lexical"] as const
+export const recallModes = ["off", "lexical", "hybrid"] as const
+
+/**
+ * The embedding model of `hybrid` recall: a model behind the OpenAI API (or any compatible server,
+ * by `apiUrl`), or any `@effect/ai` `EmbeddingModel` layer (typed options only). Its vectors are
+ * stored under the strategy's `embeddingModel` name, the OpenAI model's by default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Embeddings =
+  | ({ readonly _tag: "openai" } & OpenAiEmbeddings.OpenAiEmbeddings.Options)
+  | {
+    readonly _tag: "embedding-model"
+    /** The provider's layer, with its client provided. */
+    readonly layer: Layer.Layer<EmbeddingModel.EmbeddingModel>
+  }
 
 /**
  * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
@@ -130,6 +147,8 @@ export interface Options extends Partial<HierarchicalOptions>, ChatMemory.Option
   readonly summarizer?: Summarizer | undefined
   /** `approximate` by default. */
   readonly tokenizer?: Tokenizer | undefined
+  /** The embedding model of `recall: "hybrid"`; required by it, unused otherwise. */
+  readonly embeddings?: Embeddings | undefined
 }
 
 /**
@@ -169,11 +188,14 @@ export const variables = {
   view: "MEMORY_CONTEXT_VIEW",
   recall: "MEMORY_RECALL",
   recallTokenBudget: "MEMORY_RECALL_TOKEN_BUDGET",
+  embeddingModel: "MEMORY_EMBEDDING_MODEL",
   maxMessageLength: "MEMORY_MAX_MESSAGE_LENGTH",
   summarizationConcurrency: "MEMORY_SUMMARIZATION_CONCURRENCY",
   summaryTokenCap: "MEMORY_SUMMARY_TOKEN_CAP",
   mode: "MEMORY_SUMMARY_MODE",
   summarizerModel: "MEMORY_SUMMARIZER_MODEL",
+  summaryPromptId: "PROMPT_ID_SUMMARY_GLOBAL",
+  summaryPromptVersion: "PROMPT_VERSION_SUMMARY_GLOBAL",
   tokenizer: "MEMORY_TOKENIZER",
   openAiApiKey: "OPENAI_API_KEY",
   openAiBaseUrl: "OPENAI_BASE_URL"
@@ -229,11 +251,49 @@ const isPostgresUrl = (url: string): boolean =>
 
 const isHttpUrl = (url: string): boolean => URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol)
 
+/** One word of a hosted prompt's reference: not blank, no spaces or control characters. */
+const promptWord = (name: string, example: string) =>
+  Config.option(
+    Config.string(name).pipe(
+      Config.validate({
+        message: `must be ${example}: not blank, no spaces`,
+        validation: (value) => /^[^\s\p{Cc}]+$/u.test(value)
+      })
+    )
+  )
+
+/**
+ * The hosted OpenAI prompt of the summarizer, from `PROMPT_ID_SUMMARY_GLOBAL` and
+ * `PROMPT_VERSION_SUMMARY_GLOBAL` (DESIGN §6): none when neither is set. The version is optional
+ * (unset: the version published on OpenAI); a version without an id is an error.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const summaryPrompt: Config.Config<Option.Option<OpenAiSkill.OpenAiSkill.HostedPrompt>> = Config.all({
+  id: promptWord(variables.summaryPromptId, "a prompt id such as pmpt_abc123"),
+  version: promptWord(variables.summaryPromptVersion, "a prompt version such as 2")
+}).pipe(
+  Config.mapOrFail(({ id, version }) =>
+    Option.isNone(id)
+      ? Option.isNone(version)
+        ? Either.right(Option.none())
+        : Either.left(ConfigError.InvalidData(
+          [variables.summaryPromptId],
+          `is required when ${variables.summaryPromptVersion} is set`
+        ))
+      : Either.right(Option.some(Option.match(version, {
+        onNone: (): OpenAiSkill.OpenAiSkill.HostedPrompt => ({ id: id.value }),
+        onSome: (version): OpenAiSkill.OpenAiSkill.HostedPrompt => ({ id: id.value, version })
+      })))
+  )
+)
+
 /**
  * The summarizer's OpenAI options from the environment: `OPENAI_API_KEY` (redacted),
- * `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL` (`gpt-4o-mini` by default). A key is required
- * unless a base URL is set (local servers often need none); an empty key counts as none. For
- * `OpenAiSkill.layerConfig`.
+ * `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL` (`gpt-4o-mini` by default) and the hosted
+ * summary prompt (`summaryPrompt`). A key is required unless a base URL is set (local servers
+ * often need none); an empty key counts as none. For `OpenAiSkill.layerConfig`.
  *
  * @since 0.1.0
  * @category config
@@ -250,9 +310,10 @@ export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all
   model: Config.string(variables.summarizerModel).pipe(
     Config.validate({ message: "must not be empty", validation: (model) => model.trim().length > 0 }),
     Config.withDefault(OpenAiSkill.defaultModel)
-  )
+  ),
+  summaryPrompt
 }).pipe(
-  Config.mapOrFail(({ apiKey, apiUrl, model }) =>
+  Config.mapOrFail(({ apiKey, apiUrl, model, summaryPrompt }) =>
     Option.isNone(apiKey) && Option.isNone(apiUrl)
       ? Either.left(
         ConfigError.MissingData(
@@ -263,7 +324,8 @@ export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all
       : Either.right({
         apiKey: Option.getOrUndefined(apiKey),
         apiUrl: Option.getOrUndefined(apiUrl),
-        model: model.trim()
+        model: model.trim(),
+        summaryPrompt: Option.getOrUndefined(summaryPrompt)
       })
   )
 )
@@ -310,6 +372,10 @@ const raw = Config.all({
   view: choice(contextViews, variables.view, summarizationDefaults.view),
   recall: choice(recallModes, variables.recall, summarizationDefaults.recall),
   recallTokenBudget: share(variables.recallTokenBudget, summarizationDefaults.recallTokenBudget),
+  embeddingModel: Config.string(variables.embeddingModel).pipe(
+    Config.validate({ message: "must not be blank", validation: (model) => model.trim().length > 0 }),
+    Config.withDefault(OpenAiEmbeddings.defaultModel)
+  ),
   maxMessageLength: integer(variables.maxMessageLength, MaxContentLength, MaxContentLength),
   summarizationConcurrency: integer(
     variables.summarizationConcurrency,
@@ -320,7 +386,9 @@ const raw = Config.all({
   mode: choice(summaryModes, variables.mode, summarizationDefaults.mode),
   tokenizer: choice(tokenizers, variables.tokenizer, defaults.tokenizer),
   // A key or a base URL selects the OpenAI skill; with neither, the offline one.
-  openAi: Config.option(openAi)
+  openAi: Config.option(openAi),
+  // Read apart too: a hosted prompt without the OpenAI skill is an error, not ignored.
+  summaryPromptId: Config.option(Config.string(variables.summaryPromptId))
 })
 
 type Raw = Config.Config.Success<typeof raw>
@@ -362,10 +430,29 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
       `must be below ${variables.highWater} (${settings.highWater}), got ${settings.lowWater}`
     ))
   }
+  if (Option.isSome(settings.summaryPromptId) && Option.isNone(settings.openAi)) {
+    return Either.left(ConfigError.InvalidData(
+      [variables.summaryPromptId],
+      `a hosted prompt needs the OpenAI summarizer: set ${variables.openAiApiKey}, or ${variables.openAiBaseUrl}`
+    ))
+  }
+  if (settings.strategy === "hierarchical" && settings.mode === "layered") {
+    return Either.left(ConfigError.InvalidData(
+      [variables.mode],
+      `must be incremental or full with ${variables.strategy}=hierarchical, got layered`
+    ))
+  }
   if (settings.recallTokenBudget >= 1) {
     return Either.left(ConfigError.InvalidData(
       [variables.recallTokenBudget],
       `must be below 1 (the recent turns keep the rest), got ${settings.recallTokenBudget}`
+    ))
+  }
+  if (settings.recall === "hybrid" && summarizing.has(settings.strategy) && Option.isNone(settings.openAi)) {
+    return Either.left(ConfigError.MissingData(
+      [variables.recall],
+      `${variables.recall}=hybrid needs an embedding model server: set ${variables.openAiApiKey}, or ` +
+        `${variables.openAiBaseUrl} for an OpenAI-compatible one (model: ${variables.embeddingModel})`
     ))
   }
   return Either.map(storeOf(settings), (store): Options => ({
@@ -384,6 +471,17 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
     view: settings.view,
     recall: settings.recall,
     recallTokenBudget: settings.recallTokenBudget,
+    ...(settings.recall === "hybrid" && Option.isSome(settings.openAi)
+      ? {
+        embeddingModel: settings.embeddingModel.trim(),
+        embeddings: {
+          _tag: "openai",
+          apiKey: settings.openAi.value.apiKey,
+          apiUrl: settings.openAi.value.apiUrl,
+          model: settings.embeddingModel.trim()
+        }
+      }
+      : {}),
     maxMessageLength: settings.maxMessageLength,
     summarizationConcurrency: settings.summarizationConcurrency,
     summaryTokenCap: settings.summaryTokenCap,
@@ -395,8 +493,9 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
  * The options from the environment (the variables in `variables`, defaults as in DESIGN §6):
  * `MEMORY_STRATEGY`, `MEMORY_STORE` (`pglite` by default, in `MEMORY_DATA_DIR` when set, else in
  * memory; `postgres` at `DATABASE_URL`), the strategy's knobs, `MEMORY_TOKENIZER`, and the
- * summarizer: OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL`) when a key
- * or a base URL is set, the extractive skill otherwise. An invalid value fails with a
+ * summarizer: OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL`, and a hosted
+ * summary prompt by `PROMPT_ID_SUMMARY_GLOBAL` / `PROMPT_VERSION_SUMMARY_GLOBAL`) when a key or a
+ * base URL is set, the extractive skill otherwise. An invalid value fails with a
  * `ConfigError` naming the variable (and the allowed values, for a choice).
  *
  * @since 0.1.0

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type { EmbeddingModel } from "@effect/ai"
 import { type ConfigError, Effect, Layer } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
@@ -20,6 +21,7 @@ import type { SummarizationOptions } from "../strategies/SummarizationOptions.js
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemory from "./ChatMemory.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
+import * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
 import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
@@ -94,7 +96,28 @@ export const layerSkill = (summarizer: ChatMemoryConfig.Summarizer): Layer.Layer
 }
 
 /**
- * The strategy's layer, with the knobs of `options` that the chosen strategy reads.
+ * The embedding model's layer (hybrid recall).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerEmbeddings = (
+  embeddings: ChatMemoryConfig.Embeddings
+): Layer.Layer<EmbeddingModel.EmbeddingModel> => {
+  switch (embeddings._tag) {
+    case "openai": {
+      const { _tag, ...options } = embeddings
+      return OpenAiEmbeddings.layer(options)
+    }
+    case "embedding-model":
+      return embeddings.layer
+  }
+}
+
+/**
+ * The strategy's layer, with the knobs of `options` that the chosen strategy reads; with
+ * `embeddings`, the summarizing strategies get that embedding model (for `recall: "hybrid"`),
+ * storing its vectors under the OpenAI model's name unless `embeddingModel` says otherwise.
  *
  * @since 0.1.0
  * @category layers
@@ -107,13 +130,19 @@ export const layerStrategy = (
     maxFacts,
     maxMessageLength: _maxMessageLength,
     maxNarrativeTokens,
+    embeddings,
     store: _store,
     strategy,
     summarizer: _summarizer,
     tokenizer: _tokenizer,
     ...knobs
   } = options
-  const summarization: Partial<SummarizationOptions> = knobs
+  const summarization: Partial<SummarizationOptions> =
+    embeddings?._tag === "openai" && knobs.embeddingModel === undefined
+      ? { ...knobs, embeddingModel: embeddings.model }
+      : knobs
+  const withEmbeddings = <E, R>(strategyLayer: Layer.Layer<MemoryManagementStrategy, E, R>) =>
+    embeddings === undefined ? strategyLayer : strategyLayer.pipe(Layer.provide(layerEmbeddings(embeddings)))
   switch (strategy ?? ChatMemoryConfig.defaults.strategy) {
     case "noop":
       return NoopStrategy.layer
@@ -122,14 +151,14 @@ export const layerStrategy = (
         knobs.promptTokenBudget === undefined ? {} : { promptTokenBudget: knobs.promptTokenBudget }
       )
     case "summarization":
-      return SummarizationStrategy.layer(summarization)
+      return withEmbeddings(SummarizationStrategy.layer(summarization))
     case "hierarchical":
-      return HierarchicalStrategy.layer({
+      return withEmbeddings(HierarchicalStrategy.layer({
         ...summarization,
         ...(maxFacts === undefined ? {} : { maxFacts }),
         ...(maxFactTokens === undefined ? {} : { maxFactTokens }),
         ...(maxNarrativeTokens === undefined ? {} : { maxNarrativeTokens })
-      })
+      }))
   }
 }
 

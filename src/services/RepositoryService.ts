@@ -52,6 +52,16 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   counts far more than a common one. A query of stop words or punctuation only has no hits;
  *   any query text is safe (quotes, operators, very long text). An unknown or deleted
  *   conversation has no hits: an empty answer, not an error.
+ * - Embeddings (for hybrid recall) are kept per conversation and per embedding model name, one
+ *   vector per message. `pendingEmbeddings` lists, oldest first, the messages `searchMessages`
+ *   could find (same roles, never pruned) that come after the newest message embedded under the
+ *   model; `storeEmbeddings` keeps vectors of messages that still exist (a vector for a gone
+ *   message, or of an unknown conversation, is dropped) and replaces one stored for the same
+ *   message. `searchEmbeddings` ranks one conversation's embedded messages below `query.before`
+ *   by cosine similarity to the query vector (score in [-1, 1], best first); vectors of other
+ *   models, other conversations, pruned or deleted messages never appear. `deleteConversation`
+ *   and a pruning commit delete the vectors of what they delete. None of them fails on an unknown
+ *   conversation: there is nothing pending and nothing found.
  *
  * @since 0.1.0
  * @category tags
@@ -134,6 +144,22 @@ export declare namespace RepositoryService {
     readonly searchMessages: (
       conversationId: ConversationId,
       query: SearchQuery
+    ) => Effect.Effect<ReadonlyArray<SearchHit>, RepositoryError>
+    /** The messages still to embed under `query.model`, oldest first (see the laws). */
+    readonly pendingEmbeddings: (
+      conversationId: ConversationId,
+      query: PendingEmbeddingsQuery
+    ) => Effect.Effect<ReadonlyArray<Message>, RepositoryError>
+    /** Stores the vectors of messages under an embedding model (see the laws). */
+    readonly storeEmbeddings: (
+      conversationId: ConversationId,
+      model: string,
+      embeddings: ReadonlyArray<Embedding>
+    ) => Effect.Effect<void, RepositoryError>
+    /** The embedded messages of one conversation closest to `query.vector`, best first. */
+    readonly searchEmbeddings: (
+      conversationId: ConversationId,
+      query: VectorQuery
     ) => Effect.Effect<ReadonlyArray<SearchHit>, RepositoryError>
     /**
      * Runs `effect` holding the conversation's summarization lock, or returns `None` at once when
@@ -280,6 +306,49 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * Which messages await an embedding.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface PendingEmbeddingsQuery {
+    /** The embedding model's name: vectors of different models are kept apart. */
+    readonly model: string
+    /** At most this many messages (at least 1). */
+    readonly limit: number
+  }
+
+  /**
+   * The vector of one message. A message with nothing to embed may be stored with an empty vector,
+   * which marks it done and is never found.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Embedding {
+    readonly seq: number
+    /** Finite numbers; stores keep it normalised to unit length. */
+    readonly vector: ReadonlyArray<number>
+  }
+
+  /**
+   * A semantic search of one conversation's embedded messages.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface VectorQuery {
+    /** The embedding model's name the vectors were stored under. */
+    readonly model: string
+    /** The query's vector, from the same model. */
+    readonly vector: ReadonlyArray<number>
+    /** Only messages with a seq below this one. */
+    readonly before: number
+    /** At most this many hits (1 to 100; a value outside is brought into that range). */
+    readonly limit: number
+  }
+
+  /**
    * @since 0.1.0
    * @category models
    */
@@ -289,7 +358,8 @@ export declare namespace RepositoryService {
    * A summarization to apply. It applies only if the state is still at `expected`; then the
    * state becomes (`narrative`, `facts`, `cursor`) with `version = expected.version + 1`, the
    * record is written with that version, a `summary` message is appended when
-   * `summaryMessage` is given (its `metadata.summaryMetadataId` is the version), and, when
+   * `summaryMessage` is given (its `metadata.summaryMetadataId` is the version, and the record's
+   * `summaryMessageSeq` its seq; null without one), and, when
    * `prune` is set, the messages covered by the new cursor are deleted except the leading
    * system messages and `summary` messages.
    *
@@ -305,7 +375,7 @@ export declare namespace RepositoryService {
     readonly layers?: ReadonlyArray<SummaryLayer> | undefined
     /** The new cursor: at least `expected.cursor`, at most the conversation's `lastSeq`. */
     readonly cursor: number
-    readonly record: Omit<SummarizationRecord, "conversationId" | "version" | "createdAt">
+    readonly record: Omit<SummarizationRecord, "conversationId" | "version" | "createdAt" | "summaryMessageSeq">
     readonly summaryMessage?: { readonly content: string; readonly tokenCount: number } | undefined
     readonly prune?: boolean | undefined
   }

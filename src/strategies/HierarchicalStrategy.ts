@@ -1,7 +1,8 @@
 /**
  * The hierarchical strategy: key/value facts, a running narrative and the newest turns verbatim,
  * inside a token budget. Facts and narrative are folded in the background by an extract-facts
- * skill and stored with the summary state.
+ * skill and stored with the summary state: incrementally (the known facts and narrative with the
+ * new turns), or, in `full` mode, extracted again from the original messages at each run.
  *
  * @since 0.1.0
  */
@@ -37,8 +38,11 @@ export const Extras = Schema.Struct({
 })
 
 /**
- * Options of the hierarchical strategy: those of `SummarizationStrategy` (whose `mode` is ignored:
- * the facts and narrative are always folded incrementally, each message read once) and `Extras`.
+ * Options of the hierarchical strategy: those of `SummarizationStrategy` and `Extras`. Its `mode`
+ * is `incremental` (the default: the known facts and narrative are folded with the new turns,
+ * each message read once) or `full` (each run extracts the facts and the narrative again from the
+ * original messages, up to the new cursor, in chunks of at most `summarizerInputLimit` tokens:
+ * never from an earlier narrative); `layered` is refused.
  *
  * @since 0.1.0
  * @category models
@@ -76,8 +80,15 @@ const decodeOptions = (
 ): Effect.Effect<Hierarchical.HierarchicalSettings, DataValidationError> =>
   Effect.gen(function*() {
     const { maxFactTokens, maxFacts, maxNarrativeTokens, ...rest } = { ...defaults, ...options }
-    // The mode is not the hierarchical strategy's to choose: it always folds incrementally.
-    const base = yield* decode(Options, operation, "options")({ ...rest, mode: "incremental" })
+    const base = yield* decode(Options, operation, "options")(rest)
+    // Layers are summaries of chunks the next ones never see: facts could not be merged across them.
+    if (base.mode === "layered") {
+      return yield* new DataValidationError({
+        operation,
+        path: "options.mode",
+        reason: "must be incremental or full for the hierarchical strategy"
+      })
+    }
     const extras = yield* decode(Extras, operation, "options")({ maxFactTokens, maxFacts, maxNarrativeTokens })
     const narrativeCap = extras.maxNarrativeTokens ?? base.summaryTokenCap
     const factCap = extras.maxFactTokens ?? base.summaryTokenCap

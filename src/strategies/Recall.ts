@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import { RecalledTurn } from "../domain/Recall.js"
 import { groupTurns, type Turn } from "../domain/Turn.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
 
 /**
@@ -53,6 +54,17 @@ const turnAt = (
     return undefined
   })
 
+/**
+ * How a search finds messages: the store's `searchMessages` or a ranking over it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MessageSearch = (
+  conversationId: ConversationId,
+  query: RepositoryService.SearchQuery
+) => Effect.Effect<ReadonlyArray<RepositoryService.SearchHit>, RepositoryError>
+
 const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
   const first = turn.messages[0]
   return first === undefined ? undefined : new RecalledTurn({
@@ -68,7 +80,9 @@ const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
 /**
  * The turns that end before `before` and best match `query` (its first `maxQueryLength`
  * characters), best first, at most `limit`: each message hit is widened to its whole turn, and a
- * turn hit twice counts once, with its best score. An unknown conversation has none.
+ * turn hit twice counts once, with its best score. An unknown conversation has none. The messages
+ * are found by `search`: the store's lexical search unless told otherwise (hybrid recall fuses it
+ * with a search by meaning).
  *
  * @since 0.1.0
  * @category search
@@ -76,11 +90,12 @@ const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
 export const searchTurns = (
   repository: RepositoryService.Service,
   conversationId: ConversationId,
-  options: { readonly query: string; readonly before: number; readonly limit: number }
+  options: { readonly query: string; readonly before: number; readonly limit: number },
+  search: MessageSearch = repository.searchMessages
 ) =>
   Effect.gen(function*() {
     if (options.before <= 1 || options.query.trim().length === 0) return []
-    const hits = yield* repository.searchMessages(conversationId, {
+    const hits = yield* search(conversationId, {
       text: options.query.slice(0, maxQueryLength),
       before: options.before,
       limit: Math.min(100, options.limit * 3)

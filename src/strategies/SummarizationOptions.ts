@@ -70,9 +70,23 @@ export const Options = Schema.Struct({
   summarizationConcurrency: Schema.Int.pipe(Schema.between(1, 1000)),
   /**
    * Recall for a context asked with a query: `lexical` (the default: full-text search of the
-   * store, offline) adds the older turns that best match it; `off` ignores the query.
+   * store, offline) adds the older turns that best match it; `hybrid` fuses that ranking with the
+   * nearest messages by meaning (reciprocal rank fusion), from vectors an `@effect/ai`
+   * `EmbeddingModel` computes in the background (the layer must find one in its context); `off`
+   * ignores the query.
    */
-  recall: Schema.Literal("off", "lexical"),
+  recall: Schema.Literal("off", "lexical", "hybrid"),
+  /**
+   * The name the `hybrid` vectors are stored under: the embedding model's (vectors of different
+   * models are never compared). Change it when the model changes: the messages are embedded again.
+   */
+  embeddingModel: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255)),
+  /**
+   * The longest a context waits for the search by meaning (the query's vector and the store's
+   * scan of the conversation's vectors); past it, or when it fails, the context is served with
+   * lexical recall and the failure is counted.
+   */
+  embeddingTimeoutMillis: PositiveInt,
   /** The share of the budget recalled turns may take from the recent turns (never their K). */
   recallTokenBudget: Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1))
 }).pipe(
@@ -114,6 +128,8 @@ export const defaults: SummarizationOptions = {
   skillTimeoutMillis: 30_000,
   summarizationConcurrency: 16,
   recall: "lexical",
+  embeddingModel: "text-embedding-3-small",
+  embeddingTimeoutMillis: 2000,
   recallTokenBudget: 0.25
 }
 

@@ -4,15 +4,17 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, PubSub, type Scope } from "effect"
+import { EmbeddingModel } from "@effect/ai"
+import { Effect, Layer, Option, PubSub, type Scope } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import { omissionText } from "../domain/MemoryContext.js"
 import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
-import { type DataValidationError, decode } from "../errors/DataValidationError.js"
+import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
 import { TokenCounter } from "../services/TokenCounter.js"
+import { makeHybrid } from "./internal/context/hybrid.js"
 import { memoCounter } from "./internal/context/memoCounter.js"
 import { summaryPreamble } from "./internal/context/preamble.js"
 import { withRecall } from "./internal/context/recall.js"
@@ -51,6 +53,8 @@ export const make = (
  * trigger the conversation's background job; for a context, show the summary state in front of
  * the newest turns, and when the summary is behind, serve the window (`lazyFallback: "window"`)
  * or summarize first (`"sync"`). `HierarchicalStrategy` is this policy with a facts producer.
+ * With `recall: "hybrid"`, an `EmbeddingModel` must be in context (a `DataValidationError` naming
+ * `options.recall` otherwise): writes also trigger the conversation's embedding job.
  *
  * @internal
  */
@@ -62,9 +66,17 @@ export const makeWith = (
     /** Whether the context shows the facts of the summary state. */
     readonly showFacts: boolean
   }
-): Effect.Effect<MemoryManagementStrategy.Service, never, RepositoryService | TokenCounter | Scope.Scope> =>
+): Effect.Effect<
+  MemoryManagementStrategy.Service,
+  DataValidationError,
+  RepositoryService | TokenCounter | Scope.Scope
+> =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
+    const hybrid = settings.recall === "hybrid" ? yield* hybridRecall(repository, settings, view.name) : undefined
+    const embeddingJobs = hybrid === undefined
+      ? undefined
+      : yield* makeJobs(hybrid.index, { concurrency: settings.summarizationConcurrency })
     // The summary and facts shown on every read are counted once per text, not once per read.
     const shownCounter = yield* memoCounter(yield* TokenCounter)
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
@@ -161,7 +173,10 @@ export const makeWith = (
 
     return MemoryManagementStrategy.of({
       name: view.name,
-      postAddMessagesHook: ({ conversationId }) => jobs.trigger(conversationId),
+      postAddMessagesHook: ({ conversationId }) =>
+        embeddingJobs === undefined
+          ? jobs.trigger(conversationId)
+          : Effect.zipRight(jobs.trigger(conversationId), embeddingJobs.trigger(conversationId)),
       buildContext: Effect.fn(
         view.name === "hierarchical" ? "HierarchicalStrategy.buildContext" : "SummarizationStrategy.buildContext"
       )(
@@ -174,7 +189,9 @@ export const makeWith = (
             budget: options.promptTokenBudget,
             share: options.recallTokenBudget,
             minTurns: options.kRawTurns,
-            limit: recallCandidates
+            limit: recallCandidates,
+            // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
+            search: options.recall === "hybrid" ? hybrid?.search : undefined
           }, {
             build: (budget) => policyContext(conversationId, { ...options, promptTokenBudget: budget }),
             rebuild: (budget) => {
@@ -190,11 +207,38 @@ export const makeWith = (
               emptyContext(conversationId, view.name, withOverrides(settings, overrides).promptTokenBudget)
             ))
       ),
-      awaitIdle: jobs.awaitIdle,
-      forget: jobs.cancel,
-      subscribe: PubSub.subscribe(pubsub)
+      awaitIdle: (conversationId) =>
+        embeddingJobs === undefined
+          ? jobs.awaitIdle(conversationId)
+          : Effect.zipRight(jobs.awaitIdle(conversationId), embeddingJobs.awaitIdle(conversationId)),
+      forget: (conversationId) =>
+        embeddingJobs === undefined
+          ? jobs.cancel(conversationId)
+          : Effect.zipRight(jobs.cancel(conversationId), embeddingJobs.cancel(conversationId)),
+      subscribe: PubSub.subscribe(pubsub),
+      ...(hybrid === undefined ? {} : { searchMessages: hybrid.search })
     })
   })
+
+/** Hybrid recall over the `EmbeddingModel` in context; none there is a configuration mistake. */
+const hybridRecall = (repository: RepositoryService.Service, settings: SummarizationOptions, name: string) =>
+  Effect.flatMap(Effect.serviceOption(EmbeddingModel.EmbeddingModel), (embedder) =>
+    Option.match(embedder, {
+      onNone: () =>
+        Effect.fail(
+          new DataValidationError({
+            operation: name === "hierarchical" ? "HierarchicalStrategy.make" : "SummarizationStrategy.make",
+            path: "options.recall",
+            reason: "\"hybrid\" needs an @effect/ai EmbeddingModel in the layer's context " +
+              "(e.g. OpenAiEmbeddingModel.model(...), or ChatMemoryLive's `embeddings` option)"
+          })
+        ),
+      onSome: (service) =>
+        Effect.succeed(makeHybrid(repository, service, {
+          model: settings.embeddingModel,
+          queryTimeoutMillis: settings.embeddingTimeoutMillis
+        }))
+    }))
 
 /**
  * The summarization strategy as a layer; invalid options fail its construction, and closing the

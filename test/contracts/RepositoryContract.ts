@@ -6,6 +6,7 @@ import { Array, Deferred, Effect, Exit, Fiber, type Layer, Option } from "effect
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 import { conversationIdContract } from "./ConversationIdContract.js"
+import { embeddingContract } from "./EmbeddingContract.js"
 import { jsonContract } from "./JsonContract.js"
 import { searchContract } from "./SearchContract.js"
 import { settingsContract } from "./SettingsContract.js"
@@ -371,6 +372,47 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
         assert.deepStrictEqual([info.lastSeq, info.messageCount, info.tokenCount], [6, 4, 24])
       }))
 
+    it.effect("a summary message and its record name each other: the record its seq, the message its version", () =>
+      Effect.gen(function*() {
+        const repo = yield* RepositoryService
+        const id = freshId()
+        yield* repo.appendMessages(id, Array.makeBy(6, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `m${i}`)))
+        const commit = (expected: { cursor: number; version: number }, cursor: number, withMessage: boolean) =>
+          repo.commitSummary({
+            conversationId: id,
+            expected,
+            narrative: `up to ${cursor}`,
+            facts: [],
+            cursor,
+            record: record(expected.cursor + 1, cursor),
+            ...(withMessage ? { summaryMessage: { content: `up to ${cursor}`, tokenCount: 4 } } : {})
+          })
+        const first = yield* commit({ cursor: 0, version: 0 }, 2, true)
+        const plain = yield* commit({ cursor: 2, version: 1 }, 4, false)
+        yield* repo.appendMessages(id, [newMessage("user", "m7")])
+        const third = yield* commit({ cursor: 4, version: 2 }, 6, true)
+        assert.deepStrictEqual([first._tag, plain._tag, third._tag], ["Committed", "Committed", "Committed"])
+        if (first._tag === "Committed") assert.strictEqual(first.record.summaryMessageSeq, 7)
+        const records = yield* repo.listSummarizations(id)
+        // Seq 7 was the first summary message, 8 the user's, 9 the second summary message.
+        assert.deepStrictEqual(records.map((r) => [r.version, r.summaryMessageSeq]), [[1, 7], [2, null], [3, 9]])
+        // From each record to its message, and back by the message's metadata.
+        for (const r of records) {
+          if (r.summaryMessageSeq === null) continue
+          const [message] = yield* repo.listMessages(id, {
+            after: r.summaryMessageSeq - 1,
+            before: r.summaryMessageSeq + 1
+          })
+          assert.deepStrictEqual([message?.role, message?.content], ["summary", `up to ${r.toSeq}`])
+          assert.strictEqual(records.find((x) => x.version === message?.metadata.summaryMetadataId), r)
+        }
+        const summaries = (yield* repo.listMessages(id, {})).filter((m) => m.role === "summary")
+        assert.deepStrictEqual(
+          summaries.map((m) => records.find((r) => r.version === m.metadata.summaryMetadataId)?.summaryMessageSeq),
+          summaries.map((m) => m.seq)
+        )
+      }))
+
     it.effect("operations on an unknown conversation fail with ConversationNotFoundError", () =>
       Effect.gen(function*() {
         const repo = yield* RepositoryService
@@ -452,6 +494,7 @@ export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer
 
     windowContract(it)
     searchContract(it)
+    embeddingContract(it)
     settingsContract(it)
     conversationIdContract(it)
     jsonContract(it)

@@ -16,7 +16,8 @@ export const writes: ReadonlyArray<Operation> = [
   "appendMessages",
   "commitSummary",
   "deleteConversation",
-  "setSettings"
+  "setSettings",
+  "storeEmbeddings"
 ]
 
 /** The `cause` of every injected failure, so that a test can tell them from real store failures. */
@@ -84,6 +85,15 @@ export const make = (
         Effect.zipRight(guard("listSummarizations", conversationId), inner.listSummarizations(conversationId)),
       searchMessages: (conversationId, query) =>
         Effect.zipRight(guard("searchMessages", conversationId), inner.searchMessages(conversationId, query)),
+      pendingEmbeddings: (conversationId, query) =>
+        Effect.zipRight(guard("pendingEmbeddings", conversationId), inner.pendingEmbeddings(conversationId, query)),
+      storeEmbeddings: (conversationId, model, embeddings) =>
+        Effect.zipRight(
+          guard("storeEmbeddings", conversationId),
+          inner.storeEmbeddings(conversationId, model, embeddings)
+        ),
+      searchEmbeddings: (conversationId, query) =>
+        Effect.zipRight(guard("searchEmbeddings", conversationId), inner.searchEmbeddings(conversationId, query)),
       withSummarizationLock: (conversationId, effect) =>
         Effect.zipRight(
           guard("withSummarizationLock", conversationId),

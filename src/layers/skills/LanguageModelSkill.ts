@@ -12,12 +12,10 @@ import { applyFactChanges } from "../../domain/Fact.js"
 import { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { SkillService } from "../../services/SkillService.js"
 import {
-  existingFactsSection,
+  extractFactsMessages,
   extractFactsPromptVersion,
-  extractFactsSystemPrompt,
-  shortenSummaryPrompt,
-  summarizePromptVersion,
-  summarizeSystemPrompt
+  summarizeMessages,
+  summarizePromptVersion
 } from "./internal/prompts.js"
 
 /**
@@ -60,6 +58,15 @@ export declare namespace LanguageModelSkill {
     readonly model: string
     /** The first part of the skill ids, e.g. `openai` for `openai/summarize@1`; `language-model` by default. */
     readonly skillIdPrefix?: string | undefined
+    /**
+     * Where the instructions of the summarize skill come from: `"built-in"` (the default), our
+     * system prompt before the input (`Prompts.summarizeSystemPrompt`); or `{ hosted: label }`,
+     * the provider's request configuration (e.g. an OpenAI hosted prompt, see `OpenAiSkill`): the
+     * request then carries the input text alone, no system message, and `label` stands for our
+     * prompt version in the skill id (`openai/summarize@prompt:pmpt_abc:2`). The extract-facts
+     * skill always runs our prompt: its answer follows our schema (`Extraction`).
+     */
+    readonly summarizeInstructions?: "built-in" | { readonly hosted: string } | undefined
   }
 }
 
@@ -133,13 +140,6 @@ const usageOf = (usage: Response.Usage) => ({
   outputTokens: tokens(usage.outputTokens)
 })
 
-/** When a summary came back over its cap: the previous answer, then the overrun stated. */
-const overCapTurns = (input: SkillService.SummarizeInput): Array<Prompt.MessageEncoded> =>
-  input.overCap === undefined ? [] : [
-    { role: "assistant", content: [{ type: "text", text: input.overCap.summary }] },
-    { role: "user", content: [{ type: "text", text: shortenSummaryPrompt(input.overCap.tokens, input.maxTokens) }] }
-  ]
-
 const confidenceOf = (confidence: number | null): number | undefined =>
   confidence === null || !Number.isFinite(confidence) ? undefined : Math.min(1, Math.max(0, confidence))
 
@@ -155,18 +155,17 @@ export const make = (
   Effect.gen(function*() {
     const model = yield* LanguageModel.LanguageModel
     const prefix = options.skillIdPrefix ?? "language-model"
-    const summarizeId = `${prefix}/summarize@${summarizePromptVersion}`
+    const instructions = options.summarizeInstructions ?? "built-in"
+    const summarizeId = `${prefix}/summarize@${
+      instructions === "built-in" ? summarizePromptVersion : instructions.hosted
+    }`
     const extractId = `${prefix}/extract-facts@${extractFactsPromptVersion}`
 
     return SkillService.of({
       summarize: Effect.fn("LanguageModelSkill.summarize")(function*(input) {
         yield* Effect.annotateCurrentSpan({ conversationId: input.conversationId, skillId: summarizeId })
         const response = yield* model.generateText({
-          prompt: Prompt.make([
-            { role: "system", content: summarizeSystemPrompt(input.maxTokens) },
-            { role: "user", content: [{ type: "text", text: input.text }] },
-            ...overCapTurns(input)
-          ])
+          prompt: Prompt.make(summarizeMessages(input, instructions === "built-in" ? "built-in" : "hosted"))
         }).pipe(Effect.mapError(toSkillError(summarizeId)))
         return {
           value: response.text.trim(),
@@ -181,16 +180,7 @@ export const make = (
         const response = yield* model.generateObject({
           objectName: "memory_update",
           schema: Extraction,
-          prompt: Prompt.make([
-            { role: "system", content: extractFactsSystemPrompt(input.maxTokens) },
-            {
-              role: "user",
-              content: [
-                { type: "text", text: existingFactsSection(input.existingFacts) },
-                { type: "text", text: input.text }
-              ]
-            }
-          ])
+          prompt: Prompt.make(extractFactsMessages(input))
         }).pipe(Effect.mapError(toSkillError(extractId)))
         const facts = applyFactChanges(input.existingFacts, {
           upserts: response.value.facts.map((fact) => ({

@@ -1,14 +1,16 @@
 /**
  * The OpenAI provider of the model skills: `LanguageModelSkill` over `@effect/ai-openai` (the
  * Responses API), for OpenAI or any compatible server (Ollama, vLLM…) by base URL. The summarizer
- * model is its own, separate from whatever model the host agent uses.
+ * model is its own, separate from whatever model the host agent uses. The summarize skill may run
+ * a prompt hosted by OpenAI instead of ours (`summaryPrompt`).
  *
  * @since 0.1.0
  */
+import { LanguageModel } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
-import type { SkillService } from "../../services/SkillService.js"
+import { SkillService } from "../../services/SkillService.js"
 import * as LanguageModelSkill from "./LanguageModelSkill.js"
 
 /**
@@ -36,8 +38,74 @@ export declare namespace OpenAiSkill {
     readonly model: string
     /** Request fields of the Responses API (temperature, max_output_tokens…). */
     readonly config?: Omit<OpenAiLanguageModel.Config.Service, "model"> | undefined
+    /**
+     * A prompt hosted by OpenAI for the summarize skill (`PROMPT_ID_SUMMARY_GLOBAL`,
+     * `PROMPT_VERSION_SUMMARY_GLOBAL`): see `HostedPrompt`. Unset: our prompt.
+     */
+    readonly summaryPrompt?: HostedPrompt | undefined
+  }
+
+  /**
+   * A prompt kept on OpenAI's side, run by reference (the Responses API's `prompt` field). The
+   * summarize requests then carry `prompt: { id, version }` and, as their input, the
+   * `SummaryInput` text alone: no system message or instructions of ours; only when an answer
+   * came back over its cap does the retry add that answer and the overrun stated, as two more
+   * turns. The request still names `model`, which overrides the prompt's own. Extract-facts
+   * requests (the hierarchical strategy) keep our prompt: their answer is a JSON object of our
+   * schema, which a summary prompt does not describe.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface HostedPrompt {
+    /** The prompt's id, e.g. `pmpt_abc123`. */
+    readonly id: string
+    /** The version to run, e.g. `"2"`; unset: the version currently published on OpenAI. */
+    readonly version?: string | undefined
   }
 }
+
+/**
+ * How the hosted prompt is named in the skill id: `prompt:<id>:<version>`, or `prompt:<id>` for
+ * the published version (e.g. `openai/summarize@prompt:pmpt_abc:2`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const hostedPromptLabel = (prompt: OpenAiSkill.HostedPrompt): string =>
+  prompt.version === undefined ? `prompt:${prompt.id}` : `prompt:${prompt.id}:${prompt.version}`
+
+/**
+ * Builds the skills over the `OpenAiClient` in context. With a hosted summary prompt, the
+ * summarize skill runs over a model whose requests carry it; extract-facts over one whose
+ * requests do not.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: OpenAiSkill.Options
+): Effect.Effect<SkillService.Service, never, OpenAiClient.OpenAiClient> =>
+  Effect.gen(function*() {
+    const config = options.config ?? {}
+    const skillOptions = { model: options.model, skillIdPrefix: "openai" }
+    const model = yield* OpenAiLanguageModel.make({ model: options.model, config })
+    const skill = yield* Effect.provideService(
+      LanguageModelSkill.make(skillOptions),
+      LanguageModel.LanguageModel,
+      model
+    )
+    const hosted = options.summaryPrompt
+    if (hosted === undefined) return skill
+    const prompt = hosted.version === undefined ? { id: hosted.id } : { id: hosted.id, version: hosted.version }
+    const hostedModel = yield* OpenAiLanguageModel.make({ model: options.model, config: { ...config, prompt } })
+    const summarizer = yield* Effect.provideService(
+      LanguageModelSkill.make({ ...skillOptions, summarizeInstructions: { hosted: hostedPromptLabel(hosted) } }),
+      LanguageModel.LanguageModel,
+      hostedModel
+    )
+    return SkillService.of({ summarize: summarizer.summarize, extractFacts: skill.extractFacts })
+  })
 
 /**
  * The skills over OpenAI with typed options, for programmatic use.
@@ -46,12 +114,7 @@ export declare namespace OpenAiSkill {
  * @category layers
  */
 export const layer = (options: OpenAiSkill.Options): Layer.Layer<SkillService> =>
-  LanguageModelSkill.layer({ model: options.model, skillIdPrefix: "openai" }).pipe(
-    Layer.provide(
-      OpenAiLanguageModel.layer(
-        options.config === undefined ? { model: options.model } : { model: options.model, config: options.config }
-      )
-    ),
+  Layer.effect(SkillService, make(options)).pipe(
     Layer.provide(OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.apiUrl })),
     Layer.provide(NodeHttpClient.layerUndici)
   )

@@ -13,7 +13,9 @@ import { canonicalJson } from "../../domain/Text.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { CommitResult, RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 import { commitValues } from "./internal/commit.js"
+import { isSearchable } from "./internal/search.js"
 import { SearchIndex } from "./internal/searchIndex.js"
+import { VectorIndex } from "./internal/vectors.js"
 
 interface Store {
   readonly conversations: HashMap.HashMap<ConversationId, Conversation>
@@ -29,6 +31,8 @@ interface Conversation {
   readonly records: Chunk.Chunk<SummaryState.SummarizationRecord>
   /** The conversation's search index, brought up to date by its writers and readers (`sync`). */
   readonly search: SearchIndex
+  /** The conversation's message vectors, by embedding model. */
+  readonly vectors: VectorIndex
 }
 
 const noMessages: RepositoryService.PerRole = { system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
@@ -43,6 +47,12 @@ const indexAfter = (messages: Chunk.Chunk<Message>, seq: number): number => {
     else hi = mid
   }
   return lo
+}
+
+/** Whether a message with `seq` is stored. */
+const hasSeq = (messages: Chunk.Chunk<Message>, seq: number): boolean => {
+  const i = indexAfter(messages, seq - 1)
+  return i < Chunk.size(messages) && Chunk.unsafeGet(messages, i).seq === seq
 }
 
 /** The index range `[start, end)` of the messages with `after < seq < before`. */
@@ -137,6 +147,13 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         )
     )
 
+  /** Runs `f` on the conversation's current snapshot (synchronously); none when it does not exist. */
+  const withConversation = <A>(conversationId: ConversationId, f: (conversation: Conversation) => A) =>
+    Effect.flatMap(
+      Ref.get(store),
+      ({ conversations }) => Effect.sync(() => Option.map(HashMap.get(conversations, conversationId), f))
+    )
+
   const find = (conversationId: ConversationId) =>
     Effect.flatMap(
       Ref.get(store),
@@ -179,7 +196,8 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           messages: Chunk.empty(),
           state: SummaryState.initial(conversationId),
           records: Chunk.empty(),
-          search: new SearchIndex()
+          search: new SearchIndex(),
+          vectors: new VectorIndex()
         }))
         let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
@@ -343,7 +361,8 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             messages,
             state: written.state,
             records: Chunk.append(current.records, written.record),
-            search: current.search
+            search: current.search,
+            vectors: current.vectors
           }
           return [
             Option.some(Option.some(CommitResult.Committed({ state: written.state, record: written.record }))),
@@ -354,7 +373,13 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       if (Option.isNone(outcome)) return yield* new ConversationNotFoundError({ conversationId })
       // A prune drops its messages from the index at once (not at the next search): the memory they
       // held is released.
-      if (commit.prune === true) yield* indexed(conversationId)
+      if (commit.prune === true) {
+        yield* indexed(conversationId)
+        yield* withConversation(
+          conversationId,
+          (conversation) => conversation.vectors.retain((seq) => hasSeq(conversation.messages, seq))
+        )
+      }
       // A cursor behind the current one or past the last message is a bug of the caller (the
       // strategies compute it from messages they read), not a condition to recover from.
       if (Option.isNone(outcome.value)) {
@@ -375,6 +400,38 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         onNone: (): ReadonlyArray<RepositoryService.SearchHit> => [],
         onSome: (index) => index.search(query)
       })
+    }),
+
+    pendingEmbeddings: Effect.fn("MemoryRepository.pendingEmbeddings")(function*(conversationId, query) {
+      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+      const found = yield* withConversation(conversationId, (conversation) => {
+        const out: Array<Message> = []
+        const limit = Math.max(1, Math.floor(query.limit))
+        const messages = conversation.messages
+        for (let i = indexAfter(messages, conversation.vectors.upTo(query.model)); i < Chunk.size(messages); i++) {
+          const message = Chunk.unsafeGet(messages, i)
+          if (!isSearchable(message, conversation.info.systemPrefixSeq)) continue
+          out.push(copyOf(message))
+          if (out.length >= limit) break
+        }
+        return out
+      })
+      return Option.getOrElse(found, (): ReadonlyArray<Message> => [])
+    }),
+
+    storeEmbeddings: Effect.fn("MemoryRepository.storeEmbeddings")(function*(conversationId, model, embeddings) {
+      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+      yield* withConversation(
+        conversationId,
+        (conversation) =>
+          conversation.vectors.put(model, embeddings.filter(({ seq }) => hasSeq(conversation.messages, seq)))
+      )
+    }),
+
+    searchEmbeddings: Effect.fn("MemoryRepository.searchEmbeddings")(function*(conversationId, query) {
+      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+      const found = yield* withConversation(conversationId, (conversation) => conversation.vectors.search(query))
+      return Option.getOrElse(found, (): ReadonlyArray<RepositoryService.SearchHit> => [])
     }),
 
     withSummarizationLock: (conversationId, effect) =>

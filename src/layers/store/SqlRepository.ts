@@ -13,6 +13,7 @@ import { ConversationNotFoundError } from "../../errors/ConversationNotFoundErro
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import { RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
 import { applyCommit } from "./internal/sql/commit.js"
+import { makeEmbeddings } from "./internal/sql/embeddings.js"
 import { makeSummarizationLock } from "./internal/sql/lock.js"
 import { runMigrations } from "./internal/sql/migrations.js"
 import * as Rows from "./internal/sql/rows.js"
@@ -100,6 +101,7 @@ export const make = (
     const { selectMessages, selectRecords, selectWindow } = statements
     const commit = applyCommit(statements)
     const search = makeSearch(sql)
+    const embeddings = makeEmbeddings(sql)
 
     const withSummarizationLock = yield* makeSummarizationLock(sql, {
       shared: (options.lock ?? "lease") !== "process",
@@ -323,6 +325,31 @@ export const make = (
           return yield* search(conversationId, query)
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchMessages", conversationId))
+      ),
+
+      pendingEmbeddings: Effect.fn("SqlRepository.pendingEmbeddings")(
+        function*(conversationId, query) {
+          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+          return yield* embeddings.pending(conversationId, query)
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("pendingEmbeddings", conversationId))
+      ),
+
+      storeEmbeddings: Effect.fn("SqlRepository.storeEmbeddings")(
+        function*(conversationId, model, vectors) {
+          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+          yield* embeddings.store(conversationId, model, vectors)
+        },
+        (effect, conversationId) =>
+          Effect.catchTags(effect, { SqlError: storeErrors("storeEmbeddings", conversationId).SqlError })
+      ),
+
+      searchEmbeddings: Effect.fn("SqlRepository.searchEmbeddings")(
+        function*(conversationId, query) {
+          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+          return yield* embeddings.search(conversationId, query)
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchEmbeddings", conversationId))
       ),
 
       withSummarizationLock

@@ -70,3 +70,18 @@ export const recallLatency = Metric.histogram(
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 14 }),
   "Milliseconds recall added to a context built with a query"
 )
+
+/** Messages given a vector for hybrid recall. */
+export const messagesEmbedded = Metric.counter("chat_memory_messages_embedded_total", {
+  description: "Messages given a vector for hybrid recall",
+  incremental: true
+})
+
+/**
+ * Embedding calls that failed or timed out: `stage` is `index` (a background batch, retried by the
+ * conversation's next write) or `query` (a context served with lexical recall alone).
+ */
+export const embeddingFailures = Metric.counter("chat_memory_embedding_failures_total", {
+  description: "Embedding calls that failed or timed out (stage: index or query); recall went on lexically",
+  incremental: true
+})

@@ -35,7 +35,8 @@ export const commitValues = (
       ...commit.record,
       conversationId,
       version,
-      createdAt: now
+      createdAt: now,
+      summaryMessageSeq: commit.summaryMessage === undefined ? null : lastSeq + 1
     }, { disableValidation: true }),
     summaryMessage: commit.summaryMessage === undefined ? undefined : new Message({
       conversationId,

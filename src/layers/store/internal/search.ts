@@ -4,7 +4,7 @@
  * identifier, an amount or a date stays whole and is also split), the stop words, the bounds, and
  * the BM25 weighting.
  */
-import type { MessageMetadata, Role } from "../../../domain/Message.js"
+import type { Role } from "../../../domain/Message.js"
 
 /** BM25's term-frequency saturation. */
 export const k1 = 1.2
@@ -159,15 +159,8 @@ const utf8Length = (s: string): number => {
   return n
 }
 
-/**
- * What a message is found by: its content and, for an assistant message, the names and params
- * (as JSON) of its tool calls, which hold the ids a later question names.
- */
-export const searchableText = (message: { readonly content: string; readonly metadata: MessageMetadata }): string => {
-  const calls = message.metadata.toolCalls
-  if (calls === undefined || calls.length === 0) return message.content
-  return [message.content, ...calls.map((call) => `${call.name} ${JSON.stringify(call.params)}`)].join("\n")
-}
+/** What a message is found by (the same text hybrid recall embeds). */
+export { searchableText } from "../../../domain/Recall.js"
 
 /** Whether a message can be a hit: not a summary, not one of the leading system messages. */
 export const isSearchable = (message: { readonly seq: number; readonly role: Role }, systemPrefixSeq: number) =>

@@ -9,7 +9,7 @@ import { MemoryContext } from "../../../domain/MemoryContext.js"
 import { recalledText, type RecalledTurn } from "../../../domain/Recall.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { searchTurns } from "../../Recall.js"
+import { type MessageSearch, searchTurns } from "../../Recall.js"
 import * as Metrics from "../metrics.js"
 
 /** What recall needs from a strategy: how to build its context within a budget. */
@@ -23,6 +23,8 @@ export interface RecallSettings {
   readonly minTurns: number
   /** At most this many recalled turns. */
   readonly limit: number
+  /** How messages are found: the store's lexical search unless given. */
+  readonly search?: MessageSearch | undefined
 }
 
 /**
@@ -60,7 +62,7 @@ export const withRecall = <E>(
       query: settings.query,
       before: firstShown,
       limit: settings.limit
-    })
+    }, settings.search)
     const picked = yield* pick(counter, candidates, room)
     let context = base
     let recalled = picked.turns

@@ -1,19 +1,24 @@
 /**
- * What a hierarchical summarization produces: one extract-facts call folding the new turns into
- * the known facts and the narrative, checked (an empty result is a failure), normalized, attributed
+ * What a hierarchical summarization produces. `incremental`: one extract-facts call folding the
+ * new turns into the known facts and the narrative. `full`: the facts and the narrative extracted
+ * again from the original messages, in chunks within the summarizer's input limit, never from an
+ * earlier narrative. Each answer is checked (an empty result is a failure), normalized, attributed
  * to its source messages and capped.
  */
 import { Effect } from "effect"
 import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fact.js"
 import { factsText, summaryText } from "../../../domain/MemoryContext.js"
+import type { Message } from "../../../domain/Message.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
+import { groupTurns } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
+import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import * as Metrics from "../metrics.js"
 import { capAtSentence } from "./cap.js"
-import type { Plan } from "./plan.js"
+import { chunkTurns, type Plan } from "./plan.js"
 import { callSkill, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
 
@@ -42,97 +47,220 @@ export interface HierarchicalSettings extends SummarizationOptions {
 }
 
 /**
- * The producer: incremental, so each message is read by the skill once; the existing facts go in
- * to be kept, updated or removed. The planner keeps verbatim what fits beside the whole preamble:
- * facts and narrative.
+ * The producer of the settings' mode. `incremental` (and any mode but `full`): each message is
+ * read by the skill once; the existing facts and narrative go in to be kept, updated or removed.
+ * `full`: each run reads the original messages again, in chunks, from no narrative. The planner
+ * keeps verbatim what fits beside the whole preamble: facts and narrative.
  */
 export const make = (
   settings: HierarchicalSettings
-): Effect.Effect<Producer, never, SkillService | TokenCounter> =>
+): Effect.Effect<Producer, never, RepositoryService | SkillService | TokenCounter> =>
   Effect.gen(function*() {
+    const repository = yield* RepositoryService
     const skill = yield* SkillService
     const counter = yield* TokenCounter
     // The caps hold for the facts and the narrative as shown (the facts are counted as their
     // message already): the narrative's text gets what its message's heading leaves.
     const heading = yield* counter.countMessage({ content: summaryText("") })
     const limits = { ...settings, maxNarrativeTokens: Math.max(1, settings.maxNarrativeTokens - heading) }
+    const full = settings.mode === "full"
     return {
-      mode: "hierarchical",
+      mode: full ? "hierarchical-full" : "hierarchical",
       preambleCap: settings.maxNarrativeTokens + settings.maxFactTokens,
-      foldsExistingSummary: true,
-      chunksItself: false,
-      produce: (plan) => produce(limits, skill, counter, plan)
+      foldsExistingSummary: !full,
+      chunksItself: full,
+      extractsFacts: true,
+      produce: (plan) =>
+        full ? produceFull(limits, repository, skill, counter, plan) : produceIncremental(limits, skill, counter, plan)
     }
   })
 
-const produce = (
+/** One extract-facts call, timed out and retried; an empty answer (no facts, blank narrative) is a failure. */
+const extract = (
   limits: HierarchicalSettings,
   skill: SkillService.Service,
+  input: SkillService.ExtractFactsInput
+) =>
+  callSkill(
+    limits,
+    "extract-facts",
+    Effect.flatMap(skill.extractFacts(input), (output) =>
+      output.value.facts.length === 0 && output.value.narrative.trim().length === 0
+        ? Effect.fail(
+          new SkillExecutionError({
+            skillId: output.skillId,
+            reason: "EmptyOutput",
+            retryable: true,
+            detail: "no facts and a blank narrative"
+          })
+        )
+        : Effect.succeed(output))
+  )
+
+/**
+ * The facts of an answer as they can be kept: sanitized (model output is data: what no store can
+ * hold is replaced and counted, not a reason to drop the fact), normalized, attributed to the
+ * messages read and capped.
+ */
+const keepFacts = (
+  limits: HierarchicalSettings,
   counter: TokenCounter.Service,
-  plan: Plan
+  previous: ReadonlyArray<Fact>,
+  facts: ReadonlyArray<Fact>,
+  read: ReadonlyArray<Message>
 ) =>
   Effect.gen(function*() {
-    const output = yield* callSkill(
-      limits,
-      "extract-facts",
-      Effect.flatMap(
-        skill.extractFacts({
-          conversationId: plan.conversationId,
-          text: summaryInput(plan.state.narrative, plan.older),
-          maxTokens: limits.maxNarrativeTokens,
-          existingFacts: plan.state.facts
-        }),
-        (output) =>
-          output.value.facts.length === 0 && output.value.narrative.trim().length === 0
-            ? Effect.fail(
-              new SkillExecutionError({
-                skillId: output.skillId,
-                reason: "EmptyOutput",
-                retryable: true,
-                detail: "no facts and a blank narrative"
-              })
-            )
-            : Effect.succeed(output)
-      )
-    )
-    // Model output is data: what no store can hold is replaced (and counted when committed), not
-    // a reason to drop the fact.
-    const sanitized = sanitizeFacts(output.value.facts)
+    const sanitized = sanitizeFacts(facts)
     if (sanitized.replaced > 0) yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
     const normalized = normalizeFacts(sanitized.facts)
-    const attributed = attributeSources(plan.state.facts, normalized.facts, plan.older.flatMap((turn) => turn.messages))
-    const capped = yield* capFacts(counter, attributed, {
-      maxFacts: limits.maxFacts,
-      maxTokens: limits.maxFactTokens
-    })
-    if (normalized.invalid > 0 || capped.dropped > 0) {
+    const attributed = attributeSources(previous, normalized.facts, read)
+    const capped = yield* capFacts(counter, attributed, { maxFacts: limits.maxFacts, maxTokens: limits.maxFactTokens })
+    return { facts: capped.facts, invalid: normalized.invalid, overCap: capped.dropped }
+  })
+
+/** The run's result, once its facts and narrative are known; a run that kept nothing is a failure. */
+const finish = (
+  plan: Plan,
+  result: {
+    readonly facts: ReadonlyArray<Fact>
+    readonly invalid: number
+    readonly overCap: number
+    readonly narrative: string
+    readonly truncated: boolean
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly skillId: string
+    readonly model: string | null
+  }
+) =>
+  Effect.gen(function*() {
+    if (result.invalid > 0 || result.overCap > 0) {
       yield* Effect.logWarning("facts dropped").pipe(
         Effect.annotateLogs({
           conversationId: plan.conversationId,
-          invalid: normalized.invalid,
-          overCap: capped.dropped,
-          kept: capped.facts.length
+          invalid: result.invalid,
+          overCap: result.overCap,
+          kept: result.facts.length
         })
       )
     }
-    const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
-    const narrative = cut.text
-    if (capped.facts.length === 0 && narrative.length === 0) {
+    if (result.facts.length === 0 && result.narrative.length === 0) {
       return yield* new SkillExecutionError({
-        skillId: output.skillId,
+        skillId: result.skillId,
         reason: "MalformedOutput",
         retryable: false,
         detail: "no valid fact and a blank narrative"
       })
     }
     return {
-      narrative,
-      facts: capped.facts,
+      narrative: result.narrative,
+      facts: result.facts,
       layers: [],
+      inputTokens: result.inputTokens,
+      outputTokens: result.outputTokens,
+      skillId: result.skillId,
+      model: result.model,
+      truncated: result.truncated
+    } satisfies Produced
+  })
+
+/** `incremental`: the new turns folded into the known facts and narrative, in one call. */
+const produceIncremental = (
+  limits: HierarchicalSettings,
+  skill: SkillService.Service,
+  counter: TokenCounter.Service,
+  plan: Plan
+) =>
+  Effect.gen(function*() {
+    const output = yield* extract(limits, skill, {
+      conversationId: plan.conversationId,
+      text: summaryInput(plan.state.narrative, plan.older),
+      maxTokens: limits.maxNarrativeTokens,
+      existingFacts: plan.state.facts
+    })
+    const kept = yield* keepFacts(
+      limits,
+      counter,
+      plan.state.facts,
+      output.value.facts,
+      plan.older.flatMap((turn) => turn.messages)
+    )
+    const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
+    return yield* finish(plan, {
+      ...kept,
+      narrative: cut.text,
+      truncated: cut.truncated,
       inputTokens: output.usage.inputTokens,
       outputTokens: output.usage.outputTokens,
       skillId: output.skillId,
-      model: output.model,
-      truncated: cut.truncated
-    } satisfies Produced
+      model: output.model
+    })
+  })
+
+/**
+ * `full`: every original message up to the new cursor, read again, never a summary of a summary.
+ * The turns are cut into chunks of at most `summarizerInputLimit` tokens, read oldest first, each
+ * from no narrative (EXISTING_SUMMARY is NONE) and with the facts extracted from the chunks
+ * before it in this run (drawn from the originals too), each narrative in its share of the cap;
+ * the narratives are joined in order.
+ */
+const produceFull = (
+  limits: HierarchicalSettings,
+  repository: RepositoryService.Service,
+  skill: SkillService.Service,
+  counter: TokenCounter.Service,
+  plan: Plan
+) =>
+  Effect.gen(function*() {
+    const last = plan.older[plan.older.length - 1]
+    const originals = last === undefined ? [] : yield* repository.listMessages(plan.conversationId, {
+      after: plan.info.systemPrefixSeq,
+      before: last.lastSeq + 1
+    })
+    const chunks = chunkTurns(groupTurns(originals).turns, limits.summarizerInputLimit)
+    const share = Math.max(1, Math.floor(limits.maxNarrativeTokens / Math.max(1, chunks.length)))
+    let kept: { readonly facts: ReadonlyArray<Fact>; readonly invalid: number; readonly overCap: number } = {
+      facts: [],
+      invalid: 0,
+      overCap: 0
+    }
+    const narratives: Array<string> = []
+    let truncated = false
+    let inputTokens = 0
+    let outputTokens = 0
+    let answered: { readonly skillId: string; readonly model: string | null } | undefined
+    for (const chunk of chunks) {
+      const output = yield* extract(limits, skill, {
+        conversationId: plan.conversationId,
+        text: summaryInput(null, chunk),
+        maxTokens: share,
+        existingFacts: kept.facts
+      })
+      // Provenance is kept for the facts drawn from the same messages before: by an earlier chunk
+      // of this run, else by an earlier run.
+      const next = yield* keepFacts(
+        limits,
+        counter,
+        [...plan.state.facts, ...kept.facts],
+        output.value.facts,
+        originals
+      )
+      kept = { facts: next.facts, invalid: kept.invalid + next.invalid, overCap: kept.overCap + next.overCap }
+      const cut = yield* capAtSentence(counter, output.value.narrative, share)
+      if (cut.text.length > 0) narratives.push(cut.text)
+      truncated ||= cut.truncated
+      inputTokens += output.usage.inputTokens
+      outputTokens += output.usage.outputTokens
+      answered ??= { skillId: output.skillId, model: output.model }
+    }
+    const joined = yield* capAtSentence(counter, narratives.join("\n\n"), limits.maxNarrativeTokens)
+    return yield* finish(plan, {
+      ...kept,
+      narrative: joined.text,
+      truncated: truncated || joined.truncated,
+      inputTokens,
+      outputTokens,
+      skillId: answered?.skillId ?? "none",
+      model: answered?.model ?? null
+    })
   })

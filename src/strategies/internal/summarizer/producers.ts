@@ -34,6 +34,8 @@ export interface Produced {
 export interface Producer extends Traits {
   /** The mode recorded in summarization records and events. */
   readonly mode: string
+  /** Whether its runs extract facts (then each commit emits `FactsExtracted`). */
+  readonly extractsFacts: boolean
   readonly produce: (plan: Plan) => Effect.Effect<Produced, SkillExecutionError | RepositoryService.Errors>
 }
 
@@ -221,6 +223,7 @@ export const make = (
     const produce = { incremental, full, layered }[settings.mode]
     return {
       mode: settings.mode,
+      extractsFacts: false,
       preambleCap: settings.summaryTokenCap,
       foldsExistingSummary: settings.mode === "incremental",
       chunksItself: settings.mode === "full",

@@ -5,8 +5,9 @@
  */
 import { Clock, Effect, Option } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import type { Fact } from "../../../domain/Fact.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
-import { type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
+import { FactsExtracted, type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
 import type { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
@@ -15,6 +16,21 @@ import * as Metrics from "../metrics.js"
 import { makePlanner, summaryTokens } from "./plan.js"
 import type { Producer } from "./producers.js"
 import { sanitizeOutput } from "./sanitize.js"
+
+/** How the facts changed from `before` to `after`, compared by key. */
+export const factChanges = (before: ReadonlyArray<Fact>, after: ReadonlyArray<Fact>) => {
+  const known = new Map(before.map((fact) => [fact.key, fact]))
+  const kept = new Set(after.map((fact) => fact.key))
+  let added = 0
+  let updated = 0
+  for (const fact of after) {
+    const old = known.get(fact.key)
+    if (old === undefined) added += 1
+    else if (old.value !== fact.value || old.category !== fact.category) updated += 1
+  }
+  const removed = [...known.keys()].filter((key) => !kept.has(key)).length
+  return { added, updated, removed, total: after.length }
+}
 
 /** A conversation's summarizer: what a job runs, in the foreground or as a background fiber. */
 export interface Summarizer {
@@ -141,6 +157,16 @@ export const make = (
             summaryTruncated: produced.truncated
           })
         )
+        if (producer.extractsFacts) {
+          yield* publish(
+            new FactsExtracted({
+              conversationId,
+              version: result.state.version,
+              ...factChanges(planned.state.facts, result.state.facts),
+              skillId: produced.skillId
+            })
+          )
+        }
         return true
       })
 

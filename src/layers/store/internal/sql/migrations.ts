@@ -7,8 +7,8 @@
  * migration that rewrites existing rows pages through the conversations, then works on one at a
  * time.)
  */
-import { Migrator, SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Migrator, SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { backfill } from "./search.js"
 
 /** The private table of applied migrations, so a host's own migrations never clash with ours. */
@@ -113,13 +113,61 @@ const addSearch = Effect.gen(function*() {
   yield* backfill(sql)
 })
 
+// The message vectors of hybrid recall: one row per message and embedding model, a plain `real[]`
+// normalised to unit length (so cosine similarity is a dot product, computed in SQL over one
+// conversation's rows). Plain arrays, not pgvector's type: neither Debian's PostgreSQL packages nor
+// this PGlite build ship the extension, and the scan is bounded by one conversation. The primary
+// key serves both the newest seq embedded (what is pending) and the scan.
+const addEmbeddings = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE chat_memory_embeddings (
+    conversation_id text NOT NULL,
+    model text NOT NULL,
+    seq bigint NOT NULL,
+    vector real[] NOT NULL,
+    PRIMARY KEY (conversation_id, model, seq)
+  )`
+})
+
+// The summarization record names the `summary` message its run appended, by seq: with the
+// message's `summaryMetadataId` (the record's version) the link runs both ways. Null for a run that
+// appended none. The records written before are linked here to the messages that name them, one
+// conversation at a time (only those that hold summary messages). `IF NOT EXISTS`: a database
+// rewound to an earlier migration may hold the column already.
+const linkSummaryMessage = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE chat_memory_summarizations ADD COLUMN IF NOT EXISTS summary_message_seq bigint NULL`
+  const withSummaries = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: Schema.Struct({ conversation_id: Schema.String }),
+    execute: (after) =>
+      sql`SELECT conversation_id FROM chat_memory_conversations
+        WHERE conversation_id > ${after} AND summary_count > 0 ORDER BY conversation_id LIMIT 500`
+  })
+  let after = ""
+  for (;;) {
+    const page = yield* withSummaries(after)
+    for (const { conversation_id: id } of page) {
+      yield* sql`UPDATE chat_memory_summarizations s SET summary_message_seq = m.seq
+        FROM chat_memory_messages m
+        WHERE s.conversation_id = ${id} AND m.conversation_id = ${id} AND m.role = 'summary'
+          AND m.metadata ->> 'summaryMetadataId' = s.version::text`
+    }
+    const last = page[page.length - 1]
+    if (last === undefined) return
+    after = last.conversation_id
+  }
+})
+
 /** Applies the pending migrations; a no-op on an up-to-date database. */
 export const runMigrations = Migrator.make({})({
   loader: Migrator.fromRecord({
     "1_create_tables": createTables,
     "2_create_leases": createLeases,
     "3_create_settings": createSettings,
-    "4_add_search": addSearch
+    "4_add_search": addSearch,
+    "5_add_embeddings": addEmbeddings,
+    "6_link_summary_message": linkSummaryMessage
   }),
   table: migrationsTable
 })

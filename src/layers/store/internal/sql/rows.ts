@@ -166,12 +166,13 @@ export const RecordRow = Schema.Struct({
   input_tokens: SqlInt,
   output_tokens: SqlInt,
   duration_ms: SqlInt,
-  created_at: SqlTimestamp
+  created_at: SqlTimestamp,
+  summary_message_seq: Schema.NullOr(SqlInt)
 })
 
 /** The columns `SELECT`ed for a record. */
 export const recordColumns = "version, from_seq, to_seq, summary, summary_truncated, mode, skill_id, model, " +
-  "input_tokens, output_tokens, duration_ms, created_at"
+  "input_tokens, output_tokens, duration_ms, created_at, summary_message_seq"
 
 /** A record row as a `SummarizationRecord`. */
 export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.Type): SummarizationRecord =>
@@ -188,7 +189,8 @@ export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.T
     inputTokens: row.input_tokens,
     outputTokens: row.output_tokens,
     durationMs: row.duration_ms,
-    createdAt: row.created_at
+    createdAt: row.created_at,
+    summaryMessageSeq: row.summary_message_seq
   }, { disableValidation: true })
 
 /**

@@ -243,6 +243,9 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
           DELETE FROM chat_memory_messages
           WHERE conversation_id = ${q.id} AND seq > ${q.prefix} AND seq <= ${q.cursor} AND role <> 'summary'
           RETURNING role, token_count
+        ), unembedded AS (
+          DELETE FROM chat_memory_embeddings
+          WHERE conversation_id = ${q.id} AND seq > ${q.prefix} AND seq <= ${q.cursor}
         )
         SELECT ${columns.counts} FROM pruned`
   })
@@ -276,7 +279,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         input_tokens: record.inputTokens,
         output_tokens: record.outputTokens,
         duration_ms: record.durationMs,
-        created_at: DateTime.toDateUtc(record.createdAt)
+        created_at: DateTime.toDateUtc(record.createdAt),
+        summary_message_seq: record.summaryMessageSeq
       })
     }`
   const selectSettings = SqlSchema.findOne({
@@ -312,6 +316,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       }
       yield* sql`DELETE FROM chat_memory_messages WHERE conversation_id = ${conversationId}`
       yield* sql`DELETE FROM chat_memory_summarizations WHERE conversation_id = ${conversationId}`
+      yield* sql`DELETE FROM chat_memory_embeddings WHERE conversation_id = ${conversationId}`
     })
 
   return {

@@ -1,0 +1,64 @@
+/**
+ * The embedding model of hybrid recall over the OpenAI API (`@effect/ai-openai`'s
+ * `OpenAiEmbeddingModel`), for OpenAI or any compatible server by base URL. Any other
+ * `@effect/ai` `EmbeddingModel` layer serves as well (`ChatMemoryConfig.Embeddings`).
+ *
+ * @since 0.1.0
+ */
+import type { EmbeddingModel } from "@effect/ai"
+import { OpenAiClient, OpenAiEmbeddingModel } from "@effect/ai-openai"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Layer, type Redacted } from "effect"
+
+/**
+ * The embedding model when none is configured.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultModel = "text-embedding-3-small"
+
+/**
+ * The most texts one request embeds (the background job sends batches of this size or less).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxBatchSize = 64
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace OpenAiEmbeddings {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Options {
+    /** The API key; stays redacted until the HTTP call. Optional for servers that need none. */
+    readonly apiKey?: Redacted.Redacted | undefined
+    /** The API's base URL, ending in `/v1`; OpenAI's by default. */
+    readonly apiUrl?: string | undefined
+    /** The embedding model, e.g. `text-embedding-3-small`. */
+    readonly model: string
+    /** Shorter vectors, for the models that support it (e.g. 256 for `text-embedding-3-small`). */
+    readonly dimensions?: number | undefined
+  }
+}
+
+/**
+ * The embedding model over the OpenAI API.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: OpenAiEmbeddings.Options): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
+  OpenAiEmbeddingModel.layerBatched({
+    model: options.model,
+    config: options.dimensions === undefined
+      ? { maxBatchSize }
+      : { maxBatchSize, dimensions: options.dimensions }
+  }).pipe(
+    Layer.provide(OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.apiUrl })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )

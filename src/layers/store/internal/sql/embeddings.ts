@@ -1,0 +1,101 @@
+/**
+ * The message vectors of the SQL repository (hybrid recall): which messages await one, storing
+ * them, and the cosine ranking of one conversation's vectors, computed in SQL over plain `real[]`
+ * columns (normalised on the way in, so the score is a dot product). See migration
+ * `5_add_embeddings`.
+ */
+import type { SqlClient } from "@effect/sql"
+import { SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import type { RepositoryService } from "../../../../services/RepositoryService.js"
+import { clampLimit } from "../search.js"
+import { normalize } from "../vectors.js"
+import * as Rows from "./rows.js"
+import { upperBound } from "./statements.js"
+
+/** A vector in the text form of a PostgreSQL array (`{0.1,-0.2}`), which `::real[]` reads. */
+const arrayText = (vector: Float32Array): string => `{${vector.join(",")}}`
+
+const HitRow = Schema.Struct({ seq: Rows.SqlInt, score: Schema.Number })
+
+/** The statements over one `SqlClient`. */
+export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
+  const columns = sql.literal(Rows.messageColumns.split(", ").map((column) => `m.${column}`).join(", "))
+
+  // The messages `searchMessages` may find, after the newest one embedded under the model: the
+  // primary key of the vectors gives that seq, the messages' own the range.
+  const selectPending = SqlSchema.findAll({
+    Request: Schema.Struct({ id: Schema.String, model: Schema.String, limit: Schema.Number }),
+    Result: Rows.MessageRow,
+    execute: (q) =>
+      sql`SELECT ${columns} FROM chat_memory_conversations c
+        JOIN chat_memory_messages m ON m.conversation_id = c.conversation_id
+        WHERE c.conversation_id = ${q.id} AND m.role <> 'summary'
+          AND m.seq > greatest(c.system_prefix_seq, coalesce((
+            SELECT max(e.seq) FROM chat_memory_embeddings e WHERE e.conversation_id = ${q.id} AND e.model = ${q.model}
+          ), 0))
+        ORDER BY m.seq
+        LIMIT ${q.limit}`
+  })
+
+  // The conversation's row is read `FOR SHARE` first: a concurrent delete holds it, so the vectors
+  // are written before it (and deleted by it) or find their messages gone.
+  const insert = (id: string, model: string, seqs: ReadonlyArray<number>, vectors: ReadonlyArray<string>) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT 1 FROM chat_memory_conversations WHERE conversation_id = ${id} FOR SHARE`
+      yield* sql`INSERT INTO chat_memory_embeddings (conversation_id, model, seq, vector)
+        SELECT ${id}, ${model}, v.seq, v.vector::real[]
+        FROM unnest(${seqs}::bigint[], ${vectors}::text[]) AS v(seq, vector)
+        WHERE EXISTS (SELECT 1 FROM chat_memory_messages m WHERE m.conversation_id = ${id} AND m.seq = v.seq)
+        ON CONFLICT (conversation_id, model, seq) DO UPDATE SET vector = EXCLUDED.vector`
+    }))
+
+  const selectNearest = SqlSchema.findAll({
+    Request: Schema.Struct({
+      id: Schema.String,
+      model: Schema.String,
+      vector: Schema.String,
+      before: Schema.Number,
+      limit: Schema.Number
+    }),
+    Result: HitRow,
+    // Every vector of the conversation and model below `before` is scored (the primary key reads
+    // them as one range); pruned messages are left out by the join.
+    execute: (q) =>
+      sql`SELECT e.seq, (
+          SELECT coalesce(sum(a * b), 0) FROM unnest(e.vector, ${q.vector}::real[]) AS t(a, b)
+        )::float8 AS score
+        FROM chat_memory_embeddings e
+        JOIN chat_memory_messages m ON m.conversation_id = e.conversation_id AND m.seq = e.seq
+        WHERE e.conversation_id = ${q.id} AND e.model = ${q.model} AND e.seq < ${q.before}
+          AND cardinality(e.vector) > 0
+        ORDER BY score DESC, e.seq DESC
+        LIMIT ${q.limit}`
+  })
+
+  return {
+    pending: (conversationId: ConversationId, query: RepositoryService.PendingEmbeddingsQuery) =>
+      Effect.map(
+        selectPending({ id: conversationId, model: query.model, limit: Math.max(1, Math.floor(query.limit)) }),
+        (rows) => rows.map((row) => Rows.toMessage(conversationId, row))
+      ),
+    store: (conversationId: ConversationId, model: string, embeddings: ReadonlyArray<RepositoryService.Embedding>) =>
+      embeddings.length === 0 ? Effect.void : Effect.asVoid(insert(
+        conversationId,
+        model,
+        embeddings.map((embedding) => embedding.seq),
+        embeddings.map((embedding) => arrayText(normalize(embedding.vector)))
+      )),
+    search: (conversationId: ConversationId, query: RepositoryService.VectorQuery) => {
+      const vector = normalize(query.vector)
+      return vector.length === 0 ? Effect.succeed([]) : selectNearest({
+        id: conversationId,
+        model: query.model,
+        vector: arrayText(vector),
+        before: upperBound(query.before),
+        limit: clampLimit(query.limit)
+      })
+    }
+  }
+}

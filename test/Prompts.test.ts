@@ -1,0 +1,140 @@
+/**
+ * The public prompts module: what it says (the user's goals kept, what goes first when over
+ * length), and that a skill of one's own built on it sends exactly what `LanguageModelSkill` sends.
+ */
+import { LanguageModel, Prompt } from "@effect/ai"
+import { assert, describe, it } from "@effect/vitest"
+import { DateTime, Effect, Layer, Stream } from "effect"
+import * as ConversationId from "../src/domain/ConversationId.js"
+import { Message } from "../src/domain/Message.js"
+import * as SummaryInput from "../src/domain/SummaryInput.js"
+import { groupTurns } from "../src/domain/Turn.js"
+import { Prompts } from "../src/index.js"
+import * as LanguageModelSkill from "../src/layers/skills/LanguageModelSkill.js"
+import { SkillService } from "../src/services/SkillService.js"
+
+const conversationId = ConversationId.make("prompts")
+
+const message = (seq: number, role: "user" | "assistant", content: string) =>
+  new Message({ conversationId, seq, role, content, metadata: {}, tokenCount: 1, createdAt: DateTime.unsafeMake(0) })
+
+const turns = groupTurns([
+  message(1, "user", "I want to move my delivery of ORD-7 to Friday."),
+  message(2, "assistant", "Done: Friday, between 8 and 12."),
+  message(3, "user", "Thanks!")
+]).turns
+
+/** Where each phrase first appears in `text` (-1 when absent). */
+const positions = (text: string, phrases: ReadonlyArray<string>) => phrases.map((phrase) => text.indexOf(phrase))
+
+/** A provider-neutral model that records the prompts it is given. */
+const recordingModel = (prompts: Array<Prompt.Prompt>) =>
+  Layer.effect(
+    LanguageModel.LanguageModel,
+    LanguageModel.make({
+      generateText: (options) =>
+        Effect.sync(() => {
+          prompts.push(options.prompt)
+          return [
+            {
+              type: "text",
+              text: JSON.stringify({
+                facts: [{ key: "order_id", value: "ORD-7", category: "ENTITY", confidence: null }],
+                remove: [],
+                narrative: "The delivery of ORD-7 moved to Friday."
+              })
+            },
+            { type: "finish", reason: "stop", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }
+          ]
+        }),
+      streamText: () => Stream.empty
+    })
+  )
+
+describe("Prompts", () => {
+  it("the prompts keep the user's goals, and say what to drop first when over length, in that order", () => {
+    const drops = ["superseded", "pleasantries", "tool payloads"]
+    for (const text of [Prompts.summarizeSystemPrompt(200), Prompts.extractFactsSystemPrompt(200)]) {
+      assert.include(text, "Keep the user's goals")
+      const at = positions(text, drops)
+      assert.isTrue(at.every((i) => i > 0), `${drops.join(", ")} in ${text}`)
+      assert.deepStrictEqual([...at].sort((a, b) => a - b), at)
+      assert.include(text, "separated by a blank line")
+      assert.include(text, "150 words")
+    }
+    const shorten = Prompts.shortenSummaryPrompt(300, 200)
+    assert.include(shorten, "100 over the limit of 200 tokens")
+    assert.include(shorten, "user's open goals")
+    assert.isTrue(positions(shorten, drops).every((i) => i > 0))
+    // The text changed with the input format: the versions moved on.
+    assert.deepStrictEqual(
+      [Prompts.summarizePromptVersion, Prompts.extractFactsPromptVersion, Prompts.inputFormatVersion],
+      [4, 3, 2]
+    )
+  })
+
+  it("re-exports the input formatter and parser of SummaryInput", () => {
+    const text = Prompts.summaryInput("Earlier summary.", turns)
+    assert.strictEqual(text, SummaryInput.summaryInput("Earlier summary.", turns))
+    assert.deepStrictEqual(Prompts.parseSummaryInput(text), SummaryInput.parseSummaryInput(text))
+    assert.strictEqual(Prompts.parseSummaryInput(text).turns.length, 2)
+  })
+
+  it("the messages of a call: our system prompt unless hosted, the input, and the over-cap follow-up", () => {
+    const input = { conversationId, text: Prompts.summaryInput(null, turns), maxTokens: 80 }
+    const roles = (messages: ReadonlyArray<Prompt.MessageEncoded>) => messages.map((m) => m.role)
+    assert.deepStrictEqual(roles(Prompts.summarizeMessages(input)), ["system", "user"])
+    assert.deepStrictEqual(Prompts.summarizeMessages(input, "hosted"), [
+      { role: "user", content: [{ type: "text", text: input.text }] }
+    ])
+    const overCap = { ...input, overCap: { summary: "too long", tokens: 120 } }
+    assert.deepStrictEqual(roles(Prompts.summarizeMessages(overCap)), ["system", "user", "assistant", "user"])
+    assert.deepStrictEqual(roles(Prompts.summarizeMessages(overCap, "hosted")), ["user", "assistant", "user"])
+    const facts = Prompts.extractFactsMessages({ ...input, existingFacts: [] })
+    assert.deepStrictEqual(roles(facts), ["system", "user"])
+    assert.deepStrictEqual(facts[1], {
+      role: "user",
+      content: [
+        { type: "text", text: "=== EXISTING_FACTS ===\nNONE\n=== END_EXISTING_FACTS ===" },
+        { type: "text", text: input.text }
+      ]
+    })
+  })
+
+  it.effect("a skill of one's own built on Prompts sends exactly what LanguageModelSkill sends", () =>
+    Effect.gen(function*() {
+      const ours: Array<Prompt.Prompt> = []
+      const skill = yield* Effect.provide(
+        SkillService,
+        LanguageModelSkill.layer({ model: "m" }).pipe(Layer.provide(recordingModel(ours)))
+      )
+      const input = { conversationId, text: Prompts.summaryInput("Earlier summary.", turns), maxTokens: 80 }
+      yield* skill.summarize(input)
+      yield* skill.summarize({ ...input, overCap: { summary: "too long", tokens: 120 } })
+      yield* skill.extractFacts({ ...input, existingFacts: [{ key: "city", value: "Lyon", category: "STATE" }] })
+      assert.strictEqual(ours.length, 3)
+      assert.deepStrictEqual(ours[0], Prompt.make(Prompts.summarizeMessages(input)))
+      assert.deepStrictEqual(
+        ours[1],
+        Prompt.make(Prompts.summarizeMessages({ ...input, overCap: { summary: "too long", tokens: 120 } }))
+      )
+      assert.deepStrictEqual(
+        ours[2],
+        Prompt.make(
+          Prompts.extractFactsMessages({ ...input, existingFacts: [{ key: "city", value: "Lyon", category: "STATE" }] })
+        )
+      )
+      // Hosted instructions: the input alone.
+      const hosted: Array<Prompt.Prompt> = []
+      const hostedSkill = yield* Effect.provide(
+        SkillService,
+        LanguageModelSkill.layer({ model: "m", summarizeInstructions: { hosted: "prompt:p1" } }).pipe(
+          Layer.provide(recordingModel(hosted))
+        )
+      )
+      const output = yield* hostedSkill.summarize(input)
+      assert.strictEqual(output.skillId, "language-model/summarize@prompt:p1")
+      assert.deepStrictEqual(hosted[0], Prompt.make(Prompts.summarizeMessages(input, "hosted")))
+      assert.deepStrictEqual(hosted[0]?.content.map((m) => m.role), ["user"])
+    }))
+})

@@ -1,47 +1,36 @@
 /**
- * An agent loop with memory and recall: each user line is answered over the memory's context for
- * that line (facts, summary, recent turns, older turns that match it), with the recall tools
- * (`search_memory`, `read_turns`) to look further back; the exchange is then stored.
+ * An agent loop with memory and recall: each user line is one `ChatTurn.generateText`, answered
+ * over the memory's context for that line (facts, summary, recent turns, older turns that match
+ * it), with the recall tools (`search_memory`, `read_turns`) to look further back; the exchange is
+ * then stored.
  *
  * Run: `OPENAI_API_KEY=sk-… npx tsx examples/agent.ts` (or `OPENAI_BASE_URL=…/v1` for a compatible
  * server). The memory is configured from the environment as the CLI's is (`MEMORY_DATA_DIR` keeps
  * it between runs); `AGENT_MODEL` picks the model. Type `exit` or press Ctrl-D to stop.
  */
-import { AiError, LanguageModel, Prompt } from "@effect/ai"
+import { AiError } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Stream } from "effect"
 import { createInterface } from "node:readline"
-import { withUserMessage } from "../src/domain/MemoryContext.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
+import * as ChatTurn from "../src/layers/ChatTurn.js"
 import * as RecallToolkit from "../src/layers/RecallToolkit.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 
 const conversationId = "example-agent"
-/** Model calls per exchange: the last one may not call tools, so that every exchange ends in an answer. */
-const maxRounds = 4
 
 /** One exchange: the model answers over the context for `line`, calling the recall tools as it needs. */
 const exchange = (line: string) =>
   Effect.gen(function*() {
-    const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId, { query: line })
-    let prompt = withUserMessage(context, line)
-    let answer = ""
-    for (let round = 1; round <= maxRounds; round++) {
-      const response = yield* LanguageModel.generateText({
-        prompt,
-        toolkit: RecallToolkit.toolkit,
-        toolChoice: round === maxRounds ? "none" : "auto"
-      })
-      answer = response.text
-      if (response.toolCalls.length === 0) break
-      prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
-    }
-    // The tool calls are not stored: they only repeat what the memory already holds.
-    yield* memory.addMessages(conversationId, [{ role: "user", content: line }, { role: "assistant", content: answer }])
+    const { context, text } = yield* ChatTurn.generateText(conversationId, {
+      prompt: line,
+      toolkit: RecallToolkit.toolkit,
+      // Their results only repeat what the memory already holds.
+      unstoredTools: ["search_memory", "read_turns"]
+    })
     const recalled = context.recalled.length
-    yield* Console.log(`\nassistant> ${answer}\n  [memory: ${context.tokenCount} tokens, ${recalled} turns recalled]`)
+    yield* Console.log(`\nassistant> ${text}\n  [memory: ${context.tokenCount} tokens, ${recalled} turns recalled]`)
   })
 
 /** The user's lines from stdin (a terminal or a pipe), until `exit` or the end of input. */

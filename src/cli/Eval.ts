@@ -337,9 +337,9 @@ export const command = Command.make(
       const results: Array<StrategyResult> = []
       // Each run on a fresh store of the configured kind (PGlite in memory by default; a data
       // directory is not reused), so runs never see each other's messages.
-      const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" ? options.store : {
-        _tag: options.store?._tag ?? "pglite"
-      }
+      const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" || options.store?._tag === "sql"
+        ? options.store
+        : { _tag: options.store?._tag ?? "pglite" }
       const runs = chosen.flatMap((strategy) =>
         options.recall !== "off" && (strategy === "summarization" || strategy === "hierarchical")
           ? [{ strategy, recall: false }, { strategy, recall: true }]

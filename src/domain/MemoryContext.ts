@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Prompt } from "@effect/ai"
-import { Hash, Schema } from "effect"
+import { Hash, Option, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"
 import { Message } from "./Message.js"
@@ -134,6 +134,14 @@ export interface PromptOptions {
   readonly recordRole?: RecordRole | undefined
 }
 
+const parseJsonText = Schema.decodeUnknownOption(Schema.parseJson())
+
+/**
+ * The value of a JSON text the memory stored. The text was checked when it was added, so the
+ * fallback (the text itself) only serves a store that no longer holds what it was given.
+ */
+const jsonOf = (text: string): unknown => Option.getOrElse(parseJsonText(text), () => text)
+
 const record = (text: string, role: RecordRole): Prompt.MessageEncoded =>
   role === "system" ? { role: "system", content: text } : { role: "user", content: [{ type: "text", text }] }
 
@@ -151,7 +159,8 @@ const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined =>
         type: "tool-call",
         id: call.id,
         name: call.name,
-        params: call.params,
+        // The text keeps the key order the provider was sent; `params` has the store's.
+        params: call.paramsJson === undefined ? call.params : jsonOf(call.paramsJson),
         providerExecuted: false
       }))
       return { role: "assistant", content: [...text, ...calls] }
@@ -164,7 +173,9 @@ const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined =>
           id: message.metadata.toolCallId ?? "",
           name: message.metadata.toolName ?? "tool",
           isFailure: message.metadata.isError ?? false,
-          result: message.content,
+          // A structured result goes back as its value: the provider encodes it once, as the
+          // fresh call did, not a second time as a string.
+          result: message.metadata.contentFormat === "json" ? jsonOf(message.content) : message.content,
           providerExecuted: false
         }]
       }
@@ -177,7 +188,9 @@ const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined =>
 /**
  * The context as `@effect/ai` prompt messages, in order. The leading system messages stay system
  * messages; facts and the summary become messages of `options.recordRole` (`user` by default);
- * tool calls and results become tool-call and tool-result parts.
+ * tool calls and results become tool-call and tool-result parts, with their JSON as it was added
+ * (a structured result as its value, params in their key order: see `Message.MessageInputs`), so
+ * a provider is sent what the fresh call sent.
  *
  * @since 0.1.0
  * @category conversions
@@ -211,8 +224,8 @@ export const toPrompt = (context: MemoryContext, options?: PromptOptions): Promp
 
 /**
  * The full prompt for the host's next model call: the context, then the user's current message.
- * Pass it as `prompt` to `LanguageModel.generateText`; store the user message and the answer with
- * `addMessages` afterwards.
+ * Pass it as `prompt` to `LanguageModel.generateText`; store the user message and the response's
+ * parts as they come with `addMessages` afterwards (or let `ChatTurn.generateText` do all three).
  *
  * @since 0.1.0
  * @category conversions

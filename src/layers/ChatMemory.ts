@@ -9,10 +9,10 @@ import { ConversationId } from "../domain/ConversationId.js"
 import { ConversationSettings } from "../domain/ConversationSettings.js"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../domain/MemoryEvent.js"
-import { MaxContentLength, MessageInput } from "../domain/Message.js"
+import { MaxContentLength, MessageInputs } from "../domain/Message.js"
 import { fromUntrusted, StorableString } from "../domain/Text.js"
 import { DataValidationError, decode } from "../errors/DataValidationError.js"
-import { ChatMemoryService, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
+import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 import { TokenCounter } from "../services/TokenCounter.js"
@@ -34,14 +34,8 @@ const prefixChanges = Metric.counter("chat_memory_context_prefix_changes_total",
 
 const AddMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
-  // Read once, inside a guard (a proxy or a getter on the list must not crash decoding); each
-  // message guards itself.
-  messages: fromUntrusted(
-    Schema.Array(MessageInput).pipe(
-      Schema.maxItems(MaxMessagesPerCall, { message: () => `must hold at most ${MaxMessagesPerCall} messages` })
-    ),
-    { shallow: true }
-  )
+  // Our messages, `@effect/ai` prompt messages and response parts, each read once, inside a guard.
+  messages: MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall })
 })
 
 const GetMessagesRequest = Schema.Struct({
@@ -197,11 +191,11 @@ export const make = (options: Options = {}): Effect.Effect<
     return ChatMemoryService.of({
       addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages) {
         const request = yield* decodeAdd({ conversationId, messages })
-        const tooLong = request.messages.findIndex((message) => message.content.length > maxMessageLength)
-        if (tooLong >= 0) {
+        const tooLong = request.messages.find(({ message }) => message.content.length > maxMessageLength)
+        if (tooLong !== undefined) {
           return yield* new DataValidationError({
             operation: "ChatMemoryService.addMessages",
-            path: `messages[${tooLong}].content`,
+            path: `messages[${tooLong.source}].content`,
             reason: `must be at most ${maxMessageLength} characters (maxMessageLength)`
           })
         }
@@ -210,7 +204,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const createdAt = yield* DateTime.now
         const prepared = yield* Effect.forEach(
           request.messages,
-          (message) =>
+          ({ message }) =>
             Effect.map(counter.countMessage(message), (tokenCount) => ({
               role: message.role,
               content: message.content,

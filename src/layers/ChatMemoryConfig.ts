@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
+import type { SqlClient } from "@effect/sql"
 import { Config, ConfigError, Either, type Layer, Option, Redacted } from "effect"
 import { MaxContentLength } from "../domain/Message.js"
 import type { SkillService } from "../services/SkillService.js"
@@ -16,6 +17,7 @@ import * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
 import type * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import type * as PgRepository from "./store/PgRepository.js"
+import type * as SqlRepository from "./store/SqlRepository.js"
 
 /**
  * The strategies configuration can choose.
@@ -97,7 +99,9 @@ export type Embeddings =
 
 /**
  * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
- * layer.
+ * layer. `sql` keeps them in the app's own database: the memory's tables (all prefixed
+ * `chat_memory_`, migrations recorded apart) beside the app's, over the app's `SqlClient` layer
+ * (typed options only).
  *
  * @since 0.1.0
  * @category models
@@ -106,6 +110,15 @@ export type Store =
   | { readonly _tag: "memory" }
   | { readonly _tag: "pglite"; readonly dataDir?: string | undefined }
   | ({ readonly _tag: "postgres" } & PgRepository.Options)
+  | ({
+    readonly _tag: "sql"
+    /**
+     * The app's `SqlClient` layer, PostgreSQL or PGlite (e.g. `PgClient.layer(...)`). Built once
+     * per composition as any layer: the app and the memory share its pool when both are built
+     * from the same layer value. A failure to build it is a `RepositoryError` (`connect`).
+     */
+    readonly layer: Layer.Layer<SqlClient.SqlClient, unknown>
+  } & SqlRepository.Options)
 
 /**
  * Who writes the summaries: the offline extractive skill (no model, no key), a model behind the

@@ -8,7 +8,7 @@
 import type { EmbeddingModel } from "@effect/ai"
 import { type ConfigError, Effect, Layer } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import type { RepositoryError } from "../errors/RepositoryError.js"
+import { RepositoryError } from "../errors/RepositoryError.js"
 import type * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
@@ -27,6 +27,7 @@ import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as PgRepository from "./store/PgRepository.js"
+import * as SqlRepository from "./store/SqlRepository.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "./tokens/ExactTokenCounter.js"
 
@@ -45,7 +46,8 @@ export type Services =
   | TokenCounter
 
 /**
- * The store's layer; the SQL stores run their migrations when it is built.
+ * The store's layer; the SQL stores run their migrations when it is built (on the app's database
+ * too, for `sql`).
  *
  * @since 0.1.0
  * @category layers
@@ -59,6 +61,12 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Repositor
     case "postgres": {
       const { _tag, ...options } = store
       return PgRepository.layer(options)
+    }
+    case "sql": {
+      const { _tag, layer: client, ...options } = store
+      return SqlRepository.layer(options).pipe(
+        Layer.provide(Layer.mapError(client, (cause) => new RepositoryError({ operation: "connect", cause })))
+      )
     }
   }
 }

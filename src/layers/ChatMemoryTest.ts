@@ -1,11 +1,13 @@
 /**
- * The memory for a host's own tests: a fresh in-memory store, a scripted summarizer that records
- * its calls, the approximate token counter, and the strategy of your choice.
+ * The memory for a host's own tests: a fresh in-memory store (or the repository layer of your
+ * choice), a scripted summarizer that records its calls, the approximate token counter, and the
+ * strategy of your choice.
  *
  * @since 0.1.0
  */
 import { Layer } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
+import type { RepositoryService } from "../services/RepositoryService.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import * as ChatMemory from "./ChatMemory.js"
 import type * as ChatMemoryConfig from "./ChatMemoryConfig.js"
@@ -15,15 +17,21 @@ import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
- * The options of the test memory: the strategy (`summarization` by default) and its knobs, and
- * the summarizer's script (deterministic default answers when left out).
+ * The options of the test memory: the strategy (`summarization` by default) and its knobs, the
+ * summarizer's script (deterministic default answers when left out), and the store.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Partial<HierarchicalOptions> {
+export interface Options<E = never, R = never> extends Partial<HierarchicalOptions> {
   readonly strategy?: ChatMemoryConfig.Strategy | undefined
   readonly script?: ScriptedSkill.ScriptedSkill.Script | undefined
+  /**
+   * The store: a fresh `MemoryRepository` by default. Any `RepositoryService` layer goes: a double
+   * that records calls or fails on cue, a SQL store. Its error and requirements become the test
+   * memory's.
+   */
+  readonly repository?: Layer.Layer<RepositoryService, E, R> | undefined
 }
 
 /**
@@ -31,17 +39,26 @@ export interface Options extends Partial<HierarchicalOptions> {
  * that no state leaks between tests. Besides the services of `ChatMemoryLive`, it provides
  * `ScriptedSkill`, the log of the summarizer's calls.
  *
+ * @example
+ * ```ts
+ * // A store double of your own (any RepositoryService layer), here one that needs a `Recorder`
+ * // (its requirement becomes the test memory's).
+ * const TestMemory = ChatMemoryTest.layer({ strategy: "noop", repository: RecordingRepository }).pipe(
+ *   Layer.provideMerge(Recorder.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill, DataValidationError> => {
-  const { script, ...strategy } = options
+export const layer = <E = never, R = never>(
+  options: Options<E, R> = {}
+): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill, DataValidationError | E, R> => {
+  const { repository, script, ...strategy } = options
   return ChatMemory.layer.pipe(
     Layer.provideMerge(ChatMemoryLive.layerStrategy(strategy)),
     Layer.provideMerge(ScriptedSkill.layer(script)),
-    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(repository ?? MemoryRepository.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 }

@@ -10,7 +10,7 @@ import type { ConversationSettings } from "../domain/ConversationSettings.js"
 import type { ConversationStats } from "../domain/ConversationStats.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
-import type { Message, MessageInput } from "../domain/Message.js"
+import type { AnyInput, Message } from "../domain/Message.js"
 import type { RecalledTurn } from "../domain/Recall.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
@@ -23,6 +23,15 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * @category constants
  */
 export const MaxMessagesPerCall = 10_000
+
+/**
+ * The most inputs one `addMessages` call may take: messages, and `@effect/ai` response parts (a
+ * streamed answer comes in many parts).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxInputsPerCall = 100_000
 
 /**
  * The largest page `getMessages` returns.
@@ -70,10 +79,14 @@ export declare namespace ChatMemoryService {
    * @category models
    */
   export interface Service {
-    /** Stores messages at the end of the conversation, creating it if new. */
+    /**
+     * Stores messages at the end of the conversation, creating it if new: messages in the
+     * library's form, `@effect/ai` prompt messages, or the response parts of `generateText` and
+     * `streamText` as they come (`Message.MessageInputs` says how they are stored).
+     */
     readonly addMessages: (
       conversationId: string,
-      messages: ReadonlyArray<typeof MessageInput.Encoded>
+      messages: ReadonlyArray<AnyInput>
     ) => Effect.Effect<ReadonlyArray<Message>, DataValidationError | RepositoryError>
     /** Reads stored messages, oldest first. */
     readonly getMessages: (

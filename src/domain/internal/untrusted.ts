@@ -11,6 +11,11 @@ export interface Limits {
   readonly maxValues: number
   /** Copy the top-level container only; its elements are passed on unread. */
   readonly shallow: boolean
+  /**
+   * Keep object keys in the input's order instead of `jsonb`'s, for JSON whose text must come back
+   * byte for byte (tool call params and results replayed to a provider).
+   */
+  readonly keepOrder?: boolean | undefined
 }
 
 export interface Copy {
@@ -95,9 +100,9 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
  * a guard. What cannot be copied as JSON data becomes a sentinel symbol whose reason is recorded:
  * a throwing getter or proxy trap, a cycle, an object that is not plain (a `Date`, a `Map`, a class
  * instance), a function, a bigint, a container nested too deep. Symbols given by the caller are
- * kept as they are (schemas refuse them). The copy is canonical: object keys in `jsonb` order,
- * `-0` as `0`, properties whose value is `undefined` left out (as `JSON.stringify` does; in an
- * array, `undefined` stays, for the schema to refuse).
+ * kept as they are (schemas refuse them). The copy is canonical: object keys in `jsonb` order
+ * (the input's with `keepOrder`), `-0` as `0`, properties whose value is `undefined` left out (as
+ * `JSON.stringify` does; in an array, `undefined` stays, for the schema to refuse).
  */
 export const copyUntrusted = (input: unknown, limits: Limits): Copy => {
   const problems = new Map<symbol, string>()
@@ -153,7 +158,7 @@ export const copyUntrusted = (input: unknown, limits: Limits): Copy => {
       if (Object.getOwnPropertySymbols(value).some((key) => Object.prototype.propertyIsEnumerable.call(value, key))) {
         return problem(notData("an object with symbol keys"))
       }
-      const keys = sortedKeys(Object.keys(value))
+      const keys = limits.keepOrder === true ? Object.keys(value) : sortedKeys(Object.keys(value))
       ancestors.add(value)
       try {
         const out: Record<string, unknown> = {}

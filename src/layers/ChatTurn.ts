@@ -1,0 +1,272 @@
+/**
+ * One turn of an agent with memory, over `@effect/ai`: the conversation's context for the user's
+ * message (the message is the recall query), the model (`LanguageModel.generateText`, with the
+ * app's toolkit, called again with the tools' results until it answers), then the exchange stored
+ * as it came (the user's message, the assistant's tool calls, the tools' results, the answer).
+ * Storing it is what starts the background work: a summarization, when one is due, runs after the
+ * turn, off its path.
+ *
+ * ```ts
+ * const turn = yield* ChatTurn.generateText("conversation-42", { prompt: line, toolkit: MyToolkit })
+ * console.log(turn.text)
+ * ```
+ *
+ * It has the shape of `LanguageModel.generateText` (a function over the `LanguageModel` in context,
+ * the same `toolkit`, `toolChoice` and `concurrency`, the model's `AiError`s as they are), not of
+ * `Chat`: a `Chat` carries its whole history in a `Ref` and `Chat.Persistence` saves it as one
+ * value per chat, where the memory keeps every message apart and gives the model a budgeted view of
+ * them (facts, summary, recent and recalled turns), rebuilt for each turn.
+ *
+ * @since 0.1.0
+ */
+import type { AiError, Response, Tool, Toolkit } from "@effect/ai"
+import { LanguageModel, Prompt } from "@effect/ai"
+import { Effect, Schema, Stream } from "effect"
+import type { Concurrency } from "effect/Types"
+import { type MemoryContext, type RecordRole, withUserMessage } from "../domain/MemoryContext.js"
+import type { Message } from "../domain/Message.js"
+import { MaxContentLength } from "../domain/Message.js"
+import { StorableString } from "../domain/Text.js"
+import { type DataValidationError, decode } from "../errors/DataValidationError.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
+import { ChatMemoryService } from "../services/ChatMemoryService.js"
+
+/**
+ * The model calls of a turn when the options do not say.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxSteps = 4
+
+/**
+ * The most model calls one turn may make.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxSteps = 100
+
+/**
+ * The options of a turn.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
+  /** The user's message: sent to the model after the context, stored, and the context's recall query. */
+  readonly prompt: string
+  /** The tools the model may call, with their handlers (or an effect that gives them, as a `Toolkit` is). */
+  readonly toolkit?: Toolkit.WithHandler<Tools> | Effect.Effect<Toolkit.WithHandler<Tools>, E, R> | undefined
+  /** As for `LanguageModel.generateText`; the last step is always `"none"`. */
+  readonly toolChoice?: LanguageModel.ToolChoice<ToolName<Tools>> | undefined
+  /** How many tool calls of one step run at once. */
+  readonly concurrency?: Concurrency | undefined
+  /**
+   * Model calls in the turn, from 1 to `MaxSteps` (`defaultMaxSteps` by default). The model is
+   * called again while it calls tools; the last call may not call any, so that the turn ends in an
+   * answer.
+   */
+  readonly maxSteps?: number | undefined
+  /** The context's budget for this turn (see `ChatMemoryService.getContext`). */
+  readonly tokenBudget?: number | undefined
+  /** The role of the facts and summary messages in the prompt (see `MemoryContext.PromptOptions`). */
+  readonly recordRole?: RecordRole | undefined
+  /**
+   * Tools whose calls and results are not stored: those whose results only repeat what the memory
+   * holds (`RecallToolkit`'s `search_memory` and `read_turns`), which would otherwise be stored,
+   * and recalled, again and again.
+   */
+  readonly unstoredTools?: ReadonlyArray<ToolName<Tools>> | undefined
+}
+
+/** The names of the tools of a toolkit. */
+type ToolName<Tools extends Record<string, Tool.Any>> = { [Name in keyof Tools]: Tools[Name]["name"] }[keyof Tools]
+
+/**
+ * What a turn did.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Turn<Tools extends Record<string, Tool.Any>> {
+  /** The answer: the text of the last model response. */
+  readonly text: string
+  /** The last model response. */
+  readonly response: LanguageModel.GenerateTextResponse<Tools>
+  /** Every model response of the turn, in order (tool calls and their results in their content). */
+  readonly steps: ReadonlyArray<LanguageModel.GenerateTextResponse<Tools>>
+  /** The memory's context the model was given. */
+  readonly context: MemoryContext
+  /** The messages stored: the user's, then the exchange. */
+  readonly messages: ReadonlyArray<Message>
+}
+
+const TurnOptions = Schema.Struct({
+  prompt: StorableString.pipe(
+    Schema.minLength(1, { message: () => "must not be empty" }),
+    Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
+  ),
+  maxSteps: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, MaxSteps, { message: () => `must be an integer from 1 to ${MaxSteps}` }))
+  )
+})
+
+const decodeOptions = (
+  operation: string,
+  options: { readonly prompt: string; readonly maxSteps?: number | undefined }
+) =>
+  decode(TurnOptions, operation, "options")({
+    prompt: options.prompt,
+    ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps })
+  })
+
+/** The toolkit of the options, its effect run. */
+const toolkitOf = <Tools extends Record<string, Tool.Any>, E, R>(options: Options<Tools, E, R>) =>
+  options.toolkit === undefined
+    ? Effect.succeed(undefined)
+    : Effect.isEffect(options.toolkit)
+    ? options.toolkit
+    : Effect.succeed(options.toolkit)
+
+/** What of a turn's parts `addMessages` gets: all but the calls and results of `unstoredTools`. */
+const storedParts = <Tools extends Record<string, Tool.Any>, Part extends { readonly type: string }>(
+  options: Options<Tools, unknown, unknown>,
+  parts: ReadonlyArray<Part>
+): ReadonlyArray<Part> => {
+  const unstored: ReadonlySet<string> = new Set(options.unstoredTools ?? [])
+  return unstored.size === 0 ?
+    parts :
+    parts.filter((part) =>
+      !((part.type === "tool-call" || part.type === "tool-result") && "name" in part && typeof part.name === "string" &&
+        unstored.has(part.name))
+    )
+}
+
+/** The turn's errors: the model's and its tools', the toolkit's, the memory's. */
+type TurnError<Tools extends Record<string, Tool.Any>, E> =
+  | AiError.AiError
+  | Tool.HandlerError<Tools[keyof Tools]>
+  | E
+  | DataValidationError
+  | RepositoryError
+
+/** What a turn needs: the model, the memory, and what its tools need. */
+type TurnContext<Tools extends Record<string, Tool.Any>, R> =
+  | LanguageModel.LanguageModel
+  | ChatMemoryService
+  | Tool.Requirements<Tools[keyof Tools]>
+  | R
+
+/**
+ * Runs one turn of the conversation: its context for `options.prompt` (with recall), the model
+ * with the toolkit until it answers (at most `maxSteps` calls), then the user's message and the
+ * whole exchange stored in one `addMessages`, which starts any background summarization.
+ *
+ * Nothing is stored when the turn fails (a model, tool or store error, or bad options: a
+ * `DataValidationError` naming `options.prompt` or `options.maxSteps`, before any model call), so
+ * the user may simply try again. Turns of one conversation should not run at once: each would be
+ * answered without the other.
+ *
+ * @since 0.1.0
+ * @category turns
+ */
+export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = never, R = never>(
+  conversationId: string,
+  options: Options<Tools, E, R>
+): Effect.Effect<Turn<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
+  Effect.gen(function*() {
+    const { maxSteps = defaultMaxSteps, prompt } = yield* decodeOptions("ChatTurn.generateText", options)
+    const memory = yield* ChatMemoryService
+    const context = yield* memory.getContext(conversationId, { query: prompt, tokenBudget: options.tokenBudget })
+    const toolkit = yield* toolkitOf(options)
+
+    let current = withUserMessage(context, prompt, { recordRole: options.recordRole })
+    const steps: Array<LanguageModel.GenerateTextResponse<Tools>> = []
+    for (let step = 1; step <= maxSteps; step++) {
+      const response = toolkit === undefined
+        // Without tools its parts are those of any toolkit's response.
+        ? new LanguageModel.GenerateTextResponse<Tools>(
+          (yield* LanguageModel.generateText({ prompt: current })).content
+        )
+        : yield* LanguageModel.generateText({
+          prompt: current,
+          toolkit,
+          toolChoice: step === maxSteps ? "none" : options.toolChoice,
+          concurrency: options.concurrency
+        })
+      steps.push(response)
+      if (response.toolCalls.length === 0) break
+      current = Prompt.merge(current, Prompt.fromResponseParts(response.content))
+    }
+
+    const messages = yield* memory.addMessages(conversationId, [
+      { role: "user", content: prompt },
+      ...storedParts(options, steps.flatMap((response) => response.content))
+    ])
+    const response = steps[steps.length - 1]
+    // The loop runs at least once (`maxSteps` >= 1).
+    if (response === undefined) return yield* Effect.dieMessage("ChatTurn.generateText: no model call was made")
+    return { text: response.text, response, steps, context, messages }
+  }).pipe(Effect.withSpan("ChatTurn.generateText", { attributes: { conversationId } }))
+
+/**
+ * `generateText` as a stream, for an app that shows the answer as it comes: the parts of every
+ * model call of the turn, as `LanguageModel.streamText` gives them (text deltas, tool calls, the
+ * tools' results, one `response-metadata` part starting each call), then, once the last call has
+ * ended, the exchange stored in one `addMessages`. The stream fails if storing fails; a stream
+ * that fails or is interrupted before its end stores nothing.
+ *
+ * @since 0.1.0
+ * @category turns
+ */
+export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = never, R = never>(
+  conversationId: string,
+  options: Options<Tools, E, R>
+): Stream.Stream<Response.StreamPart<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const { maxSteps = defaultMaxSteps, prompt } = yield* decodeOptions("ChatTurn.streamText", options)
+    const memory = yield* ChatMemoryService
+    const context = yield* memory.getContext(conversationId, { query: prompt, tokenBudget: options.tokenBudget })
+    const toolkit = yield* toolkitOf(options)
+    // The parts of this turn, in order, for `addMessages` at the end: state of this call only.
+    const parts: Array<Response.StreamPart<Tools>> = []
+
+    const step = (current: Prompt.Prompt, n: number): Stream.Stream<
+      Response.StreamPart<Tools>,
+      TurnError<Tools, E>,
+      TurnContext<Tools, R>
+    > => {
+      const from = parts.length
+      const model: Stream.Stream<Response.StreamPart<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =
+        toolkit === undefined
+          ? LanguageModel.streamText({ prompt: current })
+          : LanguageModel.streamText({
+            prompt: current,
+            toolkit,
+            toolChoice: n === maxSteps ? "none" : options.toolChoice,
+            concurrency: options.concurrency
+          })
+      return model.pipe(
+        Stream.tap((part) => Effect.sync(() => parts.push(part))),
+        Stream.concat(Stream.suspend(() => {
+          const answered = parts.slice(from)
+          return n < maxSteps && answered.some((part) => part.type === "tool-call")
+            ? step(Prompt.merge(current, Prompt.fromResponseParts(answered)), n + 1)
+            : Stream.empty
+        }))
+      )
+    }
+
+    return step(withUserMessage(context, prompt, { recordRole: options.recordRole }), 1).pipe(
+      Stream.concat(
+        Stream.drain(
+          Stream.suspend(() =>
+            Stream.fromEffect(
+              memory.addMessages(conversationId, [{ role: "user", content: prompt }, ...storedParts(options, parts)])
+            )
+          )
+        )
+      )
+    )
+  })).pipe(Stream.withSpan("ChatTurn.streamText", { attributes: { conversationId } }))

@@ -307,7 +307,10 @@ describe("ChatMemoryLive.layerConfig: invalid values fail with a ConfigError nam
     [{ MEMORY_SUMMARY_TOKEN_CAP: "3000" }, ["MEMORY_SUMMARY_TOKEN_CAP", "MEMORY_PROMPT_TOKEN_BUDGET"]],
     [{ MEMORY_STORE: "postgres" }, ["DATABASE_URL", "required"]],
     [{ MEMORY_STORE: "postgres", DATABASE_URL: "mysql://u:hunter2@db/x" }, ["DATABASE_URL", "postgres://"]],
-    [{ OPENAI_BASE_URL: "localhost:11434" }, ["OPENAI_BASE_URL", "http"]]
+    [{ OPENAI_BASE_URL: "localhost:11434" }, ["OPENAI_BASE_URL", "http"]],
+    // A summarizer model with nothing to reach it is a mistake, never a silent offline summarizer.
+    [{ MEMORY_SUMMARIZER_MODEL: "llama3.1" }, ["MEMORY_SUMMARIZER_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"]],
+    [{ MEMORY_SUMMARIZER_MODEL: "llama3.1", OPENAI_API_KEY: " " }, ["MEMORY_SUMMARIZER_MODEL", "OPENAI_BASE_URL"]]
   ]
   for (const [env, mentions] of cases) {
     it.effect(`${JSON.stringify(env)}`, () =>

@@ -10,6 +10,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { withUserMessage } from "../domain/MemoryContext.js"
+import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
@@ -54,13 +55,17 @@ const exchange = (conversationId: string, line: string) =>
     yield* Console.error(`  [memory: ${Report.contextLine(context)}]`)
   })
 
-const converse = (conversationId: string, system: string, banner: string) =>
+const converse = (conversationId: string, system: string, banner: string, strategy: ChatMemoryConfig.Strategy) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
     const known = yield* Effect.option(
       memory.stats(conversationId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.fail(undefined)))
     )
-    if (Option.isNone(known)) yield* memory.addMessages(conversationId, [{ role: "system", content: system }])
+    if (Option.isNone(known)) {
+      // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
+      yield* memory.setSettings(conversationId, { ...(yield* memory.getSettings(conversationId)), strategy })
+      yield* memory.addMessages(conversationId, [{ role: "system", content: system }])
+    }
     yield* Console.error(banner)
     yield* prompt
     yield* userLines.pipe(
@@ -85,7 +90,10 @@ const converse = (conversationId: string, system: string, banner: string) =>
 export const command = Command.make(
   "chat",
   {
-    conversationId: Args.text({ name: "conversationId" }).pipe(Args.withDefault("chat")),
+    conversationId: Args.text({ name: "conversationId" }).pipe(
+      Args.withDescription("the conversation to continue, or to start"),
+      Args.withDefault("chat")
+    ),
     model: Options.text("model").pipe(
       Options.withDescription("the chat model (default: AGENT_MODEL, else gpt-4o-mini)"),
       Options.optional
@@ -115,7 +123,7 @@ export const command = Command.make(
       )
       const banner = `chat "${conversationId}" with ${chatModel}; memory: ${Settings.describeLine(options)}\n` +
         "Type a message; exit or Ctrl-D to stop."
-      yield* converse(conversationId, system, banner).pipe(
+      yield* converse(conversationId, system, banner, Settings.describe(options).strategy).pipe(
         Effect.provide(Layer.merge(ChatMemoryLive.layer(options), languageModel))
       )
     })

@@ -1,7 +1,8 @@
 /**
  * The commands that read or clear a stored conversation: `context`, `messages`, `inspect` and
  * `clear`. They make sense on a store that outlives the process (PGlite with a data directory,
- * PostgreSQL), where they see what `replay` or `chat` wrote.
+ * PostgreSQL), where they see what `replay` or `chat` wrote, and they read it with the strategy
+ * that wrote it (unless `--strategy` says otherwise).
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, DateTime, Effect, Option, Predicate, Schema } from "effect"
@@ -9,15 +10,15 @@ import { ConversationStats } from "../domain/ConversationStats.js"
 import { MemoryContext } from "../domain/MemoryContext.js"
 import { Message } from "../domain/Message.js"
 import { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
-import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
-import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
+import type * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 import { CliError } from "./Errors.js"
+import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
 
-const conversationId = Args.text({ name: "conversationId" })
+const conversationId = Args.text({ name: "conversationId" }).pipe(Args.withDescription("the stored conversation's id"))
 const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
 
 /** The values were built by the memory from valid parts: encoding them cannot fail. */
@@ -25,26 +26,35 @@ const encode = <A, I>(schema: Schema.Schema<A, I>, value: A) => Effect.orDie(Sch
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
-/** Runs `body` over the configured memory; an unknown conversation says where it looked. */
+/**
+ * Runs `body` over the memory of a stored conversation (with the strategy that wrote it, unless
+ * told otherwise); an unknown conversation says where it looked.
+ */
 const withMemory = <A, E>(
   flags: Settings.Flags,
-  body: (options: ChatMemoryConfig.Options) => Effect.Effect<A, E, ChatMemoryLive.Services>
+  conversationId: string,
+  body: (chosen: Memory.Chosen) => Effect.Effect<A, E, ChatMemoryLive.Services>
 ) =>
-  Effect.gen(function*() {
-    const options = yield* Settings.resolve(flags)
-    const hint = Settings.isPersistent(options.store)
+  Memory.withConversation(flags, conversationId, (chosen) => {
+    const hint = Settings.isPersistent(chosen.options.store)
       ? ""
       : " (the store is in memory and starts empty on each run: pass --data-dir or set MEMORY_DATA_DIR, " +
         "or MEMORY_STORE=postgres with DATABASE_URL, to keep conversations between runs)"
-    return yield* body(options).pipe(
+    return body(chosen).pipe(
       Effect.mapError((error) =>
         Predicate.isTagged(error, "ConversationNotFoundError") && Predicate.hasProperty(error, "message")
           ? new CliError({ reason: `${String(error.message)}${hint}` })
           : error
-      ),
-      Effect.provide(ChatMemoryLive.layer(options))
+      )
     )
   })
+
+/** How `inspect` tells where the strategy it read the conversation with came from. */
+const strategySources: Record<Memory.StrategySource, string> = {
+  recorded: "recorded by the writer of the conversation",
+  flag: "--strategy or MEMORY_STRATEGY",
+  default: "the default: none recorded"
+}
 
 const context = Command.make(
   "context",
@@ -55,10 +65,10 @@ const context = Command.make(
       Options.withDescription("what the next message asks: recalls the older turns that match it"),
       Options.optional
     ),
-    ...Settings.flags
+    ...Settings.readingFlags
   },
   ({ conversationId, json, query, ...flags }) =>
-    withMemory(flags, () =>
+    withMemory(flags, conversationId, () =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
         // The service gives an unknown conversation an empty context; here it is a mistyped id.
@@ -80,10 +90,10 @@ const messages = Command.make(
     limit: Options.integer("limit").pipe(Options.withDescription("at most this many (the newest)"), Options.optional),
     before: Options.integer("before").pipe(Options.withDescription("only messages below this seq"), Options.optional),
     json,
-    ...Settings.flags
+    ...Settings.readingFlags
   },
   ({ before, conversationId, json, limit, ...flags }) =>
-    withMemory(flags, () =>
+    withMemory(flags, conversationId, () =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
         const page = yield* memory.getMessages(conversationId, {
@@ -97,9 +107,9 @@ const messages = Command.make(
 
 const inspect = Command.make(
   "inspect",
-  { conversationId, json, ...Settings.flags },
+  { conversationId, json, ...Settings.readingFlags },
   ({ conversationId, json, ...flags }) =>
-    withMemory(flags, (options) =>
+    withMemory(flags, conversationId, ({ options, strategySource }) =>
       Effect.gen(function*() {
         const repository = yield* RepositoryService
         const memory = yield* ChatMemoryService
@@ -116,12 +126,14 @@ const inspect = Command.make(
             },
             summaryState: yield* encode(SummaryState, state),
             summarizations: yield* encode(Schema.Array(SummarizationRecord), records),
-            stats: yield* encode(ConversationStats, stats)
+            stats: yield* encode(ConversationStats, stats),
+            strategySource
           })
         }
         const roles = Object.entries(info.roleCounts).filter(([, n]) => n > 0).map(([role, n]) => `${role} ${n}`)
         yield* Console.log(`Conversation "${info.conversationId}" (${Settings.describeLine(options)})`)
         yield* Console.log(Report.table([
+          ["strategy", `${stats.strategy} (${strategySources[strategySource]})`],
           ["messages", `${info.messageCount} (last seq ${info.lastSeq}), ${info.tokenCount} tokens`],
           ["roles", roles.join(", ")],
           ["created", DateTime.formatIso(info.createdAt)],
@@ -149,9 +161,9 @@ const inspect = Command.make(
 
 const clear = Command.make(
   "clear",
-  { conversationId, ...Settings.flags },
+  { conversationId, ...Settings.readingFlags },
   ({ conversationId, ...flags }) =>
-    withMemory(flags, () =>
+    withMemory(flags, conversationId, () =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
         yield* memory.clearMessages(conversationId)

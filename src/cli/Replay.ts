@@ -2,17 +2,23 @@
  * `replay`: feeds a transcript to the memory turn by turn, as an agent would (waiting for the
  * background summarization after each turn), then shows the context the model would get next and
  * what the memory holds and cost. `--json` prints the figures, turn by turn, for scripts and tests.
+ * The strategy is recorded with the conversation, for `context` and `inspect`. A summarizer that
+ * keeps failing (its breaker opens) ends the replay: the rest of the transcript is stored, and the
+ * error says why.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Console, Effect, Option, Schema } from "effect"
+import { Clock, Console, Effect, Option, Predicate, Queue, Schema } from "effect"
+import { connect } from "node:net"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { isAppendOnly, MemoryContext } from "../domain/MemoryContext.js"
+import type { MemoryEvent, SummarizerUnavailable } from "../domain/MemoryEvent.js"
 import type { Message, MessageInput } from "../domain/Message.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { CliError } from "./Errors.js"
 import * as Progress from "./Progress.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
@@ -56,10 +62,24 @@ const endsVerbatim = (recent: ReadonlyArray<Message>, added: ReadonlyArray<Messa
     expected.every((m, i) => shown[i]?.seq === m.seq && shown[i]?.role === m.role && shown[i]?.content === m.content)
 }
 
+/** The summarizer's breaker opened at `turn`: the replay stops waiting for summaries. */
+interface Stopped {
+  readonly turn: number
+  readonly event: SummarizerUnavailable
+}
+
+/** The newest `SummarizerUnavailable` among the events received so far. */
+const breakerOpened = (events: Queue.Dequeue<MemoryEvent>) =>
+  Effect.map(Queue.takeAll(events), (chunk) =>
+    Option.fromNullable(
+      [...chunk].filter((event): event is SummarizerUnavailable => event._tag === "SummarizerUnavailable").at(-1)
+    ))
+
 const feed = (
   conversationId: string,
   turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
-  kRawTurns: number
+  kRawTurns: number,
+  events: Queue.Dequeue<MemoryEvent>
 ) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
@@ -71,7 +91,13 @@ const feed = (
     let leading = true
     const records: Array<TurnRecord> = []
     let previous: MemoryContext | undefined
+    let stopped: Stopped | undefined
     for (const [i, turn] of turns.entries()) {
+      if (stopped !== undefined) {
+        // The summarizer is paused: store the rest as it comes, without waiting for summaries.
+        yield* memory.addMessages(conversationId, turn)
+        continue
+      }
       const stored = yield* memory.addMessages(conversationId, turn)
       let tokens = 0
       for (const message of stored) {
@@ -113,9 +139,81 @@ const feed = (
       })
       previous = context
       yield* progress.tick(i + 1)
+      const opened = yield* breakerOpened(events)
+      if (Option.isSome(opened)) stopped = { turn: i + 1, event: opened.value }
     }
     yield* progress.finish
-    return records
+    yield* memory.awaitIdle(conversationId)
+    // An event of the last turn may still be on its way (events reach subscribers asynchronously).
+    yield* Effect.yieldNow()
+    const late = stopped === undefined ? yield* breakerOpened(events) : Option.none()
+    if (Option.isSome(late)) stopped = { turn: turns.length, event: late.value }
+    return { records, stopped }
+  })
+
+/** The OS's word for a failed connection: what a transport error from the HTTP client hides. */
+const socketFailure = (error: Error): string => {
+  const code = Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
+  switch (code) {
+    case "ECONNREFUSED":
+      return "connection refused"
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "host not found"
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return "host unreachable"
+    default:
+      return error.message
+  }
+}
+
+/** What a TCP connection to the server of `url` says, within 2 s: the cause behind a transport error. */
+const reachability = (url: string): Effect.Effect<string> =>
+  URL.canParse(url)
+    ? Effect.async<string>((resume) => {
+      const target = new URL(url)
+      const port = Number(target.port || (target.protocol === "https:" ? 443 : 80))
+      const socket = connect({ host: target.hostname.replace(/^\[(.*)\]$/, "$1"), port })
+      const done = (outcome: string) => {
+        socket.destroy()
+        resume(Effect.succeed(outcome))
+      }
+      socket.setTimeout(2000)
+      socket.once("connect", () => done("the server accepts connections"))
+      socket.once("timeout", () => done("no answer to a connection within 2 s"))
+      socket.once("error", (error) => done(socketFailure(error)))
+      return Effect.sync(() => socket.destroy())
+    })
+    : Effect.succeed("not a valid URL")
+
+/**
+ * The error a replay stopped by the summarizer's breaker ends with: the summarizer, the server
+ * and what a connection to it says, the skill's last error, and that nothing was lost.
+ */
+const summarizerStopped = (
+  stopped: Stopped,
+  options: ChatMemoryConfig.Options,
+  conversationId: string,
+  totals: { readonly turns: number; readonly messagesStored: number; readonly summarizedUpTo: number }
+) =>
+  Effect.gen(function*() {
+    const configuration = Settings.describe(options)
+    const url = configuration.summarizer === "openai"
+      ? configuration.summarizerUrl ?? "https://api.openai.com/v1"
+      : undefined
+    const where = url === undefined
+      ? `the ${configuration.summarizer} summarizer`
+      : `the summarizer ${configuration.summarizerModel} at ${url} (${yield* reachability(url)})`
+    return new CliError({
+      reason: `replay stopped after turn ${stopped.turn} of ${totals.turns}: ${where} failed ` +
+        `${stopped.event.failures} summarizations in a row, so summarization is paused ` +
+        `(last error: ${stopped.event.detail}). Nothing is lost: all ${totals.messagesStored} messages are stored ` +
+        `under "${conversationId}" (summarized up to seq ${totals.summarizedUpTo}). ` +
+        (url === undefined
+          ? "Check the summarizer and replay again."
+          : "Check OPENAI_BASE_URL and OPENAI_API_KEY (unset both for the offline summarizer) and replay again.")
+    })
   })
 
 /** Clears what an earlier replay left under the same id in a persistent store. */
@@ -145,8 +243,25 @@ const run = (
     const kRawTurns = configuration.kRawTurns ?? 1
     const memory = yield* ChatMemoryService
     yield* startOver(conversationId)
+    // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
+    const settings = yield* memory.getSettings(conversationId)
+    yield* memory.setSettings(conversationId, { ...settings, strategy: configuration.strategy })
     const started = yield* Clock.currentTimeMillis
-    const perTurn = yield* feed(conversationId, turns, kRawTurns)
+    const fed = yield* Effect.scoped(
+      Effect.flatMap(memory.subscribe, (events) => feed(conversationId, turns, kRawTurns, events))
+    )
+    if (fed.stopped !== undefined) {
+      const stats = yield* memory.stats(conversationId)
+      return yield* Effect.flatMap(
+        summarizerStopped(fed.stopped, options, conversationId, {
+          turns: turns.length,
+          messagesStored: stats.messagesStored,
+          summarizedUpTo: stats.summarizedUpTo
+        }),
+        Effect.fail
+      )
+    }
+    const perTurn = fed.records
     const elapsedMs = (yield* Clock.currentTimeMillis) - started
     const context = yield* memory.getContext(conversationId)
     const stats = yield* memory.stats(conversationId)

@@ -3,7 +3,7 @@
  * `ChatMemoryConfig`, the options they resolve to, and how to describe them.
  */
 import { Options } from "@effect/cli"
-import { ConfigProvider, Effect, Option } from "effect"
+import { Config, ConfigProvider, Effect, Option } from "effect"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 
 const { variables } = ChatMemoryConfig
@@ -39,6 +39,19 @@ export const flags = {
   ),
   tokenizer: text("tokenizer", "name", `${ChatMemoryConfig.tokenizers.join(" | ")} (${variables.tokenizer})`),
   summarizerModel: text("summarizer-model", "model", `the summarizer's model (${variables.summarizerModel})`)
+}
+
+/**
+ * The flags of a command that reads a stored conversation: `--strategy` defaults to the strategy
+ * that wrote it (recorded in its settings).
+ */
+export const readingFlags = {
+  ...flags,
+  strategy: text(
+    "strategy",
+    "name",
+    `${ChatMemoryConfig.strategies.join(" | ")} (${variables.strategy}); default: the one that wrote the conversation`
+  )
 }
 
 /** The parsed flags. */
@@ -82,6 +95,10 @@ export const withFlags = (given: Flags) => <A, E, R>(effect: Effect.Effect<A, E,
 
 /** The memory's options from the flags and the environment. */
 export const resolve = (given: Flags) => withFlags(given)(ChatMemoryConfig.config)
+
+/** Whether the flags or the environment name a strategy (rather than leaving the default). */
+export const strategyNamed = (given: Flags) =>
+  withFlags(given)(Effect.map(Config.option(Config.string(variables.strategy)), Option.isSome))
 
 /** Whether the store outlives the process, so that a later command sees what this one wrote. */
 export const isPersistent = (store: ChatMemoryConfig.Store | undefined): boolean =>

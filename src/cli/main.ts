@@ -11,6 +11,7 @@ import * as Chat from "./Chat.js"
 import * as Conversations from "./Conversations.js"
 import { describe } from "./Errors.js"
 import * as Eval from "./Eval.js"
+import * as Help from "./Help.js"
 import * as Mcp from "./Mcp.js"
 import * as Replay from "./Replay.js"
 
@@ -48,7 +49,10 @@ const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
 
 const [node = "node", script = "effect-chat-memory", ...rest] = process.argv
 
-const main = cli([node, script, ...normalize(rest)]).pipe(
+const args = normalize(rest)
+
+// Help is printed compactly (one line per flag); everything else goes to the parser.
+const main = Help.orRun(root, args, version, cli([node, script, ...args])).pipe(
   Effect.catchAllCause((cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const failure = Cause.failureOption(cause)

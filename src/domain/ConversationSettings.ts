@@ -1,10 +1,25 @@
 /**
  * Per-conversation settings: overrides of the memory's defaults that an application stores with
- * one conversation (a larger budget for one customer, the stable view for one agent).
+ * one conversation (a larger budget for one customer, the stable view for one agent), and the
+ * strategy that writes its memory.
  *
  * @since 0.1.0
  */
 import { Schema } from "effect"
+
+/**
+ * The built-in strategies, by the name each reports (`MemoryManagementStrategy.name`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StrategyName = Schema.Literal("noop", "sliding-window", "summarization", "hierarchical")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StrategyName = typeof StrategyName.Type
 
 /**
  * The overrides of one conversation. Every field is optional: an absent field means "use the
@@ -19,7 +34,15 @@ export class ConversationSettings extends Schema.Class<ConversationSettings>("Co
   /** Turns always shown verbatim after the summary when they fit. */
   kRawTurns: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 1000)), { exact: true }),
   /** What the context shows after the summary: the newest turns that fit, or every unsummarized turn. */
-  view: Schema.optionalWith(Schema.Literal("full", "stable"), { exact: true })
+  view: Schema.optionalWith(Schema.Literal("full", "stable"), { exact: true }),
+  /**
+   * The strategy that writes the conversation's memory (its summary state, facts or none), as
+   * its writer recorded it: a record, not an override. The service builds every context with the
+   * strategy of its own layer; a tool that opens a stored conversation (the command line's
+   * `context` and `inspect`) builds it with this one, so that it reads the summary state the way
+   * it was written.
+   */
+  strategy: Schema.optionalWith(StrategyName, { exact: true })
 }) {}
 
 /**
@@ -37,4 +60,5 @@ export const empty: ConversationSettings = new ConversationSettings({})
  * @category predicates
  */
 export const isEmpty = (settings: ConversationSettings): boolean =>
-  settings.tokenBudget === undefined && settings.kRawTurns === undefined && settings.view === undefined
+  settings.tokenBudget === undefined && settings.kRawTurns === undefined && settings.view === undefined &&
+  settings.strategy === undefined

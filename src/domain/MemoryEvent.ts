@@ -106,6 +106,40 @@ export class SummarizationFailed extends Schema.TaggedClass<SummarizationFailed>
 }) {}
 
 /**
+ * The summarizer's breaker opened: `failures` summarizations in a row failed on the skill (after
+ * their retries), so background summarizations stop calling it for `retryInMillis`; then one call
+ * is let through, and its success closes the breaker (`SummarizerRecovered`). Messages are stored
+ * meanwhile; contexts announce the turns the waiting summary does not cover.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class SummarizerUnavailable extends Schema.TaggedClass<SummarizerUnavailable>()("SummarizerUnavailable", {
+  /** The conversation whose summarization failed last. */
+  conversationId: ConversationId,
+  /** The skill that failed, as its error names it (e.g. `openai/summarize@4`). */
+  skillId: Schema.String,
+  /** Summarizations that failed in a row. */
+  failures: Schema.Int.pipe(Schema.positive()),
+  /** The last error's message (never a secret: errors carry no credentials). */
+  detail: Schema.String,
+  /** How long the summarizer is left alone before one call is let through. */
+  retryInMillis: Schema.NonNegativeInt
+}) {}
+
+/**
+ * A summarization succeeded while the summarizer's breaker was open: it is closed again, and
+ * background summarizations call the skill as before.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class SummarizerRecovered extends Schema.TaggedClass<SummarizerRecovered>()("SummarizerRecovered", {
+  /** The conversation whose summarization succeeded. */
+  conversationId: ConversationId
+}) {}
+
+/**
  * The context was served without a fresh summary: the summary is behind (`"summary-behind"`) or
  * building it failed (`"failure"`).
  *
@@ -144,6 +178,8 @@ export const MemoryEvent = Schema.Union(
   Summarized,
   FactsExtracted,
   SummarizationFailed,
+  SummarizerUnavailable,
+  SummarizerRecovered,
   FallbackUsed,
   MemoryRecalled
 )

@@ -401,7 +401,9 @@ const raw = Config.all({
   // A key or a base URL selects the OpenAI skill; with neither, the offline one.
   openAi: Config.option(openAi),
   // Read apart too: a hosted prompt without the OpenAI skill is an error, not ignored.
-  summaryPromptId: Config.option(Config.string(variables.summaryPromptId))
+  summaryPromptId: Config.option(Config.string(variables.summaryPromptId)),
+  // And a summarizer model: set with nothing to reach it, it would silently mean the offline skill.
+  summarizerModel: Config.option(Config.string(variables.summarizerModel))
 })
 
 type Raw = Config.Config.Success<typeof raw>
@@ -447,6 +449,13 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
     return Either.left(ConfigError.InvalidData(
       [variables.summaryPromptId],
       `a hosted prompt needs the OpenAI summarizer: set ${variables.openAiApiKey}, or ${variables.openAiBaseUrl}`
+    ))
+  }
+  if (Option.isSome(settings.summarizerModel) && Option.isNone(settings.openAi)) {
+    return Either.left(ConfigError.InvalidData(
+      [variables.summarizerModel],
+      `a summarizer model needs a server to reach it: set ${variables.openAiApiKey}, or ${variables.openAiBaseUrl} ` +
+        `for an OpenAI-compatible server (e.g. http://localhost:11434/v1); unset it for the offline summarizer`
     ))
   }
   if (settings.strategy === "hierarchical" && settings.mode === "layered") {
@@ -508,7 +517,8 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
  * memory; `postgres` at `DATABASE_URL`), the strategy's knobs, `MEMORY_TOKENIZER`, and the
  * summarizer: OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL`, and a hosted
  * summary prompt by `PROMPT_ID_SUMMARY_GLOBAL` / `PROMPT_VERSION_SUMMARY_GLOBAL`) when a key or a
- * base URL is set, the extractive skill otherwise. An invalid value fails with a
+ * base URL is set, the extractive skill otherwise (`MEMORY_SUMMARIZER_MODEL` set without either is
+ * an error, not a silent offline summarizer). An invalid value fails with a
  * `ConfigError` naming the variable (and the allowed values, for a choice).
  *
  * @since 0.1.0

@@ -62,6 +62,17 @@ export const Options = Schema.Struct({
   /** The longest one skill call may take. */
   skillTimeoutMillis: PositiveInt,
   /**
+   * The summarizer's breaker: after this many summarizations in a row failed on the skill (each
+   * after its retries), background summarizations stop calling it. Messages are still stored,
+   * the summary waits, and contexts announce the turns it does not cover.
+   */
+  breakerFailures: Schema.Int.pipe(Schema.between(1, 1000)),
+  /**
+   * How long the breaker stays open; then the next summarization due is let through alone (the
+   * others wait for its outcome), and its success closes the breaker.
+   */
+  breakerCooldownMillis: PositiveInt,
+  /**
    * How many conversations this strategy summarizes at once in the background; the others wait
    * for a turn (holding no lock or connection meanwhile). It bounds the concurrent calls to the
    * summarizer model and the summarization locks held. If the store caps its lock holders
@@ -126,6 +137,8 @@ export const defaults: SummarizationOptions = {
   retries: 3,
   retryBaseDelayMillis: 200,
   skillTimeoutMillis: 30_000,
+  breakerFailures: 5,
+  breakerCooldownMillis: 30_000,
   summarizationConcurrency: 16,
   recall: "lexical",
   embeddingModel: "text-embedding-3-small",

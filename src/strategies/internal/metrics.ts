@@ -1,6 +1,6 @@
 /**
- * The summarizing strategies' metrics: summarizations and their cost, failures, and contexts
- * served without a fresh summary.
+ * The summarizing strategies' metrics: summarizations and their cost, failures and the breaker,
+ * and contexts served without a fresh summary.
  */
 import { Metric, MetricBoundaries } from "effect"
 
@@ -44,6 +44,18 @@ export const summarizationDuration = Metric.histogram(
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 18 }),
   "Duration of a summarization in milliseconds"
 )
+
+/** Times the summarizer's breaker opened (a skill failing summarization after summarization). */
+export const summarizerBreakerOpened = Metric.counter("chat_memory_summarizer_breaker_opened_total", {
+  description: "Times the summarizer's breaker opened after summarizations failed in a row",
+  incremental: true
+})
+
+/** Summarizations due but not run because the summarizer's breaker was open. */
+export const summarizationsSkipped = Metric.counter("chat_memory_summarizations_skipped_total", {
+  description: "Summarizations due but not run because the summarizer's breaker was open (nothing lost)",
+  incremental: true
+})
 
 /** Contexts served without a fresh summary. */
 export const fallbacks = Metric.counter("chat_memory_context_fallbacks_total", {

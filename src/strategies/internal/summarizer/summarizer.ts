@@ -1,18 +1,19 @@
 /**
  * One conversation's summarization job: under the store's summarization lock, plan, produce and
  * commit by compare-and-set until nothing is due; failures are logged, counted and emitted, and
- * leave the state as it was.
+ * leave the state as it was. A summarizer that keeps failing is paused by its breaker.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import type { Fact } from "../../../domain/Fact.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
 import { FactsExtracted, type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
-import type { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
+import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import * as Metrics from "../metrics.js"
+import * as Breaker from "./breaker.js"
 import { makePlanner, summaryTokens } from "./plan.js"
 import type { Producer } from "./producers.js"
 import { sanitizeOutput } from "./sanitize.js"
@@ -37,7 +38,9 @@ export interface Summarizer {
   /**
    * Summarizes a conversation until nothing is due, holding the store's lock for each run
    * (another holder, in this process or another, means the conversation is being taken care of:
-   * stop). Fails only with the error that stopped it, after logging, counting and emitting it.
+   * stop). Fails with the error that stopped it, after logging, counting and emitting it; or,
+   * while the breaker holds the summarizer back, with an `Unavailable` error that is only counted
+   * as a skipped summarization (the skill is not called).
    */
   readonly summarizeConversation: (
     conversationId: ConversationId
@@ -45,6 +48,22 @@ export interface Summarizer {
   /** The job as a background fiber runs it: its failures were logged, counted and emitted. */
   readonly backgroundJob: (conversationId: ConversationId) => Effect.Effect<void>
 }
+
+/** How a run ended: the state moved (plan again), nothing was due, or the breaker held the call. */
+type Outcome = "moved" | "done" | "held"
+
+/** The error a summarization held back by the breaker fails with (it never reached the skill). */
+const heldError = (held: Breaker.Held) =>
+  new SkillExecutionError({
+    skillId: held.last.skillId,
+    reason: "Unavailable",
+    retryable: false,
+    detail: `paused after ${held.failures} summarizations in a row failed; ` +
+      (held.retryInMillis > 0
+        ? `next call in ${Duration.format(Duration.millis(Math.ceil(held.retryInMillis)))}`
+        : "one call is finding out whether it answers again") +
+      ` (last: ${held.last.message})`
+  })
 
 /**
  * Builds the summarizer of a strategy: its settings, the producer of its mode, and where its
@@ -59,21 +78,28 @@ export const make = (
     const repository = yield* RepositoryService
     const counter = yield* TokenCounter
     const plan = yield* makePlanner(settings, producer)
+    const breaker = yield* Breaker.make(settings, publish)
 
     /**
-     * One run: plans and, when a summarization is due, produces and commits it. True when the state
-     * moved (by this run, or by another writer whose commit won): the caller plans again.
+     * One run: plans and, when a summarization is due, produces (if the breaker lets the call
+     * through) and commits it. `moved` when the state moved (by this run, or by another writer
+     * whose commit won): the caller plans again.
      */
-    const runOnce = (conversationId: ConversationId, continuing: boolean) =>
+    const runOnce = (
+      conversationId: ConversationId,
+      continuing: boolean
+    ): Effect.Effect<Outcome, RepositoryService.Errors | SkillExecutionError> =>
       Effect.gen(function*() {
         const due = yield* plan(conversationId, continuing)
-        if (Option.isNone(due)) return false
+        if (Option.isNone(due)) return "done"
         const planned = due.value
         const first = planned.older[0]
         const last = planned.older[planned.older.length - 1]
-        if (first === undefined || last === undefined) return false
+        if (first === undefined || last === undefined) return "done"
         const started = yield* Clock.currentTimeMillis
-        const sanitized = sanitizeOutput(yield* producer.produce(planned))
+        const output = yield* breaker.guard(conversationId, producer.produce(planned))
+        if (Option.isNone(output)) return "held"
+        const sanitized = sanitizeOutput(output.value)
         const produced = sanitized.output
         if (sanitized.replaced > 0) {
           yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
@@ -116,7 +142,7 @@ export const make = (
           yield* Effect.logDebug("summarization lost a race; planning again").pipe(
             Effect.annotateLogs({ conversationId, cursor: result.current.cursor, version: result.current.version })
           )
-          return true
+          return "moved"
         }
         const foldedTokens = planned.older.reduce((n, turn) => n + turn.tokenCount, 0)
         const tokensBefore = planned.summaryTokens + foldedTokens
@@ -167,13 +193,23 @@ export const make = (
             })
           )
         }
-        return true
+        return "moved"
       })
+
+    /** A summarization due but held back by the breaker: skipped (the summary waits), counted. */
+    const skipped = (conversationId: ConversationId, held: Breaker.Held) =>
+      Effect.zipRight(
+        Effect.logDebug("summarizer paused by its breaker; summarization skipped").pipe(
+          Effect.annotateLogs({ conversationId, failuresInARow: held.failures, retryInMillis: held.retryInMillis })
+        ),
+        Effect.zipRight(Metrics.summarizationsSkipped(Effect.succeed(1)), Effect.fail(heldError(held)))
+      )
 
     /**
      * Summarizes a conversation until nothing is due, holding the store's lock for each run (another
      * holder, in this process or another, means the conversation is being taken care of: stop).
-     * Fails only with the error that stopped it, after logging, counting and emitting it.
+     * Fails with the error that stopped it, after logging, counting and emitting it; or with the
+     * breaker's `Unavailable` error, only counted as skipped.
      */
     const summarizeConversation = (conversationId: ConversationId) =>
       Effect.gen(function*() {
@@ -183,9 +219,14 @@ export const make = (
         while (true) {
           // Most triggers find nothing due: plan first, without the lock (which costs a lease in
           // the database), and take it only to plan again and fold.
-          if (Option.isNone(yield* plan(conversationId, continuing))) return
+          if (Option.isNone(yield* plan(conversationId, continuing))) return Option.none<Breaker.Held>()
+          // A paused summarizer is not called, and its lock is not taken: the summary waits.
+          const held = yield* breaker.held
+          if (Option.isSome(held)) return held
           const ran = yield* repository.withSummarizationLock(conversationId, runOnce(conversationId, continuing))
-          if (Option.isNone(ran) || !ran.value) return
+          if (Option.isNone(ran) || ran.value === "done") return Option.none<Breaker.Held>()
+          // Held under the lock: another run claimed the one call a half-open breaker lets through.
+          if (ran.value === "held") return yield* breaker.held
           continuing = true
         }
       }).pipe(
@@ -202,13 +243,14 @@ export const make = (
               )
             )
         ),
+        Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (held) => skipped(conversationId, held) })),
         Effect.withSpan("Summarizer.summarizeConversation", { attributes: { conversationId } })
       )
 
     return {
       summarizeConversation,
       // Nobody joins a background job: its failures were logged, counted and emitted by
-      // `summarizeConversation` itself, so they end here.
+      // `summarizeConversation` itself (a skipped one, counted), so they end here.
       backgroundJob: (conversationId) => Effect.ignore(summarizeConversation(conversationId))
     }
   })

@@ -1,0 +1,247 @@
+/**
+ * Help that fits a screen: `<command> --help` with one line per argument and flag (its name, then
+ * what it does), read from the command's own help documentation. @effect/cli gives each flag
+ * eight lines (its type, its description, "This setting is optional." and blank lines between),
+ * which put every command's help past 180 lines.
+ */
+import { CliConfig, Command, CommandDescriptor, type HelpDoc } from "@effect/cli"
+import type { Span } from "@effect/cli/HelpDoc/Span"
+import { Console, type Effect, HashMap, Option } from "effect"
+
+/** The widest a help line gets before its description wraps (one column of names, one of text). */
+const width = 100
+
+/** @effect/cli's description of a value's type when it says no more than the flag's value name. */
+const genericTypes = new Set([
+  "A user-defined piece of text.",
+  "A true or false value.",
+  "An integer.",
+  "A floating point number."
+])
+
+const optional = "This setting is optional."
+
+/** Help is read without @effect/cli's built-ins: they are listed once, compactly. */
+const config = CliConfig.make({ showBuiltIns: false })
+
+/** The built-in flags of every command, which @effect/cli describes on each (listed once here). */
+const builtIns: ReadonlyArray<readonly [string, string]> = [
+  ["-h, --help", "show this help"],
+  ["--version", "show the version"],
+  ["--log-level level", "all | trace | debug | info | warning | error | fatal | none: the least severe log shown"],
+  ["--completions shell", "sh | bash | fish | zsh: print a shell completion script"],
+  ["--wizard", "build the command line by answering questions"]
+]
+
+const spanText = (span: Span): string => {
+  switch (span._tag) {
+    case "Text":
+    case "URI":
+      return span.value
+    case "Sequence":
+      return spanText(span.left) + spanText(span.right)
+    case "Highlight":
+    case "Strong":
+    case "Weak":
+      return spanText(span.value)
+  }
+}
+
+/** The paragraphs of a help document, in order (an enumeration's elements as paragraphs). */
+const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
+  switch (doc._tag) {
+    case "Empty":
+    case "DescriptionList":
+      return []
+    case "Header":
+    case "Paragraph":
+      return [spanText(doc.value)]
+    case "Enumeration":
+      return doc.elements.flatMap(paragraphs)
+    case "Sequence":
+      return [...paragraphs(doc.left), ...paragraphs(doc.right)]
+  }
+}
+
+/** A help document's sections: each header with the paragraphs and definitions under it. */
+interface Section {
+  readonly title: string
+  readonly text: Array<string>
+  readonly definitions: Array<readonly [string, HelpDoc.HelpDoc]>
+}
+
+const sections = (doc: HelpDoc.HelpDoc): Array<Section> => {
+  const out: Array<Section> = []
+  const current = (): Section => {
+    const last = out.at(-1)
+    if (last !== undefined) return last
+    const first: Section = { title: "", text: [], definitions: [] }
+    out.push(first)
+    return first
+  }
+  const walk = (node: HelpDoc.HelpDoc): void => {
+    switch (node._tag) {
+      case "Empty":
+        return
+      case "Header":
+        out.push({ title: spanText(node.value), text: [], definitions: [] })
+        return
+      case "Paragraph":
+      case "Enumeration":
+        current().text.push(...paragraphs(node))
+        return
+      case "DescriptionList":
+        // `(-k, --k-raw-turns turns)`: the parentheses group a flag's names in a usage line only.
+        current().definitions.push(
+          ...node.definitions.map(([name, block]) => [spanText(name).replace(/^\((.*)\)$/, "$1"), block] as const)
+        )
+        return
+      case "Sequence":
+        walk(node.left)
+        walk(node.right)
+        return
+    }
+  }
+  walk(doc)
+  return out
+}
+
+/** Words of `text` in lines of at most `room` characters (a longer word keeps its own line). */
+const wrap = (text: string, room: number): Array<string> => {
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
+    if (line.length > 0 && line.length + 1 + word.length > room) {
+      lines.push(line)
+      line = word
+    } else line = line.length === 0 ? word : `${line} ${word}`
+  }
+  if (line.length > 0) lines.push(line)
+  return lines
+}
+
+/** Definitions as a two-column list: names padded to one width, descriptions wrapped beside them. */
+const table = (rows: ReadonlyArray<readonly [string, string]>): Array<string> => {
+  const column = Math.min(28, Math.max(0, ...rows.map(([name]) => name.length)) + 2)
+  return rows.flatMap(([name, description]) => {
+    const [first = "", ...rest] = wrap(description, width - column - 2)
+    const head = name.length + 2 > column ? [`  ${name}`, `  ${" ".repeat(column)}${first}`] : [
+      `  ${name.padEnd(column)}${first}`
+    ]
+    return [...head, ...rest.map((line) => `  ${" ".repeat(column)}${line}`)].map((line) => line.trimEnd())
+  })
+}
+
+/**
+ * One definition's description: @effect/cli's paragraphs without the generic type line, with
+ * "optional" and the default said in a few words (an argument says when it may be left out; a
+ * flag, which may always be, says only its default, or that it is required when it is).
+ */
+const describe = (block: HelpDoc.HelpDoc, kind: "argument" | "flag"): string => {
+  const [type, ...rest] = paragraphs(block)
+  const texts = type === undefined || genericTypes.has(type) ? rest : [type, ...rest]
+  const isOptional = texts.some((text) => text.startsWith(optional))
+  const notes = texts.flatMap((text) => {
+    if (!text.startsWith(optional)) return [text]
+    const fallback = text.slice(optional.length).trim().replace(/^Defaults to: /, "")
+    return fallback.length > 0 ? [`(default: ${fallback})`] : kind === "argument" ? ["(optional)"] : []
+  })
+  return [...notes, ...(isOptional ? [] : kind === "flag" ? ["(required)"] : [])].join(" ")
+}
+
+/** The compact help of one command: usage, description, arguments, flags and the built-ins. */
+const renderCommand = (program: string, name: string, help: HelpDoc.HelpDoc): string => {
+  const parts = sections(help)
+  const section = (title: string) => parts.find((part) => part.title === title)
+  const args = section("ARGUMENTS")?.definitions ?? []
+  const flags = section("OPTIONS")?.definitions ?? []
+  const usageArgs = args.map(([arg, block]) =>
+    paragraphs(block).some((text) => text.startsWith(optional)) ? `[${arg}]` : arg
+  )
+  const lines = [
+    `${program} ${name}: ${descriptionOf(help)}`,
+    "",
+    "USAGE",
+    `  ${[program, name, ...(flags.length > 0 ? ["[flags]"] : []), ...usageArgs].join(" ")}`,
+    ...(args.length === 0
+      ? []
+      : ["", "ARGUMENTS", ...table(args.map(([arg, block]) => [arg, describe(block, "argument")]))]),
+    ...(flags.length === 0
+      ? []
+      : ["", "FLAGS", ...table(flags.map(([flag, block]) => [flag, describe(block, "flag")]))]),
+    "",
+    "BUILT-IN FLAGS",
+    ...table(builtIns)
+  ]
+  return lines.join("\n")
+}
+
+/** The description of a command's help. */
+const descriptionOf = (help: HelpDoc.HelpDoc): string =>
+  (sections(help).find((part) => part.title === "DESCRIPTION")?.text ?? []).join(" ")
+
+/** The compact help of the program: what it does, its commands (in their order), and the built-ins. */
+const renderRoot = (
+  program: string,
+  version: string,
+  help: HelpDoc.HelpDoc,
+  subcommands: HashMap.HashMap<string, CommandDescriptor.Command<unknown>>
+): string => {
+  // Each line of @effect/cli's command list starts with the command's name.
+  const names = (sections(help).find((part) => part.title === "COMMANDS")?.text ?? [])
+    .map((line) => line.trim().split(/\s+/)[0] ?? "")
+  const commands = names.flatMap((name) =>
+    Option.match(HashMap.get(subcommands, name), {
+      onNone: () => [],
+      onSome: (command): ReadonlyArray<readonly [string, string]> => [[
+        name,
+        descriptionOf(CommandDescriptor.getHelp(command, config))
+      ]]
+    })
+  )
+  const lines = [
+    `${program} ${version}: ${descriptionOf(help)}`,
+    "",
+    "USAGE",
+    `  ${program} <command> [flags] [arguments]   (no command: replay the bundled conversation)`,
+    "",
+    "COMMANDS",
+    ...table(commands),
+    "",
+    "BUILT-IN FLAGS",
+    ...table(builtIns),
+    "",
+    `Flags of a command: ${program} <command> --help`
+  ]
+  return lines.join("\n")
+}
+
+/**
+ * The help `args` ask for (`-h` or `--help` before any `--`), compact: of the command they name
+ * first, or of the program without one. `None` when they ask for none.
+ */
+export const helpFor = <Name extends string, R, E, A>(
+  root: Command.Command<Name, R, E, A>,
+  args: ReadonlyArray<string>,
+  version: string
+): Option.Option<string> => {
+  const end = args.indexOf("--")
+  const options = end === -1 ? args : args.slice(0, end)
+  if (!options.includes("--help") && !options.includes("-h")) return Option.none()
+  const program = [...Command.getNames(root)][0] ?? "effect-chat-memory"
+  const first = args[0]
+  const subcommand = first === undefined ? Option.none() : HashMap.get(Command.getSubcommands(root), first)
+  return Option.some(Option.match(subcommand, {
+    onNone: () => renderRoot(program, version, Command.getHelp(root, config), Command.getSubcommands(root)),
+    onSome: (command) => renderCommand(program, first ?? "", CommandDescriptor.getHelp(command, config))
+  }))
+}
+
+/** Prints the help `args` ask for, or runs `run` when they ask for none. */
+export const orRun = <Name extends string, R, E, A, E2, R2>(
+  root: Command.Command<Name, R, E, A>,
+  args: ReadonlyArray<string>,
+  version: string,
+  run: Effect.Effect<void, E2, R2>
+): Effect.Effect<void, E2, R2> =>
+  Option.match(helpFor(root, args, version), { onNone: () => run, onSome: (text) => Console.log(text) })

@@ -9,6 +9,7 @@ import { Effect, Layer, Option, PubSub, type Scope } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import { omissionText } from "../domain/MemoryContext.js"
 import { FallbackUsed, type MemoryEvent } from "../domain/MemoryEvent.js"
+import { groupTurns } from "../domain/Turn.js"
 import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
@@ -21,7 +22,7 @@ import { withRecall } from "./internal/context/recall.js"
 import { assemble, emptyContext } from "./internal/context/window.js"
 import * as Metrics from "./internal/metrics.js"
 import { makeJobs } from "./internal/summarizer/jobs.js"
-import { summaryTokens, trigger } from "./internal/summarizer/plan.js"
+import { loadBuffer, summaryTokens, trigger } from "./internal/summarizer/plan.js"
 import * as Producers from "./internal/summarizer/producers.js"
 import * as Summarizer from "./internal/summarizer/summarizer.js"
 import { defaults, Options, type SummarizationOptions, withOverrides } from "./SummarizationOptions.js"
@@ -111,23 +112,28 @@ export const makeWith = (
         })
       })
 
-    /** Whether a summarization is due that has not happened: the background is behind. */
+    /**
+     * Whether a summarization is due that has not happened: the background is behind. The buffer
+     * (every message after the cursor) is grouped into turns as the planner groups it (a tool
+     * result answering an older call joins turns; the context's count of omitted turns does not
+     * know that), so that "behind" means exactly "the planner has a fold to run". The buffer is
+     * read whole only when the window did not already hold it.
+     */
     const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number, settings: SummarizationOptions) =>
       Effect.gen(function*() {
         if (turnsInBuffer <= settings.kRawTurns) return false
         const start = Math.max(window.after, window.state.cursor, window.info.systemPrefixSeq)
         const oldest = window.recent[0]?.seq ?? window.info.lastSeq + 1
-        const buffer = window.reachedStart || oldest <= start + 1
-          ? window.recent.filter((m) => m.seq > start && m.role !== "summary")
-          : undefined
-        const tokens = buffer !== undefined
-          ? buffer.reduce((n, m) => n + m.tokenCount, 0)
-          : (yield* repository.countMessages(window.info.conversationId, { after: start })).tokenCount
+        const loaded = window.reachedStart || oldest <= start + 1
+          ? window.recent
+          : (yield* loadBuffer(repository, window.info.conversationId)).messages
+        const buffer = loaded.filter((m) => m.seq > start && m.role !== "summary")
+        const turns = groupTurns(buffer).turns
         const due = trigger(settings, producer, {
           summaryTokens: yield* summaryTokens(shownCounter, window.state.narrative),
-          tokens,
-          messages: buffer?.length ?? window.info.lastSeq - start,
-          turns: turnsInBuffer,
+          tokens: turns.reduce((n, turn) => n + turn.tokenCount, 0),
+          messages: buffer.length,
+          turns: turns.length,
           systemTokens: window.system.reduce((n, m) => n + m.tokenCount, 0)
         })
         return due !== undefined

@@ -1,0 +1,107 @@
+/**
+ * What a statement carries that a later question may ask for word for word: identifiers, amounts,
+ * dates and times, phone numbers, e-mail addresses, quantities with their unit, and names. Found
+ * by shape, in any domain: no word of a particular conversation is known here.
+ */
+import { Array as Arr, Order } from "effect"
+import { calendarWords, functionWords, openers } from "./words.js"
+
+/** The kinds of salient spans, from the most to the least specific. */
+export type Kind = "email" | "phone" | "money" | "identifier" | "address" | "date" | "time" | "quantity" | "name"
+
+/** A salient span of a text: its kind, its text as written, and where it starts. */
+export interface Span {
+  readonly kind: Kind
+  readonly text: string
+  readonly index: number
+}
+
+const months = "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" +
+  "Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+const weekdays = "(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+const day = `${months}\\.? \\d{1,2}(?:st|nd|rd|th)?(?:,? \\d{4})?`
+const numberWords =
+  "(?:[Oo]ne|[Tt]wo|[Tt]hree|[Ff]our|[Ff]ive|[Ss]ix|[Ss]even|[Ee]ight|[Nn]ine|[Tt]en|[Ee]leven|[Tt]welve)"
+const identifierBody = "(?=[A-Za-z0-9-]*\\d)(?=[A-Za-z0-9-]*[A-Z])[A-Z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"
+
+/** The patterns, in order of precedence: a span found by an earlier one is not found again. */
+const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
+  ["email", /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g],
+  ["phone", /\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}[-.]\d{3}[-.]\d{4}\b|\+\d[\d ()-]{7,}\d/g],
+  ["money", /[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|K|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP)\b/g],
+  // A count of items named by an identifier: "four PF-290M", "2 x AB-12".
+  ["quantity", new RegExp(`\\b(?:${numberWords}|\\d+)(?: x)? ${identifierBody}\\b`, "g")],
+  // A timestamp is a date, not an identifier: "2024-04-25T07:20:00-04:00".
+  ["date", /\b\d{4}-\d{2}-\d{2}(?:T\d{2}(?::\d{2}){0,2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g],
+  ["identifier", new RegExp(`\\b${identifierBody}\\b|#\\d{3,}\\b`, "g")],
+  // A street address ("1475 Tannery Road"), a region and postal code ("OH 44218").
+  [
+    "address",
+    /\b\d{1,6} (?:\p{Lu}[\p{Ll}'’-]+ ){1,3}(?:Road|Rd|Street|St|Avenue|Ave|Way|Drive|Dr|Lane|Ln|Boulevard|Blvd|Court|Ct|Parkway|Pkwy|Place|Pl|Highway|Hwy|Square|Sq|Terrace|Circle|Trail|Pike)\b\.?|\b[A-Z]{2} \d{5}(?:-\d{4})?\b/gu
+  ],
+  [
+    "date",
+    new RegExp(
+      `\\b(?:${weekdays},? )?${day}(?:\\s?(?:through|to|until|-|–)\\s?(?:${day}|\\d{1,2}(?:,? \\d{4})?))?` +
+        `|\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b${weekdays}s?(?: and ${weekdays}s?)?\\b`,
+      "g"
+    )
+  ],
+  ["time", /\b\d{1,2}(?::\d{2})?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b/gi],
+  // A number with its unit or the word it counts: "18,000 square feet", "51,000 kWh", "30 days".
+  [
+    "quantity",
+    /\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|(?:square|cubic|linear|metric) [a-z]+|(?!(?:and|or|of|the|to|in|on|at|for|is|are|was|with|by)\b)[A-Za-z]{2,}\b)/g
+  ],
+  // Two or three capitalized words ("Graham Okonjo", "Tannery Road"), or one with a number or a
+  // letter ("Dock 2", "Net 45", "Building C").
+  [
+    "name",
+    /\b\p{Lu}[\p{Ll}'’-]+(?: \p{Lu}[\p{Ll}'’-]+){1,2}\b|\b\p{Lu}[\p{Ll}]+ (?:\d{1,4}|\p{Lu})(?![\p{L}\p{N}-])/gu
+  ]
+]
+
+/**
+ * Words that open sentences or name calendar things: a capitalized pair starting with one of
+ * them is not a name.
+ */
+const notNames = new Set([...functionWords, ...calendarWords, ...openers])
+
+const byIndex = Order.mapInput(Order.number, (span: Span) => span.index)
+
+/** The salient spans of `text`, in order, none overlapping another. */
+export const spans = (text: string): Array<Span> => {
+  const found: Array<Span> = []
+  const taken = (start: number, end: number) => found.some((s) => start < s.index + s.text.length && s.index < end)
+  for (const [kind, pattern] of patterns) {
+    for (const match of text.matchAll(pattern)) {
+      const raw = match[0].trim()
+      const index = match.index + match[0].indexOf(raw)
+      if (raw.length < 2 || taken(index, index + raw.length)) continue
+      if (kind === "name" && notNames.has((raw.split(" ")[0] ?? "").toLowerCase())) continue
+      if (kind === "quantity" && /^\d{1,2} (?:am|pm)$/i.test(raw)) continue
+      found.push({ kind, text: raw.replace(/[.,;:]+$/, ""), index })
+    }
+  }
+  return Arr.sort(found, byIndex)
+}
+
+/** A span as a comparable key: case and spacing do not make two spans different. */
+export const normalize = (text: string): string => text.toLowerCase().replace(/\s+/g, " ").trim()
+
+/**
+ * How much a kind of span is worth keeping: an exact value a question may ask for word for word
+ * (an identifier most, then an amount, an address or a contact, then a date) more than a time, a
+ * quantity or a name found by its capitals alone.
+ */
+export const weight: Record<Kind, number> = {
+  email: 4,
+  phone: 4,
+  money: 4,
+  identifier: 5,
+  address: 4,
+  date: 3,
+  time: 2,
+  quantity: 2,
+  name: 2
+}

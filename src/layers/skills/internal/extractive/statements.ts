@@ -1,0 +1,173 @@
+/**
+ * The new turns of a summarize input as statements: short units of text, each with its speaker,
+ * its place in the turns, what it carries (salient spans) and what it says (a goal, a condition,
+ * a decision). Tool results written as JSON become "field value" statements: their data is kept,
+ * their JSON never quoted.
+ */
+import { Option, Predicate } from "effect"
+import { parseSummaryInput } from "../../../../domain/SummaryInput.js"
+import { type Span, spans } from "./salient.js"
+
+/** What a statement says, beyond the spans it carries. */
+export type Intent = "goal" | "condition" | "decision" | "none"
+
+/** A statement of the new turns, or a line of the existing summary. */
+export interface Statement {
+  /** The text as it goes into a summary: `User: …` for the user's words, the others as they are. */
+  readonly line: string
+  /** The text without its speaker. */
+  readonly text: string
+  readonly speaker: string
+  /** Order in the input: the existing summary's lines first, then the new turns'. */
+  readonly order: number
+  readonly spans: ReadonlyArray<Span>
+  readonly intent: Intent
+  /** Whether it comes from the existing summary. */
+  readonly existing: boolean
+  /** For a field of a tool's JSON result: the field's name, as words. */
+  readonly field?: string | undefined
+}
+
+const goal =
+  /\b(?:our|my|the) (?:goal|priority|aim|objective|deadline|target)\b|\bI (?:want|need|'d like|would like)\b|\bwe (?:want|need|must|have to|'d like|would like)\b|\bhard deadline\b|\bhas to be\b/i
+const condition =
+  /\bas long as\b|\bprovided (?:that )?\b|\bonly if\b|\bon (?:the )?condition\b|\bunless\b|\bsubject to\b|\bwithin \d+ days?\b|\bno later than\b|\bnot before\b|\bmust\b/i
+const decision =
+  /\b(?:we(?:'ll| will)? go with|decided|agreed|approved?|we(?:'ll| will) take|confirm(?:ed)?|chose|going with|instead)\b/i
+
+/** A question or a list's opening line asks or announces; it states no goal, condition or decision. */
+const intentOf = (text: string): Intent =>
+  /[?:]$/.test(text.trim())
+    ? "none"
+    : goal.test(text)
+    ? "goal"
+    : condition.test(text)
+    ? "condition"
+    : decision.test(text)
+    ? "decision"
+    : "none"
+
+/** `poNumber` → `po number`, `ship_to` → `ship to`. */
+export const fieldWords = (name: string): string =>
+  name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_\-.]+/g, " ").toLowerCase().trim()
+
+const speakerLine = /^(User|Assistant|Tool|System|Summary)(?: \(([^)]*)\))?: (.*)$/
+
+/** A message of the input: its speaker, the tool's name when a tool spoke, and its content. */
+interface Said {
+  readonly speaker: string
+  readonly tool: string | undefined
+  readonly content: string
+}
+
+/** The messages of a turn's lines (continuation lines are indented by two spaces). */
+const messagesOf = (turn: string): Array<Said> => {
+  const out: Array<{ speaker: string; tool: string | undefined; content: string }> = []
+  for (const line of turn.split("\n")) {
+    const match = speakerLine.exec(line)
+    const last = out[out.length - 1]
+    if (match === null) {
+      if (last !== undefined) last.content += `\n${line.replace(/^ {2}/, "")}`
+      continue
+    }
+    out.push({ speaker: match[1] ?? "", tool: match[1] === "Tool" ? match[2] : undefined, content: match[3] ?? "" })
+  }
+  return out
+}
+
+const parseJson = (text: string): Option.Option<unknown> => {
+  const trimmed = text.trim()
+  if (!(trimmed.startsWith("{") || trimmed.startsWith("["))) return Option.none()
+  try {
+    return Option.some(JSON.parse(trimmed))
+  } catch {
+    return Option.none()
+  }
+}
+
+/** The scalar fields of a JSON value, with the name of the field that holds each (the nearest). */
+const scalars = (value: unknown, field: string, out: Array<readonly [string, string]>): void => {
+  if (Array.isArray(value)) {
+    for (const item of value) scalars(item, field, out)
+  } else if (Predicate.isRecord(value)) {
+    for (const [key, item] of Object.entries(value)) scalars(item, key, out)
+  } else if (typeof value === "string" || typeof value === "number") {
+    const text = String(value).trim()
+    if (text.length > 0 && text.length <= 160) out.push([field, text])
+  }
+}
+
+/** A call's annotation in an assistant's line: `[calls name {…}]`, which the tool's answer covers. */
+const callAnnotation = /\s*\[calls [^\]]*\]\s*$/
+
+/** Sentences of prose: split after `.`, `!` or `?`, at line breaks and at list bullets. */
+const sentences = (text: string): Array<string> =>
+  text.replace(callAnnotation, "")
+    .split(/\n+|(?<=[.!?])\s+(?=[\p{Lu}\d("'“$])|\s+-\s+(?=\p{Lu})/u)
+    .map((s) => s.replace(/^[-*•\d.)\s]+(?=\p{L})/u, "").trim())
+    .filter((s) => s.length > 0)
+
+/** The most words a statement keeps: a longer sentence keeps the clauses that carry something. */
+const maxWords = 16
+
+/** A long sentence shortened to its clauses with spans or an intent (the first clause kept). */
+const shorten = (sentence: string): string => {
+  if (sentence.split(/\s+/).length <= maxWords) return sentence
+  const clauses = sentence.split(/(?<=[,;:])\s+|\s+(?=—|–)/)
+  const kept = clauses.filter((clause, i) => i === 0 || spans(clause).length > 0 || intentOf(clause) !== "none")
+  return kept.join(" ").split(/\s+/).slice(0, maxWords * 2).join(" ")
+}
+
+const statement = (
+  speaker: string,
+  text: string,
+  order: number,
+  existing: boolean,
+  field?: string
+): Statement => ({
+  // The user's words are marked as theirs; what the assistant and the tools said is the record.
+  line: existing || speaker !== "User" ? text : `User: ${text}`,
+  text,
+  speaker,
+  order,
+  spans: spans(text),
+  intent: intentOf(text),
+  existing,
+  field
+})
+
+/**
+ * The statements of a summarize input: the existing summary's lines (as they are), then the new
+ * turns' sentences and tool fields, in order.
+ */
+export const statementsOf = (
+  input: string
+): { readonly existing: Array<Statement>; readonly fresh: Array<Statement> } => {
+  const parsed = parseSummaryInput(input)
+  const existing = (parsed.existing ?? "").split("\n").map((line) => line.trim()).filter((line) => line.length > 0)
+    .map((line, i) => statement(speakerOf(line), line, i, true))
+  const fresh: Array<Statement> = []
+  let order = existing.length
+  for (const turn of parsed.turns) {
+    for (const said of messagesOf(turn)) {
+      const json = parseJson(said.content)
+      if (Option.isSome(json)) {
+        const fields: Array<readonly [string, string]> = []
+        scalars(json.value, "value", fields)
+        const tool = said.tool ?? "tool"
+        // One statement per field that carries something: `check_order: ship to 1475 …`.
+        for (const [field, text] of fields) {
+          const words = fieldWords(field)
+          if (spans(text).length === 0 && !/\s/.test(text)) continue
+          fresh.push(statement(tool, `${words} ${text}`, order++, false, words))
+        }
+        continue
+      }
+      const speaker = said.speaker === "Tool" ? (said.tool ?? "Tool") : said.speaker
+      for (const sentence of sentences(said.content)) fresh.push(statement(speaker, shorten(sentence), order++, false))
+    }
+  }
+  return { existing, fresh }
+}
+
+const speakerOf = (line: string): string => /^([\w ()-]{1,40}): /.exec(line)?.[1] ?? ""

@@ -6,7 +6,7 @@
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
- * `BENCH_SECTIONS=turn,history,recall,hybrid,throughput,summarizer,policy,tokens,load` picks sections; `BENCH_OUT` is the
+ * `BENCH_SECTIONS=turn,history,recall,hybrid,throughput,summarizer,policy,tokens,load,open` picks sections; `BENCH_OUT` is the
  * JSON path.
  */
 import { FileSystem, Path } from "@effect/platform"
@@ -15,6 +15,7 @@ import { Console, DateTime, Effect, Layer, Logger, LogLevel } from "effect"
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os"
 import { hybridBench } from "./hybrid.js"
 import { loadBench } from "./load.js"
+import { openBench } from "./open.js"
 import { perTurnBench } from "./perTurn.js"
 import { policyBench } from "./policy.js"
 import { recallBench } from "./recall.js"
@@ -84,6 +85,7 @@ const main = Effect.gen(function*() {
     yield* run("tokenizedOnce", tokenizedOnceBench(settings))
   }
   if (wanted("load")) yield* run("load", loadBench(settings))
+  if (wanted("open")) yield* run("open", openBench(settings))
 
   const total = Object.values(seconds).reduce((a, b) => a + b, 0)
   const results = {

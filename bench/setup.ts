@@ -35,7 +35,8 @@ export const sectionNames = [
   "summarizer",
   "policy",
   "tokens",
-  "load"
+  "load",
+  "open"
 ] as const
 
 /** The benchmark settings. */

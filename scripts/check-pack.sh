@@ -65,3 +65,44 @@ for internal in domain/internal/untrusted strategies/internal/metrics layers/sto
   fi
 done
 echo "internal paths are not exported"
+
+# Installed as an app installs it: a fresh directory outside the repository, effect one patch
+# behind ours, the peers at the README's Install line. One copy of effect, no optional store or
+# counter package, and a turn on the default layer without a version warning.
+app=$(mktemp -d)
+trap 'rm -rf "$work" "$app"' EXIT
+cp "$work/$tarball" "$app/"
+(
+  cd "$app"
+  printf '{ "name": "app", "private": true, "type": "module" }\n' >package.json
+  npm install --silent --no-audit --no-fund "./$tarball" effect@3.22.3 @effect/ai@^0.37.0 @effect/ai-openai@^0.41.0 \
+    @effect/experimental@^0.61.1 @effect/platform@^0.97.2 @effect/platform-node@^0.108.2 @effect/sql@^0.52.1 >/dev/null 2>&1
+  copies=$(npm ls effect --all --parseable 2>/dev/null | grep -c '/node_modules/effect$' || true)
+  if [ "$copies" != "1" ]; then
+    echo "check-pack: the app has $copies copies of effect" >&2
+    npm ls effect >&2 || true
+    exit 1
+  fi
+  if [ -d node_modules/@electric-sql/pglite ]; then
+    echo "check-pack: PGlite was installed without being asked for" >&2
+    exit 1
+  fi
+  cat >turn.mjs <<'JS'
+import { Effect } from "effect"
+import { ChatMemoryLive, ChatMemoryService } from "effect-chat-memory"
+
+const turn = Effect.gen(function*() {
+  const memory = yield* ChatMemoryService.ChatMemoryService
+  yield* memory.addMessages("c", [{ role: "user", content: "Ship order A-1001 to Lyon." }])
+  return yield* memory.getContext("c")
+})
+const context = await Effect.runPromise(Effect.provide(turn, ChatMemoryLive.layerConfig))
+console.log(`installed ok: effect ${(await import("effect/package.json", { with: { type: "json" } })).default.version}, one copy; a turn: ${context.recent.length} message`)
+JS
+  output=$(node turn.mjs 2>&1)
+  echo "$output"
+  if echo "$output" | grep -q "Executing an Effect versioned"; then
+    echo "check-pack: a version warning on a turn" >&2
+    exit 1
+  fi
+)

@@ -73,8 +73,6 @@ export * as ChatMemoryTest from "./layers/ChatMemoryTest.js"
 /** @since 0.1.0 */
 export * as ChatTurn from "./layers/ChatTurn.js"
 /** @since 0.1.0 */
-export * as ExactTokenCounter from "./layers/tokens/ExactTokenCounter.js"
-/** @since 0.1.0 */
 export * as ExtractiveSkill from "./layers/skills/ExtractiveSkill.js"
 /** @since 0.1.0 */
 export * as LanguageModelSkill from "./layers/skills/LanguageModelSkill.js"

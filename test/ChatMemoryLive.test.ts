@@ -69,7 +69,8 @@ describe("ChatMemoryConfig.config", () => {
       const options = yield* Effect.withConfigProvider(ChatMemoryConfig.config, provider({}))
       assert.deepStrictEqual(options, {
         strategy: "summarization",
-        store: { _tag: "pglite", dataDir: undefined },
+        // No dependency, nothing to open: the library's default store is in memory.
+        store: { _tag: "memory" },
         summarizer: { _tag: "extractive" },
         tokenizer: "approximate",
         kRawTurns: 3,
@@ -85,6 +86,20 @@ describe("ChatMemoryConfig.config", () => {
         summarizationConcurrency: 16,
         summaryTokenCap: 500,
         mode: "incremental"
+      })
+    }))
+
+  it.effect("a data directory alone means PGlite there; MEMORY_STORE=pglite alone, PGlite in memory", () =>
+    Effect.gen(function*() {
+      const read = (env: Record<string, string>) =>
+        Effect.map(Effect.withConfigProvider(ChatMemoryConfig.config, provider(env)), (options) => options.store)
+      assert.deepStrictEqual(yield* read({ MEMORY_DATA_DIR: "/var/lib/memory" }), {
+        _tag: "pglite",
+        dataDir: "/var/lib/memory"
+      })
+      assert.deepStrictEqual(yield* read({ MEMORY_STORE: "pglite" }), { _tag: "pglite", dataDir: undefined })
+      assert.deepStrictEqual(yield* read({ MEMORY_STORE: "memory", MEMORY_DATA_DIR: "/var/lib/memory" }), {
+        _tag: "memory"
       })
     }))
 

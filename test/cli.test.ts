@@ -36,15 +36,21 @@ const cli = (
   options: { readonly env?: Record<string, string>; readonly stdin?: string } = {}
 ) =>
   Effect.async<Run>((resume) => {
+    const scratch = mkdtempSync(join(tmpdir(), "chat-memory-cli-"))
     const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
       cwd: root,
-      env: { ...cleanEnv(), ...options.env }
+      // The command line keeps conversations in ./.chat-memory by default: each run gets a
+      // directory of its own, unless the test names one.
+      env: { ...cleanEnv(), MEMORY_DATA_DIR: join(scratch, "data"), ...options.env }
     })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    child.on("close", (code) => {
+      rmSync(scratch, { recursive: true, force: true })
+      resume(Effect.succeed({ code, stdout, stderr }))
+    })
     child.stdin.end(options.stdin ?? "")
     return Effect.sync(() => child.kill())
   })
@@ -183,7 +189,7 @@ describe("CLI: replay of the bundled conversation", () => {
             "time"
           ]
         ) assert.include(run.stdout, row)
-        assert.include(run.stdout, "store pglite (in memory), summarizer extractive (offline)")
+        assert.match(run.stdout, /store pglite at [^,]+, summarizer extractive \(offline\)/)
         assert.notMatch(run.stdout, /replay: \d+\/\d+ turns/, "progress goes to stderr")
       }),
     { timeout: 180_000 }

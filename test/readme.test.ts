@@ -11,7 +11,6 @@ import {
   ChatMemoryLive,
   ChatMemoryService,
   ChatMemoryTest,
-  ExactTokenCounter,
   MemoryContext,
   MemoryRepository,
   NoopStrategy,
@@ -20,6 +19,8 @@ import {
   ScriptedSkill,
   SummarizationStrategy
 } from "../src/index.js"
+// The exact counter loads gpt-tokenizer: a module of its own, not re-exported by the root.
+import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 
 const turn = Effect.gen(function*() {
   const memory = yield* ChatMemoryService.ChatMemoryService

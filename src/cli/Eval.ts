@@ -335,7 +335,7 @@ export const command = Command.make(
         )
       }
       const results: Array<StrategyResult> = []
-      // Each run on a fresh store of the configured kind (PGlite in memory by default; a data
+      // Each run on a fresh store of the configured kind (PGlite in memory by default: a data
       // directory is not reused), so runs never see each other's messages.
       const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" || options.store?._tag === "sql"
         ? options.store
@@ -360,7 +360,12 @@ export const command = Command.make(
       const shown = relative(process.cwd(), path) || path
       if (json) {
         return yield* Console.log(JSON.stringify(
-          { questions: shown, configuration: Settings.describe(options), asked: file.questions.length, results },
+          {
+            questions: shown,
+            configuration: Settings.describe({ ...options, store }),
+            asked: file.questions.length,
+            results
+          },
           null,
           2
         ))

@@ -11,6 +11,9 @@ const { variables } = ChatMemoryConfig
 const text = (name: string, pseudoName: string, description: string) =>
   Options.text(name).pipe(Options.withPseudoName(pseudoName), Options.withDescription(description), Options.optional)
 
+/** The default data directory of the command line: PGlite keeps conversations there between runs. */
+export const defaultDataDir = ".chat-memory"
+
 /**
  * The flags, each overriding one variable. Values are checked by the configuration itself, so a
  * bad flag and a bad variable fail alike, naming both.
@@ -18,7 +21,7 @@ const text = (name: string, pseudoName: string, description: string) =>
 export const flags = {
   strategy: text("strategy", "name", `${ChatMemoryConfig.strategies.join(" | ")} (${variables.strategy})`),
   store: text("store", "name", `${ChatMemoryConfig.stores.join(" | ")} (${variables.store})`),
-  dataDir: text("data-dir", "path", `PGlite data directory; in memory when unset (${variables.dataDir})`),
+  dataDir: text("data-dir", "path", `PGlite data directory (${variables.dataDir}; default ./${defaultDataDir})`),
   budget: text("budget", "tokens", `prompt token budget (${variables.promptTokenBudget})`),
   k: text("k-raw-turns", "turns", `turns always shown verbatim (${variables.kRawTurns})`).pipe(Options.withAlias("k")),
   threshold: text(
@@ -57,6 +60,13 @@ export const readingFlags = {
 /** The parsed flags. */
 export type Flags = { readonly [K in keyof typeof flags]: Option.Option<string> }
 
+/**
+ * The command line's own defaults, under the flags and the environment: PGlite in
+ * `./.chat-memory`, so that `replay`, `context`, `inspect` and `chat` see each other's
+ * conversations (the library's default store is in memory).
+ */
+const cliDefaults = new Map([[variables.store, "pglite"], [variables.dataDir, defaultDataDir]])
+
 /** The variable each flag overrides, and the flag as typed. */
 const overridden = [
   ["strategy", variables.strategy, "--strategy"],
@@ -86,7 +96,10 @@ export const provider = (given: Flags): ConfigProvider.ConfigProvider => {
     const value = given[key]
     if (Option.isSome(value)) map.set(variable, value.value)
   }
-  return ConfigProvider.fromMap(map).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+  return ConfigProvider.fromMap(map).pipe(
+    ConfigProvider.orElse(() => ConfigProvider.fromEnv()),
+    ConfigProvider.orElse(() => ConfigProvider.fromMap(cliDefaults))
+  )
 }
 
 /** Runs `effect` with the environment and the flags as its configuration. */

@@ -177,7 +177,7 @@ export const defaults: {
   readonly tokenizer: Tokenizer
 } = {
   strategy: "summarization",
-  store: { _tag: "pglite" },
+  store: { _tag: "memory" },
   summarizer: { _tag: "extractive" },
   tokenizer: "approximate"
 }
@@ -362,7 +362,8 @@ const summarizing = new Set<Strategy>(["summarization", "hierarchical"])
 
 const raw = Config.all({
   strategy: choice(strategies, variables.strategy, defaults.strategy),
-  store: choice(stores, variables.store, "pglite"),
+  // Unset: PGlite in MEMORY_DATA_DIR when that is set, else the in-memory store.
+  store: Config.option(Config.literal(...stores)(variables.store)),
   dataDir: optionalNonBlank(variables.dataDir),
   databaseUrl: Config.option(Config.redacted(variables.databaseUrl)),
   kRawTurns: integer(variables.kRawTurns, summarizationDefaults.kRawTurns, 1000),
@@ -409,7 +410,8 @@ const raw = Config.all({
 type Raw = Config.Config.Success<typeof raw>
 
 const storeOf = (settings: Raw): Either.Either<Store, ConfigError.ConfigError> => {
-  switch (settings.store) {
+  const store = Option.getOrElse(settings.store, () => Option.isSome(settings.dataDir) ? "pglite" : "memory")
+  switch (store) {
     case "memory":
       return Either.right({ _tag: "memory" })
     case "pglite":
@@ -513,8 +515,9 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
 
 /**
  * The options from the environment (the variables in `variables`, defaults as in DESIGN §6):
- * `MEMORY_STRATEGY`, `MEMORY_STORE` (`pglite` by default, in `MEMORY_DATA_DIR` when set, else in
- * memory; `postgres` at `DATABASE_URL`), the strategy's knobs, `MEMORY_TOKENIZER`, and the
+ * `MEMORY_STRATEGY`, `MEMORY_STORE` (`memory` by default: no dependency, nothing kept past the
+ * process; `pglite` in `MEMORY_DATA_DIR`, the default when that is set, else in memory; `postgres`
+ * at `DATABASE_URL`), the strategy's knobs, `MEMORY_TOKENIZER`, and the
  * summarizer: OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL`, and a hosted
  * summary prompt by `PROMPT_ID_SUMMARY_GLOBAL` / `PROMPT_VERSION_SUMMARY_GLOBAL`) when a key or a
  * base URL is set, the extractive skill otherwise (`MEMORY_SUMMARIZER_MODEL` set without either is

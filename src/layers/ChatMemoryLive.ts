@@ -22,6 +22,7 @@ import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemory from "./ChatMemory.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
+import * as OptionalPeer from "./internal/optionalPeer.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
 import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as OpenAiSkill from "./skills/OpenAiSkill.js"
@@ -29,7 +30,6 @@ import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as PgRepository from "./store/PgRepository.js"
 import * as SqlRepository from "./store/SqlRepository.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
-import * as ExactTokenCounter from "./tokens/ExactTokenCounter.js"
 
 /**
  * Everything the composed memory provides: the public service, and the parts it is made of (for
@@ -78,7 +78,15 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Repositor
  * @category layers
  */
 export const layerTokenCounter = (tokenizer: ChatMemoryConfig.Tokenizer): Layer.Layer<TokenCounter> =>
-  tokenizer === "exact" ? ExactTokenCounter.layer : ApproximateTokenCounter.layer
+  tokenizer === "exact"
+    // `gpt-tokenizer` is an optional peer dependency: loaded with the exact counter, when it is used.
+    ? Layer.unwrapEffect(
+      Effect.map(
+        Effect.orDie(OptionalPeer.load("gpt-tokenizer", () => import("./tokens/ExactTokenCounter.js"))),
+        (exact) => exact.layer
+      )
+    )
+    : ApproximateTokenCounter.layer
 
 /**
  * The summarizer skill's layer.

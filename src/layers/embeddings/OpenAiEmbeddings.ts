@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import type { EmbeddingModel } from "@effect/ai"
-import { OpenAiClient, OpenAiEmbeddingModel } from "@effect/ai-openai"
+import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import * as OpenAiEmbeddingModel from "@effect/ai-openai/OpenAiEmbeddingModel"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Layer, type Redacted } from "effect"
 

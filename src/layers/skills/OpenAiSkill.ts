@@ -7,7 +7,8 @@
  * @since 0.1.0
  */
 import { LanguageModel } from "@effect/ai"
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import type * as OpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
 import { SkillService } from "../../services/SkillService.js"
@@ -87,6 +88,8 @@ export const make = (
   options: OpenAiSkill.Options
 ): Effect.Effect<SkillService.Service, never, OpenAiClient.OpenAiClient> =>
   Effect.gen(function*() {
+    // Loaded here, not with the package's root: the module loads gpt-tokenizer (its tokenizer).
+    const OpenAiLanguageModel = yield* Effect.promise(() => import("@effect/ai-openai/OpenAiLanguageModel"))
     const config = options.config ?? {}
     const skillOptions = { model: options.model, skillIdPrefix: "openai" }
     const model = yield* OpenAiLanguageModel.make({ model: options.model, config })

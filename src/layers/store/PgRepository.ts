@@ -4,10 +4,10 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@effect/sql-pg"
 import { Config, type ConfigError, Effect, Layer, Predicate, type Redacted } from "effect"
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import type { RepositoryService } from "../../services/RepositoryService.js"
+import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlRepository from "./SqlRepository.js"
 
@@ -101,11 +101,21 @@ export const layer = (options: Options): Layer.Layer<RepositoryService, Reposito
     leaseMillis: options.leaseMillis
   }).pipe(
     Layer.provide(
-      PgClient.layer({
-        url: options.url,
-        maxConnections,
-        applicationName: options.applicationName ?? "effect-chat-memory"
-      }).pipe(Layer.mapError(connectError))
+      Layer.unwrapEffect(
+        // `@effect/sql-pg` is an optional peer dependency, loaded when this layer is built.
+        OptionalPeer.load("@effect/sql-pg", () => import("@effect/sql-pg")).pipe(
+          Effect.mapError((missing) =>
+            new RepositoryError({ operation: "connect", detail: missing.message, cause: missing.cause })
+          ),
+          Effect.map(({ PgClient }) =>
+            PgClient.layer({
+              url: options.url,
+              maxConnections,
+              applicationName: options.applicationName ?? "effect-chat-memory"
+            }).pipe(Layer.mapError(connectError))
+          )
+        )
+      )
     )
   )
 }

@@ -6,11 +6,10 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, type Scope, Stream } from "effect"
+import * as OptionalPeer from "../internal/optionalPeer.js"
 
 /**
  * Where PGlite keeps its data: a directory on disk, or memory when `dataDir` is not given.
@@ -27,7 +26,9 @@ type Row = Record<string, unknown>
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 /**
- * Opens PGlite and builds an `SqlClient` over it; closing the scope closes the database.
+ * Opens PGlite and builds an `SqlClient` over it; closing the scope closes the database. PGlite
+ * (`@electric-sql/pglite`) and `@effect/sql-pg` (for its PostgreSQL statement compiler) are optional
+ * peer dependencies, loaded here: a missing one fails with an `SqlError` naming it.
  *
  * PGlite is one backend with one session, so the adapter is a pool of exactly one connection: a
  * one-permit semaphore is taken per statement outside transactions and for the whole of a
@@ -43,6 +44,10 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
+    const [{ PGlite }, { PgClient }] = yield* Effect.all([
+      OptionalPeer.load("@electric-sql/pglite", () => import("@electric-sql/pglite")),
+      OptionalPeer.load("@effect/sql-pg", () => import("@effect/sql-pg"))
+    ]).pipe(Effect.mapError((missing) => new SqlError({ cause: missing.cause, message: missing.message })))
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),

@@ -1,0 +1,50 @@
+/**
+ * Importing the package's root, and a turn on the in-memory store, load neither PGlite nor
+ * gpt-tokenizer (optional peers, loaded by the layers that use them); a turn on PGlite loads it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { root, tempDir } from "./fixtures/cli.js"
+
+/** The node_modules packages a run of `importRoot.ts` resolved, and what it printed. */
+const trace = (dir: string, store: "memory" | "pglite") =>
+  Effect.async<{ readonly packages: ReadonlySet<string>; readonly stdout: string }>((resume) => {
+    const out = join(dir, `${store}.trace`)
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "--import", "./test/fixtures/importTrace.mjs", "test/fixtures/importRoot.ts", store],
+      { cwd: root, env: { ...process.env, IMPORT_TRACE: out } }
+    )
+    let stdout = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.on("close", () => {
+      const packages = new Set(
+        readFileSync(out, "utf8").split("\n").flatMap((url) => {
+          const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)
+          return match?.[1] === undefined ? [] : [match[1]]
+        })
+      )
+      resume(Effect.succeed({ packages, stdout }))
+    })
+    return Effect.sync(() => child.kill())
+  })
+
+describe("the package's root", () => {
+  it.scoped("loads neither PGlite nor gpt-tokenizer; a PGlite store loads PGlite", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const memory = yield* trace(dir, "memory")
+      assert.strictEqual(memory.stdout, "1\n")
+      assert.isTrue(memory.packages.has("effect"), [...memory.packages].join(", "))
+      assert.isFalse(memory.packages.has("@electric-sql/pglite"), [...memory.packages].join(", "))
+      assert.isFalse(memory.packages.has("gpt-tokenizer"), [...memory.packages].join(", "))
+      // The trace sees what a layer loads: PGlite, once a PGlite store is built.
+      const pglite = yield* trace(dir, "pglite")
+      assert.strictEqual(pglite.stdout, "1\n")
+      assert.isTrue(pglite.packages.has("@electric-sql/pglite"))
+      assert.isFalse(pglite.packages.has("gpt-tokenizer"))
+    }), { timeout: 60_000 })
+})

@@ -13,13 +13,14 @@ import type { Fact } from "../../domain/Fact.js"
 import { factsText } from "../../domain/MemoryContext.js"
 import { SkillService } from "../../services/SkillService.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
+import * as HierarchicalStrategy from "../../strategies/HierarchicalStrategy.js"
 import { mergeFacts } from "./internal/extractive/facts.js"
 import { select } from "./internal/extractive/narrative.js"
 import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
 
-/** The most facts the offline skill returns. */
-const maxFacts = 60
+/** The most facts the offline skill returns: the hierarchical strategy's default cap keeps no more. */
+const maxFacts = HierarchicalStrategy.defaults.maxFacts
 
 /** The narrative of the statements within `maxTokens`; never empty while anything was said. */
 const narrativeOf = (

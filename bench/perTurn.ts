@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { roundTripsBench } from "./roundTrips.js"
 import { budget, scaled, type Settings, slidingMemory, type Store, summarizingMemory } from "./setup.js"
 import { type Figure, ms, printTable, ratio, summarize, times } from "./stats.js"
 import { text } from "./texts.js"
@@ -144,5 +145,6 @@ export const perTurnBench = (settings: Settings, stores: ReadonlyArray<Store>) =
         "the background run"
       ]
     )
-    return { method, rows }
+    const roundTrips = yield* roundTripsBench(stores, scaled(settings, 100, 30))
+    return { method, rows, roundTrips }
   })

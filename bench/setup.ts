@@ -4,6 +4,7 @@
  * own dropped afterwards) and the memory layers over them.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
@@ -13,7 +14,9 @@ import type { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
+import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import type * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
@@ -79,6 +82,13 @@ export type StoreError = RepositoryError | SqlError | ConfigError.ConfigError
 export interface Store {
   readonly name: string
   readonly layer: Layer.Layer<RepositoryService, StoreError>
+  /**
+   * For a SQL store: the repository over whatever `SqlClient` is given (a fresh database or schema
+   * each time), so that a bench can put a client of its own in between (`roundTrips.ts`).
+   */
+  readonly over?: (
+    wrap: (client: Layer.Layer<SqlClient.SqlClient, StoreError>) => Layer.Layer<SqlClient.SqlClient, StoreError>
+  ) => Layer.Layer<RepositoryService, StoreError>
 }
 
 const withSearchPath = (base: string, schema: string): string => {
@@ -87,7 +97,22 @@ const withSearchPath = (base: string, schema: string): string => {
   return parsed.toString()
 }
 
-/** The PostgreSQL store in a fresh schema, created with the layer and dropped when it closes. */
+/** A `SqlClient` on a fresh schema of the PostgreSQL server, created with the layer and dropped when it closes. */
+const postgresClient = (url: Redacted.Redacted): Layer.Layer<SqlClient.SqlClient, StoreError> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const schema = `bench_${randomUUID().replaceAll("-", "")}`
+    const admin = yield* PgClient.make({ url, maxConnections: 1 })
+    yield* Effect.acquireRelease(
+      admin`CREATE SCHEMA ${admin(schema)}`,
+      () => Effect.orDie(admin`DROP SCHEMA ${admin(schema)} CASCADE`)
+    )
+    return PgClient.layer({
+      url: Redacted.make(withSearchPath(Redacted.value(url), schema)),
+      maxConnections: PgRepository.defaultMaxConnections
+    })
+  })).pipe(Layer.provide(Reactivity.layer))
+
+/** The PostgreSQL store as `PgRepository.layer` builds it, in a fresh schema. */
 const postgresLayer = (url: Redacted.Redacted): Layer.Layer<RepositoryService, StoreError> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const schema = `bench_${randomUUID().replaceAll("-", "")}`
@@ -99,6 +124,18 @@ const postgresLayer = (url: Redacted.Redacted): Layer.Layer<RepositoryService, S
     return PgRepository.layer({ url: Redacted.make(withSearchPath(Redacted.value(url), schema)) })
   })).pipe(Layer.provide(Reactivity.layer))
 
+const pglite: Store = {
+  name: "PGlite (in memory)",
+  layer: PgRepository.layerPglite(),
+  over: (wrap) => SqlRepository.layer({ lock: "process" }).pipe(Layer.provide(wrap(PgliteClient.layer())))
+}
+
+const postgres = (url: Redacted.Redacted): Store => ({
+  name: "PostgreSQL",
+  layer: postgresLayer(url),
+  over: (wrap) => SqlRepository.layer({ lock: "lease" }).pipe(Layer.provide(wrap(postgresClient(url))))
+})
+
 /** The stores to run on, and why PostgreSQL was left out when it was. */
 export const stores = (
   settings: Settings
@@ -107,15 +144,15 @@ export const stores = (
     onNone: () => ({
       stores: [
         { name: "in-memory", layer: MemoryRepository.layer },
-        { name: "PGlite (in memory)", layer: PgRepository.layerPglite() }
+        pglite
       ],
       skipped: "PostgreSQL skipped: DATABASE_URL is not set"
     }),
     onSome: (url) => ({
       stores: [
         { name: "in-memory", layer: MemoryRepository.layer },
-        { name: "PGlite (in memory)", layer: PgRepository.layerPglite() },
-        { name: "PostgreSQL", layer: postgresLayer(url) }
+        pglite,
+        postgres(url)
       ],
       skipped: null
     })

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Prompt, Response } from "@effect/ai"
-import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
+import { Either, Hash, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { copyUntrusted, explain, type Limits, tooLarge } from "./internal/untrusted.js"
 import {
@@ -272,6 +272,10 @@ export type MessageInput = typeof MessageInput.Type
  * A stored message. `seq` orders the log (assigned by the store, strictly increasing per
  * conversation); `tokenCount` is computed once, when the message is stored.
  *
+ * A store may hand out frozen messages (the in-memory store shares what it stores with every
+ * reader, so that none can change it): the structural hash is therefore computed on each call
+ * rather than cached on the instance, which a frozen object cannot take.
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -283,7 +287,14 @@ export class Message extends Schema.Class<Message>("Message")({
   metadata: MessageMetadata,
   tokenCount: Schema.NonNegativeInt,
   createdAt: Schema.DateTimeUtc
-}) {}
+}) {
+  /**
+   * @since 0.1.0
+   */
+  [Hash.symbol](): number {
+    return Hash.structure(this)
+  }
+}
 
 /**
  * A message ready to be appended: validated, counted and stamped, waiting for its `seq`.
@@ -850,3 +861,46 @@ export const MessageInputs = (options: {
       encode: (messages, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, messages, "is decoded only"))
     }
   )
+
+const isInputRole = Schema.is(InputRole)
+
+/**
+ * What `MessageInputs` decodes `input` into, when every input is a plain `{ role, content }`
+ * object (no other own key, no metadata) of a role other than `tool`, with non-empty, storable
+ * content of at most `MaxContentLength` characters: the common call, checked without the guard's
+ * copy, each property read once. `undefined` for anything else, or when reading throws: the caller
+ * then decodes with `MessageInputs`, which decides and explains. Both give the same messages (a
+ * property test checks it).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodePlainInputs = (
+  input: unknown,
+  maxMessages: number
+): ReadonlyArray<SourcedInput> | undefined => {
+  try {
+    if (!Array.isArray(input) || Object.getPrototypeOf(input) !== Array.prototype) return undefined
+    const length: unknown = input.length
+    if (typeof length !== "number" || length > maxMessages) return undefined
+    const out: Array<SourcedInput> = []
+    for (let source = 0; source < length; source++) {
+      const value: unknown = input[source]
+      if (!Predicate.isObject(value) || Object.getPrototypeOf(value) !== Object.prototype) return undefined
+      // Exactly two own keys, and no inherited ones (the prototype is Object's): role and content.
+      if (Reflect.ownKeys(value).length !== 2) return undefined
+      if (!Predicate.hasProperty(value, "role") || !Predicate.hasProperty(value, "content")) return undefined
+      const role = value.role
+      const content = value.content
+      // A tool message needs metadata (the call it answers).
+      if (role === "tool" || !isInputRole(role)) return undefined
+      if (typeof content !== "string" || content.length === 0 || content.length > MaxContentLength) return undefined
+      if (!isStorable(content)) return undefined
+      out.push({ message: { role, content }, source })
+    }
+    return out
+  } catch {
+    // A getter or a proxy that throws: the guarded decoding refuses it with a path.
+    return undefined
+  }
+}

@@ -9,7 +9,7 @@ import { ConversationId } from "../domain/ConversationId.js"
 import { ConversationSettings } from "../domain/ConversationSettings.js"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../domain/MemoryEvent.js"
-import { MaxContentLength, MessageInputs } from "../domain/Message.js"
+import { decodePlainInputs, MaxContentLength, MessageInputs } from "../domain/Message.js"
 import { fromUntrusted, StorableString } from "../domain/Text.js"
 import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
@@ -49,6 +49,8 @@ const GetMessagesRequest = Schema.Struct({
     { exact: true }
   )
 })
+
+const isConversationId = Schema.is(ConversationId)
 
 /** How many conversations' prefix tracking a service keeps: the least recently read go first. */
 const trackedConversations = 10_000
@@ -160,14 +162,31 @@ export const make = (options: Options = {}): Effect.Effect<
     const strategy = yield* MemoryManagementStrategy
     const counter = yield* TokenCounter
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+    // Events are built only while someone listens: most applications never subscribe, and a turn
+    // should not pay for two event objects nobody reads.
+    let subscribers = 0
+    const subscribe = Effect.acquireRelease(
+      Effect.sync(() => (subscribers += 1)),
+      () => Effect.sync(() => (subscribers -= 1))
+    ).pipe(Effect.zipRight(PubSub.subscribe(pubsub)))
     const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
+    const publishLazily = (event: () => MemoryEvent) =>
+      Effect.suspend(() => (subscribers > 0 ? PubSub.publish(pubsub, event()) : Effect.void))
     // The strategy's events reach subscribers through the service's own hub.
     const strategyEvents = yield* strategy.subscribe
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
     const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
     const prefixes = makePrefixTracker()
 
-    const decodeAdd = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
+    const decodeAddRequest = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
+    /** The common call (a valid id, plain `{ role, content }` messages) without the guarded decoding. */
+    const decodeAdd = (request: { readonly conversationId: unknown; readonly messages: unknown }) => {
+      if (isConversationId(request.conversationId)) {
+        const plain = decodePlainInputs(request.messages, Math.min(MaxMessagesPerCall, MaxInputsPerCall))
+        if (plain !== undefined) return Effect.succeed({ conversationId: request.conversationId, messages: plain })
+      }
+      return decodeAddRequest(request)
+    }
     const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
     const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
     const decodeContext = decode(GetContextRequest, "ChatMemoryService.getContext", "")
@@ -214,7 +233,7 @@ export const make = (options: Options = {}): Effect.Effect<
             }))
         )
         const appended = yield* repository.appendMessages(request.conversationId, prepared)
-        yield* publish(
+        yield* publishLazily(() =>
           new MessagesAdded({
             conversationId: request.conversationId,
             count: appended.messages.length,
@@ -251,14 +270,17 @@ export const make = (options: Options = {}): Effect.Effect<
       }),
 
       getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId, options) {
-        const request = yield* decodeContext(options === undefined ? { conversationId } : { conversationId, options })
+        // The common call (a valid id, no options) needs no decoding.
+        const request = options === undefined && isConversationId(conversationId)
+          ? { conversationId, options: undefined }
+          : yield* decodeContext(options === undefined ? { conversationId } : { conversationId, options })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         const settings = yield* contextSettings(request.conversationId, request.options)
         const context = yield* strategy.buildContext(request.conversationId, settings)
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
         const prefixChanged = yield* prefixes.record(context.conversationId, context.prefixVersion)
         if (prefixChanged) yield* prefixChanges(Effect.succeed(1))
-        yield* publish(
+        yield* publishLazily(() =>
           new ContextBuilt({
             conversationId: context.conversationId,
             strategy: context.strategy,
@@ -275,7 +297,7 @@ export const make = (options: Options = {}): Effect.Effect<
           })
         )
         if (context.recalled.length > 0) {
-          yield* publish(
+          yield* publishLazily(() =>
             new MemoryRecalled({
               conversationId: context.conversationId,
               turns: context.recalled.map((turn) => ({ fromSeq: turn.fromSeq, toSeq: turn.toSeq, score: turn.score })),
@@ -346,8 +368,8 @@ export const make = (options: Options = {}): Effect.Effect<
         }, { disableValidation: true })
       }),
 
-      events: Stream.fromPubSub(pubsub),
-      subscribe: PubSub.subscribe(pubsub)
+      events: Stream.unwrapScoped(Effect.map(subscribe, (queue) => Stream.fromQueue(queue))),
+      subscribe
     })
   })
 

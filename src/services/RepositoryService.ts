@@ -102,8 +102,11 @@ export declare namespace RepositoryService {
     /**
      * What a context is assembled from, in one read (two round trips at most on SQL stores): the
      * counters, the summary state, the leading system messages and the newest messages after
-     * `after` (the cursor or the system prefix, whichever is later, or the system prefix alone),
-     * at least `windowPageSize(info, tokenLimit)` of them when the range holds that many.
+     * `after` (the cursor or the system prefix, whichever is later, or the system prefix alone):
+     * a suffix of that range, as long as the store likes. Readers page further back when it holds
+     * too little, so the length is a matter of cost: the in-memory store reads the messages that
+     * hold more than `tokenLimit` tokens (summary messages aside) back to a user message; the SQL
+     * stores read `windowPageSize(info, tokenLimit)` of them, to save a second round trip.
      */
     readonly readWindow: (
       conversationId: ConversationId,

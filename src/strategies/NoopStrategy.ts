@@ -19,7 +19,7 @@ export const make = Effect.gen(function*() {
   return MemoryManagementStrategy.of({
     name: "noop",
     postAddMessagesHook: () => Effect.void,
-    buildContext: Effect.fn("NoopStrategy.buildContext")(
+    buildContext: Effect.fnUntraced(
       function*(conversationId) {
         const window = yield* repository.readWindow(conversationId, {
           after: "system-prefix",

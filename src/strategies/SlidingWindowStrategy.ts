@@ -55,7 +55,7 @@ export const make = (
     return MemoryManagementStrategy.of({
       name: "sliding-window",
       postAddMessagesHook: () => Effect.void,
-      buildContext: Effect.fn("SlidingWindowStrategy.buildContext")(function*(conversationId, settings) {
+      buildContext: Effect.fnUntraced(function*(conversationId, settings) {
         const budget = settings?.tokenBudget ?? promptTokenBudget
         const window = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: budget })
         return yield* assemble(repository, { strategy: "sliding-window", window, preamble: emptyPreamble, budget })

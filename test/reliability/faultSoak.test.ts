@@ -8,9 +8,25 @@
  * replays it alone. `SOAK_SEEDS=<n>` runs seeds 1..n (240 by default, a quarter per strategy).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Config, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, Ref, Scope, TestContext } from "effect"
+import {
+  Cause,
+  Config,
+  Duration,
+  Effect,
+  Exit,
+  HashMap,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Ref,
+  Scope,
+  TestClock,
+  TestContext
+} from "effect"
 import * as ConversationId from "../../src/domain/ConversationId.js"
 import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
+import * as SummarizationOptions from "../../src/strategies/SummarizationOptions.js"
 import * as FaultyRepository from "./faultyRepository.js"
 import { draw, random } from "./random.js"
 import { checkCaughtUp, type ConversationModel, snapshot } from "./soakChecks.js"
@@ -125,8 +141,10 @@ const runSeed = (seed: number, tally: World.Tally) =>
         yield* step(world, r)
         yield* checkAll(world)
       }
-      // The faults stop: a last turn everywhere, and the background catches up.
+      // The faults stop and the summarizer's breaker, which a run of failures may have opened, cools
+      // down: a last turn everywhere, and the background catches up.
       yield* Ref.set(calm, true)
+      yield* TestClock.adjust(Duration.millis(SummarizationOptions.defaults.breakerCooldownMillis))
       for (const model of world.models) {
         const exit = yield* World.settle(world.memory.addMessages(model.id, closingTurn))
         assert.isTrue(Exit.isSuccess(exit), "the closing add failed")

@@ -11,8 +11,9 @@ import { Message, MessageMetadata, type NewMessage } from "../../domain/Message.
 import * as SummaryState from "../../domain/SummaryState.js"
 import { canonicalJson } from "../../domain/Text.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
-import { CommitResult, RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
+import { CommitResult, RepositoryService } from "../../services/RepositoryService.js"
 import { commitValues } from "./internal/commit.js"
+import { MessageLog } from "./internal/log.js"
 import { isSearchable } from "./internal/search.js"
 import { SearchIndex } from "./internal/searchIndex.js"
 import { VectorIndex } from "./internal/vectors.js"
@@ -26,10 +27,10 @@ interface Store {
 interface Conversation {
   readonly info: RepositoryService.ConversationInfo
   /** Ascending by seq; gaps only where messages were pruned. */
-  readonly messages: Chunk.Chunk<Message>
+  readonly messages: MessageLog
   readonly state: SummaryState.SummaryState
   readonly records: Chunk.Chunk<SummaryState.SummarizationRecord>
-  /** The conversation's search index, brought up to date by its writers and readers (`sync`). */
+  /** The conversation's search index, brought up to date when it is searched or pruned (`sync`). */
   readonly search: SearchIndex
   /** The conversation's message vectors, by embedding model. */
   readonly vectors: VectorIndex
@@ -37,38 +38,23 @@ interface Conversation {
 
 const noMessages: RepositoryService.PerRole = { system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
 
-/** The index of the first message whose seq is greater than `seq`. */
-const indexAfter = (messages: Chunk.Chunk<Message>, seq: number): number => {
-  let lo = 0
-  let hi = Chunk.size(messages)
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (Chunk.unsafeGet(messages, mid).seq <= seq) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-/** Whether a message with `seq` is stored. */
-const hasSeq = (messages: Chunk.Chunk<Message>, seq: number): boolean => {
-  const i = indexAfter(messages, seq - 1)
-  return i < Chunk.size(messages) && Chunk.unsafeGet(messages, i).seq === seq
-}
-
 /** The index range `[start, end)` of the messages with `after < seq < before`. */
 const rangeOf = (
-  messages: Chunk.Chunk<Message>,
+  messages: MessageLog,
   query: { readonly after?: number | undefined; readonly before?: number | undefined }
 ): readonly [number, number] => {
-  const start = query.after === undefined ? 0 : indexAfter(messages, query.after)
-  const end = query.before === undefined ? Chunk.size(messages) : indexAfter(messages, query.before - 1)
+  const start = query.after === undefined ? 0 : messages.indexAfter(query.after)
+  const end = query.before === undefined ? messages.size : messages.indexAfter(query.before - 1)
   return [start, Math.max(start, end)]
 }
 
 const isMetadata = Schema.is(MessageMetadata)
 
+/** The metadata of most messages: none, shared by them, and frozen so that no reader can add to it. */
+const noMetadata: MessageMetadata = Object.freeze({})
+
 /** Most messages carry no metadata: then there is nothing to canonicalise or clone. */
-const isEmpty = (metadata: MessageMetadata): boolean => Object.keys(metadata).length === 0
+const isEmpty = (metadata: MessageMetadata): boolean => metadata === noMetadata || Object.keys(metadata).length === 0
 
 /**
  * Metadata as stored: a fresh copy in the canonical form the SQL stores return (`jsonb` key
@@ -76,23 +62,30 @@ const isEmpty = (metadata: MessageMetadata): boolean => Object.keys(metadata).le
  * `MessageMetadata`.
  */
 const canonicalMetadata = (metadata: MessageMetadata): Option.Option<MessageMetadata> => {
-  if (isEmpty(metadata)) return Option.some({})
+  if (isEmpty(metadata)) return Option.some(noMetadata)
   const canonical = canonicalJson(metadata)
   return isMetadata(canonical) ? Option.some(canonical) : Option.none()
 }
 
 /**
- * A message as a reader gets it: a fresh copy, so that no caller can change what is stored by
- * changing what it read (the SQL stores build fresh objects from each row, too). `createdAt` is
- * shared: a `DateTime` is an immutable value, like the strings.
+ * A message as stored, and as readers get it: frozen, so that a stored message is shared with
+ * every reader without a copy and no reader can change it (`Reflect.set` fails). The store's
+ * metadata objects are never given out (see `readable`).
  */
-const copyOf = (message: Message): Message =>
-  new Message({
+const stored = (message: Message): Message => Object.freeze(message)
+
+/**
+ * A message as a reader gets it: the stored message itself when it has no metadata, otherwise a
+ * copy with its own copy of the metadata (mutable JSON), so that no caller can change what is
+ * stored by changing what it read (the SQL stores build fresh objects from each row, too).
+ */
+const readable = (message: Message): Message =>
+  isEmpty(message.metadata) ? message : new Message({
     conversationId: message.conversationId,
     seq: message.seq,
     role: message.role,
     content: message.content,
-    metadata: isEmpty(message.metadata) ? {} : structuredClone(message.metadata),
+    metadata: structuredClone(message.metadata),
     tokenCount: message.tokenCount,
     createdAt: message.createdAt
   }, { disableValidation: true })
@@ -115,11 +108,7 @@ const storableSettings = (settings: ConversationSettings.ConversationSettings) =
     Effect.catchTag("ParseError", (error) => Effect.dieMessage(`setSettings: invalid settings: ${error.message}`))
   )
 
-const slice = (messages: Chunk.Chunk<Message>, start: number, end: number): Array<Message> => {
-  const out: Array<Message> = []
-  for (let i = start; i < end; i++) out.push(copyOf(Chunk.unsafeGet(messages, i)))
-  return out
-}
+const slice = (messages: MessageLog, start: number, end: number): Array<Message> => messages.slice(start, end, readable)
 
 /**
  * Builds an empty in-memory repository.
@@ -165,8 +154,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
     )
 
   return RepositoryService.of({
-    appendMessages: Effect.fn("MemoryRepository.appendMessages")(function*(conversationId, newMessages) {
-      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+    appendMessages: Effect.fnUntraced(function*(conversationId, newMessages) {
       const now = yield* DateTime.now
       const prepared: Array<NewMessage> = []
       for (const message of newMessages) {
@@ -193,7 +181,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             createdAt: now,
             updatedAt: now
           },
-          messages: Chunk.empty(),
+          messages: MessageLog.empty(),
           state: SummaryState.initial(conversationId),
           records: Chunk.empty(),
           search: new SearchIndex(),
@@ -201,16 +189,16 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         }))
         let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
-        const stored: Array<Message> = []
+        const added: Array<Message> = []
         for (const message of prepared) {
           lastSeq += 1
           roleCounts[message.role] += 1
           if (message.role === "system" && systemPrefixSeq === lastSeq - 1) systemPrefixSeq = lastSeq
           else if (firstTurnRole === null) firstTurnRole = message.role
           tokenCount += message.tokenCount
-          stored.push(new Message({ ...message, conversationId, seq: lastSeq }, { disableValidation: true }))
+          added.push(stored(new Message({ ...message, conversationId, seq: lastSeq }, { disableValidation: true })))
         }
-        const messageCount = current.info.messageCount + stored.length
+        const messageCount = current.info.messageCount + added.length
         const next: Conversation = {
           ...current,
           info: {
@@ -223,22 +211,21 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
             roleCounts,
             updatedAt: now
           },
-          messages: Chunk.appendAll(current.messages, Chunk.unsafeFromArray(stored))
+          messages: current.messages.append(added)
         }
         return [
-          { messages: stored.map(copyOf), messageCount },
+          { messages: added.map(readable), messageCount },
           { ...snapshot, conversations: HashMap.set(snapshot.conversations, conversationId, next) }
         ]
       })
-      yield* indexed(conversationId)
       return appended
     }),
 
-    getConversation: Effect.fn("MemoryRepository.getConversation")(function*(conversationId) {
+    getConversation: Effect.fnUntraced(function*(conversationId) {
       return (yield* find(conversationId)).info
     }),
 
-    listMessages: Effect.fn("MemoryRepository.listMessages")(function*(conversationId, query) {
+    listMessages: Effect.fnUntraced(function*(conversationId, query) {
       const { messages } = yield* find(conversationId)
       const [start, end] = rangeOf(messages, query)
       const limit = query.limit ?? Number.POSITIVE_INFINITY
@@ -247,34 +234,45 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         : slice(messages, start, Math.min(end, start + limit))
     }),
 
-    countMessages: Effect.fn("MemoryRepository.countMessages")(function*(conversationId, query) {
+    countMessages: Effect.fnUntraced(function*(conversationId, query) {
       const { messages } = yield* find(conversationId)
       const [start, end] = rangeOf(messages, query)
       const counts = { total: end - start, tokenCount: 0, ...noMessages }
       for (let i = start; i < end; i++) {
-        const message = Chunk.unsafeGet(messages, i)
+        const message = messages.at(i)
+        if (message === undefined) break
         counts[message.role] += 1
         counts.tokenCount += message.tokenCount
       }
       return counts
     }),
 
-    readWindow: Effect.fn("MemoryRepository.readWindow")(function*(conversationId, query) {
+    readWindow: Effect.fnUntraced(function*(conversationId, query) {
       const { info, messages, state } = yield* find(conversationId)
       const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
       const [start, end] = rangeOf(messages, { after })
-      const first = Math.max(start, end - windowPageSize(info, query.tokenLimit))
+      // Reading further back costs nothing here (no round trip to save, unlike `windowPageSize` on
+      // the SQL stores): read just the newest messages that hold more than the limit, back to a
+      // user message, where a turn may start.
+      let first = end
+      let tokens = 0
+      while (first > start && tokens <= query.tokenLimit) {
+        first -= 1
+        const message = messages.at(first)
+        if (message !== undefined && message.role !== "summary") tokens += message.tokenCount
+      }
+      while (first > start && messages.at(first)?.role !== "user") first -= 1
       return {
         info,
         state,
-        system: slice(messages, 0, indexAfter(messages, info.systemPrefixSeq)),
+        system: slice(messages, 0, messages.indexAfter(info.systemPrefixSeq)),
         after,
         recent: slice(messages, first, end),
         reachedStart: first === start
       }
     }),
 
-    deleteConversation: Effect.fn("MemoryRepository.deleteConversation")(function*(conversationId) {
+    deleteConversation: Effect.fnUntraced(function*(conversationId) {
       // Messages and settings go together; an id that holds either is found.
       const removed = yield* Ref.modify(
         store,
@@ -289,7 +287,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       if (!removed) return yield* new ConversationNotFoundError({ conversationId })
     }),
 
-    getSettings: Effect.fn("MemoryRepository.getSettings")(function*(conversationId) {
+    getSettings: Effect.fnUntraced(function*(conversationId) {
       const { settings } = yield* Ref.get(store)
       return Option.match(HashMap.get(settings, conversationId), {
         onNone: () => ConversationSettings.empty,
@@ -297,7 +295,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       })
     }),
 
-    setSettings: Effect.fn("MemoryRepository.setSettings")(function*(conversationId, settings) {
+    setSettings: Effect.fnUntraced(function*(conversationId, settings) {
       const stored = yield* storableSettings(settings)
       // The empty settings are stored as none: the id then holds nothing but what its log holds.
       yield* Ref.update(store, (snapshot) => ({
@@ -309,11 +307,11 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       return copySettings(stored)
     }),
 
-    getSummaryState: Effect.fn("MemoryRepository.getSummaryState")(function*(conversationId) {
+    getSummaryState: Effect.fnUntraced(function*(conversationId) {
       return (yield* find(conversationId)).state
     }),
 
-    commitSummary: Effect.fn("MemoryRepository.commitSummary")(function*(commit) {
+    commitSummary: Effect.fnUntraced(function*(commit) {
       const { conversationId } = commit
       const now = yield* DateTime.now
       const outcome = yield* Ref.modify(
@@ -337,24 +335,20 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           let { lastSeq, messageCount, tokenCount } = info
           const roleCounts = { ...info.roleCounts }
           if (commit.prune === true) {
-            const kept: Array<Message> = []
-            for (const m of messages) {
-              if (m.seq <= info.systemPrefixSeq || m.seq > written.state.cursor || m.role === "summary") {
-                kept.push(m)
-              } else {
-                messageCount -= 1
-                roleCounts[m.role] -= 1
-                tokenCount -= m.tokenCount
-              }
-            }
-            messages = Chunk.unsafeFromArray(kept)
+            messages = messages.filter((m) => {
+              if (m.seq <= info.systemPrefixSeq || m.seq > written.state.cursor || m.role === "summary") return true
+              messageCount -= 1
+              roleCounts[m.role] -= 1
+              tokenCount -= m.tokenCount
+              return false
+            })
           }
           if (written.summaryMessage !== undefined) {
             lastSeq += 1
             messageCount += 1
             roleCounts.summary += 1
             tokenCount += written.summaryMessage.tokenCount
-            messages = Chunk.append(messages, written.summaryMessage)
+            messages = messages.append([stored(written.summaryMessage)])
           }
           const next: Conversation = {
             info: { ...info, lastSeq, messageCount, roleCounts, tokenCount, updatedAt: now },
@@ -377,7 +371,7 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
         yield* indexed(conversationId)
         yield* withConversation(
           conversationId,
-          (conversation) => conversation.vectors.retain((seq) => hasSeq(conversation.messages, seq))
+          (conversation) => conversation.vectors.retain((seq) => conversation.messages.has(seq))
         )
       }
       // A cursor behind the current one or past the last message is a bug of the caller (the
@@ -390,28 +384,27 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       return outcome.value.value
     }),
 
-    listSummarizations: Effect.fn("MemoryRepository.listSummarizations")(function*(conversationId) {
+    listSummarizations: Effect.fnUntraced(function*(conversationId) {
       return Chunk.toReadonlyArray((yield* find(conversationId)).records)
     }),
 
-    searchMessages: Effect.fn("MemoryRepository.searchMessages")(function*(conversationId, query) {
-      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+    searchMessages: Effect.fnUntraced(function*(conversationId, query) {
       return Option.match(yield* indexed(conversationId), {
         onNone: (): ReadonlyArray<RepositoryService.SearchHit> => [],
         onSome: (index) => index.search(query)
       })
     }),
 
-    pendingEmbeddings: Effect.fn("MemoryRepository.pendingEmbeddings")(function*(conversationId, query) {
-      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+    pendingEmbeddings: Effect.fnUntraced(function*(conversationId, query) {
       const found = yield* withConversation(conversationId, (conversation) => {
         const out: Array<Message> = []
         const limit = Math.max(1, Math.floor(query.limit))
         const messages = conversation.messages
-        for (let i = indexAfter(messages, conversation.vectors.upTo(query.model)); i < Chunk.size(messages); i++) {
-          const message = Chunk.unsafeGet(messages, i)
+        for (let i = messages.indexAfter(conversation.vectors.upTo(query.model)); i < messages.size; i++) {
+          const message = messages.at(i)
+          if (message === undefined) break
           if (!isSearchable(message, conversation.info.systemPrefixSeq)) continue
-          out.push(copyOf(message))
+          out.push(readable(message))
           if (out.length >= limit) break
         }
         return out
@@ -419,17 +412,15 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
       return Option.getOrElse(found, (): ReadonlyArray<Message> => [])
     }),
 
-    storeEmbeddings: Effect.fn("MemoryRepository.storeEmbeddings")(function*(conversationId, model, embeddings) {
-      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+    storeEmbeddings: Effect.fnUntraced(function*(conversationId, model, embeddings) {
       yield* withConversation(
         conversationId,
         (conversation) =>
-          conversation.vectors.put(model, embeddings.filter(({ seq }) => hasSeq(conversation.messages, seq)))
+          conversation.vectors.put(model, embeddings.filter(({ seq }) => conversation.messages.has(seq)))
       )
     }),
 
-    searchEmbeddings: Effect.fn("MemoryRepository.searchEmbeddings")(function*(conversationId, query) {
-      yield* Effect.annotateCurrentSpan("conversationId", conversationId)
+    searchEmbeddings: Effect.fnUntraced(function*(conversationId, query) {
       const found = yield* withConversation(conversationId, (conversation) => conversation.vectors.search(query))
       return Option.getOrElse(found, (): ReadonlyArray<RepositoryService.SearchHit> => [])
     }),

@@ -11,7 +11,7 @@ import * as ConversationSettings from "../../domain/ConversationSettings.js"
 import { Message } from "../../domain/Message.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { RepositoryError } from "../../errors/RepositoryError.js"
-import { RepositoryService, windowPageSize } from "../../services/RepositoryService.js"
+import { RepositoryService } from "../../services/RepositoryService.js"
 import { applyCommit } from "./internal/sql/commit.js"
 import { makeEmbeddings } from "./internal/sql/embeddings.js"
 import { makeSummarizationLock } from "./internal/sql/lock.js"
@@ -110,9 +110,8 @@ export const make = (
     })
 
     return RepositoryService.of({
-      appendMessages: Effect.fn("SqlRepository.appendMessages")(
+      appendMessages: Effect.fnUntraced(
         function*(conversationId, newMessages) {
-          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
           if (newMessages.length === 0) {
             const row = yield* findConversation(conversationId)
             return {
@@ -148,14 +147,14 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("appendMessages", conversationId))
       ),
 
-      getConversation: Effect.fn("SqlRepository.getConversation")(
+      getConversation: Effect.fnUntraced(
         function*(conversationId) {
           return Rows.toInfo(conversationId, yield* findOrFail(conversationId))
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("getConversation", conversationId))
       ),
 
-      listMessages: Effect.fn("SqlRepository.listMessages")(
+      listMessages: Effect.fnUntraced(
         function*(conversationId, query) {
           const limit = query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
             ? null
@@ -176,7 +175,7 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("listMessages", conversationId))
       ),
 
-      countMessages: Effect.fn("SqlRepository.countMessages")(
+      countMessages: Effect.fnUntraced(
         function*(conversationId, query) {
           // The whole log's counts are the counters the writes maintain: no scan.
           if (query.after === undefined && query.before === undefined) {
@@ -201,72 +200,60 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("countMessages", conversationId))
       ),
 
-      readWindow: Effect.fn("SqlRepository.readWindow")(
+      readWindow: Effect.fnUntraced(
         function*(conversationId, query) {
-          // Round trip 1 reads the counters and the state; round trip 2 the messages they call
-          // for, in one statement that also returns the state version. A commit in between (which
-          // may have pruned the range) shows as a new version, and the read starts over.
+          // One round trip: the counters, the state and the messages they call for, read in one
+          // statement (see `selectWindow`). The index range is narrowed to the rows the page can
+          // hold; should that ever fall short (a broken invariant), the read is repeated over the
+          // whole range.
+          const tokenLimit = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, query.tokenLimit))
           let narrow = true
-          for (let attempt = 1;; attempt++) {
-            const row = yield* findOrFail(conversationId)
-            const info = Rows.toInfo(conversationId, row)
-            const state = Rows.toState(conversationId, row)
-            const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
-            const pageSize = windowPageSize(info, query.tokenLimit)
-            // One more than the page: whether it comes back says if the range holds more.
-            const limit = pageSize + 1
-            // Those rows lie within `limit` seqs of the end plus the seqs pruned from the range
-            // (only seqs up to the cursor are ever pruned); narrowing the range to them bounds the
-            // rows read whatever plan the database picks. Should that ever fall short (a broken
-            // invariant), the check below reads the whole range.
-            const pruned = after >= state.cursor ? 0 : info.lastSeq - info.messageCount
-            const floor = narrow ? Math.max(after, info.lastSeq - limit - pruned) : after
-            const rows = yield* selectWindow({
+          while (true) {
+            const found = yield* selectWindow({
               id: conversationId,
-              prefix: info.systemPrefixSeq,
-              floor,
-              lastSeq: info.lastSeq,
-              limit
+              cursor: query.after === "cursor",
+              tokenLimit,
+              narrow
             })
-            const first = rows[0]
-            if (first === undefined) return yield* new ConversationNotFoundError({ conversationId })
-            if (first.state_version !== state.version) {
-              if (attempt < 5) continue
-              return yield* new RepositoryError({
-                operation: "readWindow",
-                conversationId,
-                cause: "the summary state kept changing during the read"
-              })
-            }
+            if (Option.isNone(found)) return yield* new ConversationNotFoundError({ conversationId })
+            const row = found.value
+            const info = Rows.toInfo(conversationId, row)
             const system: Array<Message> = []
             const recent: Array<Message> = []
-            for (const r of rows) {
-              if (r.seq === null) continue
+            for (const r of row.messages) {
               const message = Rows.toMessage(conversationId, r)
               if (message.seq <= info.systemPrefixSeq) system.push(message)
               else recent.push(message)
             }
             system.sort((a, b) => a.seq - b.seq)
             recent.sort((a, b) => a.seq - b.seq)
-            const reachedStart = recent.length <= pageSize
-            if (reachedStart && floor > after) {
+            // One more than the page is read: whether it came back says if the range holds more.
+            const reachedStart = recent.length < row.window_limit
+            if (reachedStart && row.window_floor > row.window_after && narrow) {
               narrow = false
               continue
             }
-            return { info, state, system, after, recent: reachedStart ? recent : recent.slice(1), reachedStart }
+            return {
+              info,
+              state: Rows.toState(conversationId, row),
+              system,
+              after: row.window_after,
+              recent: reachedStart ? recent : recent.slice(1),
+              reachedStart
+            }
           }
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("readWindow", conversationId))
       ),
 
-      deleteConversation: Effect.fn("SqlRepository.deleteConversation")(
+      deleteConversation: Effect.fnUntraced(
         function*(conversationId) {
           yield* sql.withTransaction(statements.deleteConversation(conversationId))
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("deleteConversation", conversationId))
       ),
 
-      getSettings: Effect.fn("SqlRepository.getSettings")(
+      getSettings: Effect.fnUntraced(
         function*(conversationId) {
           const row = yield* statements.selectSettings(conversationId)
           return Option.match(row, { onNone: () => ConversationSettings.empty, onSome: (r) => r.settings })
@@ -274,9 +261,8 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, settingsErrors("getSettings", conversationId))
       ),
 
-      setSettings: Effect.fn("SqlRepository.setSettings")(
+      setSettings: Effect.fnUntraced(
         function*(conversationId, settings) {
-          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
           const json = yield* settingsJson(settings)
           // The empty settings are stored as none: the id then holds nothing but what its log holds.
           if (ConversationSettings.isEmpty(settings)) {
@@ -292,14 +278,14 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, settingsErrors("setSettings", conversationId))
       ),
 
-      getSummaryState: Effect.fn("SqlRepository.getSummaryState")(
+      getSummaryState: Effect.fnUntraced(
         function*(conversationId) {
           return Rows.toState(conversationId, yield* findOrFail(conversationId))
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("getSummaryState", conversationId))
       ),
 
-      commitSummary: Effect.fn("SqlRepository.commitSummary")(
+      commitSummary: Effect.fnUntraced(
         function*(summaryCommit) {
           yield* Effect.annotateCurrentSpan("conversationId", summaryCommit.conversationId)
           const now = yield* DateTime.now
@@ -308,7 +294,7 @@ export const make = (
         (effect, summaryCommit) => Effect.catchTags(effect, storeErrors("commitSummary", summaryCommit.conversationId))
       ),
 
-      listSummarizations: Effect.fn("SqlRepository.listSummarizations")(
+      listSummarizations: Effect.fnUntraced(
         function*(conversationId) {
           const rows = yield* Effect.flatMap(
             selectRecords(conversationId),
@@ -319,34 +305,30 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("listSummarizations", conversationId))
       ),
 
-      searchMessages: Effect.fn("SqlRepository.searchMessages")(
+      searchMessages: Effect.fnUntraced(
         function*(conversationId, query) {
-          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
           return yield* search(conversationId, query)
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchMessages", conversationId))
       ),
 
-      pendingEmbeddings: Effect.fn("SqlRepository.pendingEmbeddings")(
+      pendingEmbeddings: Effect.fnUntraced(
         function*(conversationId, query) {
-          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
           return yield* embeddings.pending(conversationId, query)
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("pendingEmbeddings", conversationId))
       ),
 
-      storeEmbeddings: Effect.fn("SqlRepository.storeEmbeddings")(
+      storeEmbeddings: Effect.fnUntraced(
         function*(conversationId, model, vectors) {
-          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
           yield* embeddings.store(conversationId, model, vectors)
         },
         (effect, conversationId) =>
           Effect.catchTags(effect, { SqlError: storeErrors("storeEmbeddings", conversationId).SqlError })
       ),
 
-      searchEmbeddings: Effect.fn("SqlRepository.searchEmbeddings")(
+      searchEmbeddings: Effect.fnUntraced(
         function*(conversationId, query) {
-          yield* Effect.annotateCurrentSpan("conversationId", conversationId)
           return yield* embeddings.search(conversationId, query)
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchEmbeddings", conversationId))

@@ -2,10 +2,9 @@
  * The BM25 index of one conversation of the in-memory repository, over MiniSearch: it follows the
  * conversation's log (appends, prunes) and answers `searchMessages` as the SQL stores do.
  */
-import { Chunk } from "effect"
 import MiniSearch from "minisearch"
-import type { Message } from "../../../domain/Message.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { MessageLog } from "./log.js"
 import * as Search from "./search.js"
 
 interface Document {
@@ -59,23 +58,6 @@ class Postings extends MiniSearch<Document> {
   }
 }
 
-/** The index of the first message whose seq is at least `seq`. */
-const lowerIndex = (messages: Chunk.Chunk<Message>, seq: number): number => {
-  let lo = 0
-  let hi = Chunk.size(messages)
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (Chunk.unsafeGet(messages, mid).seq < seq) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-const holds = (messages: Chunk.Chunk<Message>, seq: number): boolean => {
-  const i = lowerIndex(messages, seq)
-  return i < Chunk.size(messages) && Chunk.unsafeGet(messages, i).seq === seq
-}
-
 /**
  * The index of one conversation. It is mutable and belongs to one conversation value of the
  * repository (a conversation deleted and written again gets a new one), and `sync` brings it up to
@@ -92,23 +74,23 @@ export class SearchIndex {
   private seen = 0
 
   /** Brings the index up to `messages` (ascending by seq) of a conversation with that system prefix. */
-  sync(messages: Chunk.Chunk<Message>, systemPrefixSeq: number): void {
-    const last = Chunk.last(messages)
-    const lastSeq = last._tag === "Some" ? last.value.seq : 0
+  sync(messages: MessageLog, systemPrefixSeq: number): void {
+    const lastSeq = messages.last()?.seq ?? 0
     // Pruning removes the oldest messages after the system prefix, so the pruned seqs are the
     // oldest indexed ones. Only seqs the snapshot could hold are checked: an older snapshot does
     // not hold the messages appended after it, and that is not a prune.
     let dropped = false
     while (this.head < this.seqs.length) {
       const seq = this.seqs[this.head]
-      if (seq === undefined || seq > lastSeq || holds(messages, seq)) break
+      if (seq === undefined || seq > lastSeq || messages.has(seq)) break
       this.index.discard(seq)
       this.head += 1
       dropped = true
     }
     if (dropped) this.compact()
-    for (let i = lowerIndex(messages, this.seen + 1); i < Chunk.size(messages); i++) {
-      const message = Chunk.unsafeGet(messages, i)
+    for (let i = messages.indexAfter(this.seen); i < messages.size; i++) {
+      const message = messages.at(i)
+      if (message === undefined) break
       this.seen = message.seq
       if (!Search.isSearchable(message, systemPrefixSeq)) continue
       this.index.add({ seq: message.seq, text: Search.searchableText(message) })

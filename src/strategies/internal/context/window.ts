@@ -3,12 +3,12 @@
  * a context from protected messages, an optional summary and facts, and the newest turns that
  * fit the budget.
  */
-import { Effect, Queue } from "effect"
+import { Effect, LogLevel, Queue } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
 import type { Message } from "../../../domain/Message.js"
-import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
+import { groupTurns, messagesOf, newestThatFit, type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 
 /** Newest complete turns of a range, oldest first. */
@@ -209,15 +209,21 @@ export const assemble = (
     if (sumTokens(shown) + noticeTokens > available) noticeTokens = 0
     const tokenCount = systemTokens + preamble.tokens + noticeTokens + sumTokens(shown)
     if (omitted.turns > 0) {
-      yield* (options.announce === undefined ? Effect.logDebug : Effect.logInfo)("context omits turns").pipe(
-        Effect.annotateLogs({
-          conversationId: info.conversationId,
-          turnsOmitted: omitted.turns,
-          omissionAnnounced: omitted.turns > 0 && noticeTokens > 0,
-          messagesOmitted: omitted.messages,
-          turnsShown: shownCount,
-          tailTurnsDropped: recent.turns.length - shownCount
-        })
+      // A sliding window omits turns on nearly every read: its debug line is built only when
+      // debug logs are on.
+      const level = options.announce === undefined ? LogLevel.Debug : LogLevel.Info
+      yield* Effect.whenLogLevel(
+        Effect.logWithLevel(level, "context omits turns").pipe(
+          Effect.annotateLogs({
+            conversationId: info.conversationId,
+            turnsOmitted: omitted.turns,
+            omissionAnnounced: omitted.turns > 0 && noticeTokens > 0,
+            messagesOmitted: omitted.messages,
+            turnsShown: shownCount,
+            tailTurnsDropped: recent.turns.length - shownCount
+          })
+        ),
+        level
       )
     }
     if (preamble.summaryTruncated) {
@@ -236,7 +242,7 @@ export const assemble = (
       system,
       facts: preamble.facts,
       summary: preamble.summary,
-      recent: shown.flatMap((turn) => turn.messages),
+      recent: messagesOf(shown),
       tokenCount,
       tokenBudget: options.budget,
       turnsShown: shownCount,

@@ -10,7 +10,7 @@ import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fac
 import { factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import { summaryInput } from "../../../domain/SummaryInput.js"
-import { groupTurns } from "../../../domain/Turn.js"
+import { groupTurns, messagesOf } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SkillService } from "../../../services/SkillService.js"
@@ -183,7 +183,7 @@ const produceIncremental = (
       counter,
       plan.state.facts,
       output.value.facts,
-      plan.older.flatMap((turn) => turn.messages)
+      messagesOf(plan.older)
     )
     const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
     return yield* finish(plan, {

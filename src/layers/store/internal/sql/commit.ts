@@ -13,7 +13,7 @@ import type { Statements } from "./statements.js"
  * check of the expected state and the writes that follow see no concurrent change.
  */
 export const applyCommit = (statements: Statements) =>
-  Effect.fn("SqlRepository.commitSummary.transaction")(
+  Effect.fnUntraced(
     function*(commit: RepositoryService.SummaryCommit, now: DateTime.Utc) {
       const { conversationId } = commit
       const row = yield* statements.lockConversation(conversationId)

@@ -145,13 +145,19 @@ export const toCounts = (row: typeof CountsRow.Type): RepositoryService.RangeCou
 })
 
 /**
- * A row of the window read: the state version seen by the same statement, with one message, or
- * with none when the range is empty.
+ * The row of the window read: the conversation's counters and state, where the window starts
+ * (`window_after`), the seq it reads above (`window_floor`, the start or a bound that narrows the
+ * index range) and how many messages it reads at most (`window_limit`), with the leading system
+ * messages and the window's messages as one JSON array (one row, one round trip; timestamps come
+ * as ISO strings).
  */
-export const WindowRow = Schema.Union(
-  Schema.Struct({ state_version: SqlInt, ...MessageRow.fields }),
-  Schema.Struct({ state_version: SqlInt, seq: Schema.Null })
-)
+export const WindowRow = Schema.Struct({
+  ...ConversationRow.fields,
+  window_after: SqlInt,
+  window_floor: SqlInt,
+  window_limit: SqlInt,
+  messages: Schema.Array(MessageRow)
+})
 
 /** A summarization record row. */
 export const RecordRow = Schema.Struct({

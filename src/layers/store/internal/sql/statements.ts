@@ -208,26 +208,45 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
   // One statement, so one snapshot: the leading system messages, the newest `limit` messages of
   // `(floor, lastSeq]` (`floor` narrows the range as in `selectMessages`), and the state version
   // they go with.
-  const selectWindow = SqlSchema.findAll({
+  // The window in one statement, so one round trip and one snapshot (no commit can land between
+  // the counters and the messages): where it starts and how many messages it reads are computed
+  // from the conversation's row as `windowPageSize` computes them (the same float8 arithmetic).
+  // The messages come back as one JSON array on the conversation's row.
+  const selectWindow = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
-      prefix: Schema.Number,
-      floor: Schema.Number,
-      lastSeq: Schema.Number,
-      limit: Schema.Number
+      cursor: Schema.Boolean,
+      tokenLimit: Schema.Number,
+      narrow: Schema.Boolean
     }),
     Result: Rows.WindowRow,
     execute: (q) =>
-      sql`SELECT c.summary_version AS state_version, m.* FROM chat_memory_conversations c
-        LEFT JOIN LATERAL (
-          (SELECT ${columns.message} FROM chat_memory_messages
-            WHERE conversation_id = ${q.id} AND seq <= ${q.prefix})
-          UNION ALL
-          (SELECT ${columns.message} FROM chat_memory_messages
-            WHERE conversation_id = ${q.id} AND seq > ${q.floor} AND seq <= ${q.lastSeq}
-            ORDER BY seq DESC LIMIT ${q.limit})
-        ) m ON true
-        WHERE c.conversation_id = ${q.id}`
+      sql`WITH c AS (
+          SELECT ${columns.conversation},
+            CASE WHEN ${q.cursor} THEN GREATEST(summary_cursor, system_prefix_seq) ELSE system_prefix_seq END
+              AS window_after,
+            LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, ${q.tokenLimit}::float8)) /
+              CASE WHEN message_count = 0 THEN 1 ELSE GREATEST(1, token_count::float8 / message_count) END) + 16)
+            )::bigint + 1 AS window_limit
+          FROM chat_memory_conversations WHERE conversation_id = ${q.id}
+        ), w AS (
+          SELECT c.*,
+            CASE WHEN ${q.narrow} THEN GREATEST(window_after, last_seq - window_limit -
+              CASE WHEN window_after >= summary_cursor THEN 0 ELSE last_seq - message_count END)
+            ELSE window_after END AS window_floor
+          FROM c
+        )
+        SELECT w.*, (
+          SELECT coalesce(json_agg(m), '[]'::json) FROM (
+            (SELECT ${columns.message} FROM chat_memory_messages
+              WHERE conversation_id = ${q.id} AND seq <= w.system_prefix_seq)
+            UNION ALL
+            (SELECT ${columns.message} FROM chat_memory_messages
+              WHERE conversation_id = ${q.id} AND seq > w.window_floor AND seq <= w.last_seq
+              ORDER BY seq DESC LIMIT w.window_limit)
+          ) m
+        ) AS messages
+        FROM w`
   })
   const selectRecords = SqlSchema.findAll({
     Request: Schema.String,

@@ -1,0 +1,85 @@
+/**
+ * The message log of one conversation of the in-memory repository: ascending by seq, appended in
+ * O(1) and searched by seq in O(log n), as a persistent value that snapshots can share.
+ */
+import type { Message } from "../../../domain/Message.js"
+
+/**
+ * A view of the first `size` messages of an array that only ever grows. Appending to the newest
+ * view pushes onto the shared array (the views before it still see their own prefix); appending to
+ * an older view, which would overwrite what a newer one holds, copies its prefix first. A prune
+ * makes a new array. So every view is immutable, and a repository snapshot can hold one.
+ */
+export class MessageLog {
+  private constructor(
+    private readonly items: Array<Message>,
+    /** How many messages this view holds. */
+    readonly size: number
+  ) {}
+
+  /** The empty log. */
+  static empty(): MessageLog {
+    return new MessageLog([], 0)
+  }
+
+  /** The log of `messages`, ascending by seq. */
+  static of(messages: ReadonlyArray<Message>): MessageLog {
+    return new MessageLog([...messages], messages.length)
+  }
+
+  /** The message at `index`; none outside `[0, size)`. */
+  at(index: number): Message | undefined {
+    return index < this.size ? this.items[index] : undefined
+  }
+
+  /** The newest message, if any. */
+  last(): Message | undefined {
+    return this.size === 0 ? undefined : this.items[this.size - 1]
+  }
+
+  /** This log with `messages` appended (their seqs above every seq held). */
+  append(messages: ReadonlyArray<Message>): MessageLog {
+    if (messages.length === 0) return this
+    const items = this.items.length === this.size ? this.items : this.items.slice(0, this.size)
+    for (const message of messages) items.push(message)
+    return new MessageLog(items, this.size + messages.length)
+  }
+
+  /** A new log of the messages that satisfy `keep`. */
+  filter(keep: (message: Message) => boolean): MessageLog {
+    const items: Array<Message> = []
+    for (let i = 0; i < this.size; i++) {
+      const message = this.items[i]
+      if (message !== undefined && keep(message)) items.push(message)
+    }
+    return new MessageLog(items, items.length)
+  }
+
+  /** The index of the first message whose seq is greater than `seq`. */
+  indexAfter(seq: number): number {
+    let lo = 0
+    let hi = this.size
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.items[mid]?.seq ?? Number.POSITIVE_INFINITY) <= seq) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** Whether a message with `seq` is held. */
+  has(seq: number): boolean {
+    const i = this.indexAfter(seq - 1)
+    return this.at(i)?.seq === seq
+  }
+
+  /** The messages at indexes `[start, end)`, mapped by `f`. */
+  slice<A>(start: number, end: number, f: (message: Message) => A): Array<A> {
+    const out: Array<A> = []
+    for (let i = Math.max(0, start); i < Math.min(end, this.size); i++) {
+      const message = this.items[i]
+      if (message !== undefined) out.push(f(message))
+    }
+    return out
+  }
+}

@@ -9,7 +9,7 @@ import { ConversationId } from "../domain/ConversationId.js"
 import { ConversationSettings } from "../domain/ConversationSettings.js"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../domain/MemoryEvent.js"
-import { decodePlainInputs, MaxContentLength, MessageInputs } from "../domain/Message.js"
+import { decodePlainInputs, MaxContentLength, MessageInputs, type NewMessage } from "../domain/Message.js"
 import { fromUntrusted, StorableString } from "../domain/Text.js"
 import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
@@ -221,17 +221,16 @@ export const make = (options: Options = {}): Effect.Effect<
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         if (request.messages.length === 0) return []
         const createdAt = yield* DateTime.now
-        const prepared = yield* Effect.forEach(
-          request.messages,
-          ({ message }) =>
-            Effect.map(counter.countMessage(message), (tokenCount) => ({
-              role: message.role,
-              content: message.content,
-              metadata: message.metadata ?? {},
-              tokenCount,
-              createdAt
-            }))
-        )
+        const prepared: Array<NewMessage> = []
+        for (const { message } of request.messages) {
+          prepared.push({
+            role: message.role,
+            content: message.content,
+            metadata: message.metadata ?? {},
+            tokenCount: yield* counter.countMessage(message),
+            createdAt
+          })
+        }
         const appended = yield* repository.appendMessages(request.conversationId, prepared)
         yield* publishLazily(() =>
           new MessagesAdded({

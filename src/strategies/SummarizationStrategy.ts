@@ -183,9 +183,7 @@ export const makeWith = (
         embeddingJobs === undefined
           ? jobs.trigger(conversationId)
           : Effect.zipRight(jobs.trigger(conversationId), embeddingJobs.trigger(conversationId)),
-      buildContext: Effect.fn(
-        view.name === "hierarchical" ? "HierarchicalStrategy.buildContext" : "SummarizationStrategy.buildContext"
-      )(
+      buildContext: Effect.fnUntraced(
         function*(conversationId, overrides) {
           const options = withOverrides(settings, overrides)
           const query = overrides?.query

@@ -196,7 +196,17 @@ export const make: Effect.Effect<RepositoryService.Service> = Effect.gen(functio
           if (message.role === "system" && systemPrefixSeq === lastSeq - 1) systemPrefixSeq = lastSeq
           else if (firstTurnRole === null) firstTurnRole = message.role
           tokenCount += message.tokenCount
-          added.push(stored(new Message({ ...message, conversationId, seq: lastSeq }, { disableValidation: true })))
+          added.push(stored(
+            new Message({
+              conversationId,
+              seq: lastSeq,
+              role: message.role,
+              content: message.content,
+              metadata: message.metadata,
+              tokenCount: message.tokenCount,
+              createdAt: message.createdAt
+            }, { disableValidation: true })
+          ))
         }
         const messageCount = current.info.messageCount + added.length
         const next: Conversation = {

@@ -227,9 +227,10 @@ export const make = (
             }
             system.sort((a, b) => a.seq - b.seq)
             recent.sort((a, b) => a.seq - b.seq)
-            // One more than the page is read: whether it came back says if the range holds more.
-            const reachedStart = recent.length < row.window_limit
-            if (reachedStart && row.window_floor > row.window_after && narrow) {
+            // One more than the page is read: whether it came back says if the range holds more. What
+            // is sent may be cut back further (see `selectWindow`): it then starts at a user message.
+            const reachedStart = row.window_rows < row.window_limit && recent.length === row.window_rows
+            if (row.window_rows < row.window_limit && row.window_floor > row.window_after && narrow) {
               narrow = false
               continue
             }
@@ -238,7 +239,7 @@ export const make = (
               state: Rows.toState(conversationId, row),
               system,
               after: row.window_after,
-              recent: reachedStart ? recent : recent.slice(1),
+              recent: recent.length === row.window_limit ? recent.slice(1) : recent,
               reachedStart
             }
           }

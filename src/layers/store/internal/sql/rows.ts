@@ -148,15 +148,22 @@ export const toCounts = (row: typeof CountsRow.Type): RepositoryService.RangeCou
  * The row of the window read: the conversation's counters and state, where the window starts
  * (`window_after`), the seq it reads above (`window_floor`, the start or a bound that narrows the
  * index range) and how many messages it reads at most (`window_limit`), with the leading system
- * messages and the window's messages as one JSON array (one row, one round trip; timestamps come
- * as ISO strings).
+ * messages and the window's messages as one JSON array (one row, one round trip).
  */
 export const WindowRow = Schema.Struct({
   ...ConversationRow.fields,
   window_after: SqlInt,
   window_floor: SqlInt,
   window_limit: SqlInt,
-  messages: Schema.Array(MessageRow)
+  /** How many messages of the range the page held before it was cut back (see `selectWindow`). */
+  window_rows: SqlInt,
+  messages: Schema.Array(Schema.Struct({
+    ...MessageRow.fields,
+    // JSON numbers, and the time as epoch milliseconds (what the store writes): no text to parse.
+    seq: Schema.Int,
+    token_count: Schema.Int,
+    created_at: Schema.DateTimeUtcFromNumber
+  }))
 })
 
 /** A summarization record row. */

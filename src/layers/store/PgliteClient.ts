@@ -23,6 +23,9 @@ export interface Options {
 
 type Row = Record<string, unknown>
 
+/** PostgreSQL's buffer cache in PGlite (see `make`). */
+const sharedBuffers = "16MB"
+
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 /**
@@ -50,7 +53,14 @@ export const make = (
     ]).pipe(Effect.mapError((missing) => new SqlError({ cause: missing.cause, message: missing.message })))
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+        try: () =>
+          PGlite.create({
+            ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+            // PostgreSQL's 128 MB buffer cache is sized for a server; this is one process's store,
+            // whose pages already live in memory (or the OS's page cache), and the cache is most of
+            // what an open costs in resident memory.
+            startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`]
+          }),
         catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open: ${describe(cause)}` })
       }),
       (db) => Effect.promise(() => db.close())

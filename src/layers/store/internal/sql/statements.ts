@@ -209,11 +209,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
   // `(floor, lastSeq]` (`floor` narrows the range as in `selectMessages`), and the state version
   // they go with.
   // The window in one statement, so one round trip and one snapshot (no commit can land between
-  // the counters and the messages). Where it starts and how many messages it reads at most are
-  // computed from the conversation's row as `windowPageSize` computes them (the same float8
-  // arithmetic); of that page, only the newest messages that hold more than the token limit
-  // (summary messages aside), back to a user message, are sent, as the in-memory store reads them.
-  // The messages come back as one JSON array on the conversation's row, times in epoch ms.
+  // the counters and the messages): a function (migration 7) whose plan the session keeps.
   const selectWindow = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
@@ -222,47 +218,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       narrow: Schema.Boolean
     }),
     Result: Rows.WindowRow,
-    execute: (q) =>
-      sql`WITH c AS (
-          SELECT ${columns.conversation},
-            CASE WHEN ${q.cursor} THEN GREATEST(summary_cursor, system_prefix_seq) ELSE system_prefix_seq END
-              AS window_after,
-            LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, ${q.tokenLimit}::float8)) /
-              CASE WHEN message_count = 0 THEN 1 ELSE GREATEST(1, token_count::float8 / message_count) END) + 16)
-            )::bigint + 1 AS window_limit
-          FROM chat_memory_conversations WHERE conversation_id = ${q.id}
-        ), w AS (
-          SELECT c.*,
-            CASE WHEN ${q.narrow} THEN GREATEST(window_after, last_seq - window_limit -
-              CASE WHEN window_after >= summary_cursor THEN 0 ELSE last_seq - message_count END)
-            ELSE window_after END AS window_floor
-          FROM c
-        ), page AS (
-          SELECT ${columns.message},
-            sum(CASE WHEN role = 'summary' THEN 0 ELSE token_count END) OVER (ORDER BY seq DESC)
-              - CASE WHEN role = 'summary' THEN 0 ELSE token_count END AS newer_tokens
-          FROM (
-            SELECT ${columns.message} FROM chat_memory_messages
-            WHERE conversation_id = ${q.id} AND seq > (SELECT window_floor FROM w) AND seq <= (SELECT last_seq FROM w)
-            ORDER BY seq DESC LIMIT (SELECT window_limit FROM w)
-          ) p
-        ), cut AS (
-          SELECT coalesce(max(seq) FILTER (WHERE role = 'user' AND seq <= (
-            SELECT min(seq) FROM page WHERE newer_tokens <= ${q.tokenLimit}::float8
-          )), 0) AS from_seq, count(*) AS page_rows FROM page
-        ), m AS (
-          SELECT ${columns.message} FROM chat_memory_messages
-          WHERE conversation_id = ${q.id} AND seq <= (SELECT system_prefix_seq FROM w)
-          UNION ALL
-          SELECT ${columns.message} FROM page WHERE seq >= (SELECT from_seq FROM cut)
-        )
-        SELECT w.*, (SELECT page_rows FROM cut) AS window_rows, (
-          SELECT coalesce(json_agg(json_build_object(
-            'seq', seq, 'role', role, 'content', content, 'metadata', metadata, 'token_count', token_count,
-            'created_at', (extract(epoch FROM created_at) * 1000)::bigint
-          )), '[]'::json) FROM m
-        ) AS messages
-        FROM w`
+    execute: (q) => sql`SELECT * FROM chat_memory_read_window(${q.id}, ${q.cursor}, ${q.tokenLimit}, ${q.narrow})`
   })
   const selectRecords = SqlSchema.findAll({
     Request: Schema.String,

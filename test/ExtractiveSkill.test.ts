@@ -7,6 +7,7 @@ import { Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
+import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { SkillService } from "../src/services/SkillService.js"
@@ -179,4 +180,15 @@ describe("ExtractiveSkill", () => {
       }).pipe(Effect.provide(ExtractiveSkill.layer.pipe(Layer.provideMerge(ExactTokenCounter.layer)))),
     { fastCheck: { numRuns: 200 } }
   )
+})
+
+describe("salient spans", () => {
+  it("a quantity's number holds commas only between digits; a name with a number keeps it", () => {
+    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
+    assert.deepStrictEqual(found("Deliver to Dock 4, before noon."), [["name", "Dock 4"]])
+    assert.deepStrictEqual(found("We need 18,000 square feet, and 3, maybe 4 pallets."), [
+      ["quantity", "18,000 square feet"],
+      ["quantity", "4 pallets"]
+    ])
+  })
 })

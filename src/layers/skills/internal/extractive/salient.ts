@@ -48,10 +48,11 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
     )
   ],
   ["time", /\b\d{1,2}(?::\d{2})?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b/gi],
-  // A number with its unit or the word it counts: "18,000 square feet", "51,000 kWh", "30 days".
+  // A number with its unit or the word it counts: "18,000 square feet", "51,000 kWh", "30 days"; a
+  // comma only between digits ("Dock 4, before" holds no quantity).
   [
     "quantity",
-    /\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|(?:square|cubic|linear|metric) [a-z]+|(?!(?:and|or|of|the|to|in|on|at|for|is|are|was|with|by)\b)[A-Za-z]{2,}\b)/g
+    /\b\d(?:[\d,]*\d)?(?:\.\d+)?\s?(?:%|percent\b|(?:square|cubic|linear|metric) [a-z]+|(?!(?:and|or|of|the|to|in|on|at|for|is|are|was|with|by)\b)[A-Za-z]{2,}\b)/g
   ],
   // Two or three capitalized words ("Graham Okonjo", "Tannery Road"), or one with a number or a
   // letter ("Dock 2", "Net 45", "Building C").

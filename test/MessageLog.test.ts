@@ -1,12 +1,14 @@
 /**
  * The in-memory store's message log as a persistent value: appending to a view never changes what
- * an older view holds, nor what a view that was appended to since holds.
+ * an older view holds, nor what a view that was appended to since holds; and the messages it
+ * stores, frozen, still compare and hash as values.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, FastCheck as fc } from "effect"
+import { DateTime, Effect, Equal, FastCheck as fc, Hash, HashSet } from "effect"
 import { ConversationId } from "../src/domain/ConversationId.js"
 import { Message } from "../src/domain/Message.js"
 import { MessageLog } from "../src/layers/store/internal/log.js"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 
 const id = ConversationId.make("log")
 const createdAt = DateTime.unsafeMake(0)
@@ -43,4 +45,26 @@ describe("MessageLog", () => {
     assert.strictEqual(log.last()?.seq, 9)
     assert.isUndefined(MessageLog.empty().last())
   })
+})
+
+describe("frozen stored messages", () => {
+  it.effect("compare and hash structurally, and take no change", () =>
+    Effect.gen(function*() {
+      const repo = yield* MemoryRepository.make
+      const [stored] = (yield* repo.appendMessages(id, [
+        { role: "user", content: "hello", metadata: {}, tokenCount: 2, createdAt }
+      ])).messages
+      const [read] = yield* repo.listMessages(id, {})
+      assert.isTrue(stored !== undefined && Object.isFrozen(stored))
+      assert.isFalse(Reflect.set(read ?? {}, "content", "changed"))
+      // Metadata objects compare by reference (plain JSON, not Effect data): share it, unvalidated
+      // (validation would rebuild it).
+      const copy = new Message(
+        { ...message(1), content: "hello", tokenCount: 2, metadata: read?.metadata ?? {} },
+        { disableValidation: true }
+      )
+      assert.isTrue(Equal.equals(read, copy))
+      assert.strictEqual(Hash.hash(read), Hash.hash(copy))
+      assert.isTrue(HashSet.has(HashSet.make(copy), read))
+    }))
 })

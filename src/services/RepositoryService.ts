@@ -404,9 +404,10 @@ export declare namespace RepositoryService {
 export const CommitResult = Data.taggedEnum<RepositoryService.CommitResult>()
 
 /**
- * How many of the newest messages a window read returns at least: enough to hold `tokenLimit`
- * tokens twice over at the conversation's mean message size, so one read nearly always suffices,
- * yet bounded by the budget, not by the length of the history.
+ * How many of the newest messages a store that pays a round trip per read takes in one window
+ * read: enough to hold `tokenLimit` tokens twice over at the conversation's mean message size, so
+ * one read nearly always suffices, yet bounded by the budget, not by the length of the history.
+ * The SQL stores compute it in the statement and send only what holds the limit.
  *
  * @since 0.1.0
  * @category constructors

@@ -8,6 +8,7 @@ import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
+import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { SkillService } from "../src/services/SkillService.js"
@@ -161,6 +162,22 @@ describe("ExtractiveSkill", () => {
       assert.notInclude(values, "from 7:30 am")
     })))
 
+  it.effect("facts: values no word names are facts of their own, and the first a cap drops", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const extract = (lines: ReadonlyArray<string>, maxTokens: number) =>
+        Effect.map(
+          skill.extractFacts({ conversationId, text: input(null, lines), maxTokens, existingFacts: [] }),
+          ({ value }) => value.facts.map((fact) => fact.value)
+        )
+      // Two dates said bare are two dates, not one date changing.
+      const dates = yield* extract(["Assistant: It's June 12.", "User: Or June 13."], 200)
+      assert.includeMembers(dates, ["June 12", "June 13"])
+      // Under a cap that holds one fact, the named amount stays, though the bare one came later.
+      const capped = yield* extract(["Assistant: The freight charge is $1,240.00.", "Assistant: That's $85.00."], 30)
+      assert.deepStrictEqual(capped, ["$1,240.00"])
+    })))
+
   it.effect.prop(
     "never passes the cap, whatever the text (exact counter)",
     {
@@ -191,4 +208,49 @@ describe("salient spans", () => {
       ["quantity", "4 pallets"]
     ])
   })
+
+  it("an identifier with a run of four digits names a record; a shorter one is a code (a model, a room)", () => {
+    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
+    assert.deepStrictEqual(found("Ticket TCK-70815 covers the CX-7 controller in room G-04 on PO-BFF-7719."), [
+      ["identifier", "TCK-70815"],
+      ["code", "CX-7"],
+      ["code", "G-04"],
+      ["identifier", "PO-BFF-7719"]
+    ])
+  })
+})
+
+describe("statements", () => {
+  const intents = (text: string) =>
+    statementsOf(input(null, [`User: ${text}`])).fresh.map((statement) => statement.intent)
+
+  it("a question in other words, or a reply too short to say what it is about, states no goal or decision", () => {
+    assert.deepStrictEqual(intents("I want to know how much cardboard and wood we'll have to get rid of."), ["none"])
+    assert.deepStrictEqual(intents("She's asking whether we want the coolers hung at 20 feet."), ["none"])
+    assert.deepStrictEqual(intents("Agreed."), ["none"])
+    assert.deepStrictEqual(intents("We want the wing running before the berry-season intake."), ["goal"])
+  })
+
+  it("a long question shortened to its clauses is still a question", () => {
+    const long =
+      "Quick question from our controller, who asked me twice already today: does the discount apply if we " +
+      "send the payment on day 30, or must it be received by then, as long as the invoice is right?"
+    assert.deepStrictEqual(intents(long), ["none"])
+  })
+})
+
+describe("narrative", () => {
+  it.effect("a record's machine timestamp is worth less than a date that was said", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const { value } = yield* skill.summarize({
+        conversationId,
+        text: input(null, [
+          "Assistant: Stock was counted at 2024-03-25T15:42:00Z.",
+          "Assistant: The order ships as 5 pallets."
+        ]),
+        maxTokens: 14
+      })
+      assert.strictEqual(value, "The order ships as 5 pallets.")
+    })))
 })

@@ -59,6 +59,7 @@ const keyOf = (statement: Statement, span: Span): string => {
 
 const categoryOf: Record<Kind, FactCategory> = {
   identifier: "ENTITY",
+  code: "ENTITY",
   address: "ENTITY",
   email: "ENTITY",
   phone: "ENTITY",
@@ -69,11 +70,18 @@ const categoryOf: Record<Kind, FactCategory> = {
   time: "STATE"
 }
 
-/** How much a fact is worth keeping, by what its value is. */
+/** A key that only says the kind of its value ("money", "date_3"): no word said what the value is. */
+const unnamed = /^(?:email|phone|money|identifier|code|address|date|time|quantity|name)(?:_\d+)?$/
+
+/**
+ * How much a fact is worth keeping, by what its value is. A value no word named is a general note,
+ * whatever its kind: nobody can tell what an amount of its own is for.
+ */
 const importance = (fact: Fact): number => {
   if (fact.category === "DECISION" || fact.category === "CONDITION") return 4
   const first = spans(fact.value)[0]
-  return first === undefined ? 1 : first.text.length < fact.value.length - 12 ? 2 : weight[first.kind]
+  if (first === undefined || (first.kind !== "identifier" && unnamed.test(fact.key))) return 1
+  return first.text.length < fact.value.length - 12 ? 2 : weight[first.kind]
 }
 
 /** The most words of a goal, condition or decision kept as a fact's value. */
@@ -91,7 +99,7 @@ interface Candidate {
   readonly kind: Kind | "clause"
   readonly value: string
   readonly category: FactCategory
-  /** Whether the value is an entity of its own (an identifier): never replaced by another value. */
+  /** Whether the value is an entity of its own (an identifier, a name): never replaced by another value. */
   readonly entity: boolean
 }
 
@@ -100,7 +108,10 @@ const bound = /\b(?:before|after|by|until|from|within|under|over|at least|at mos
 
 /** The value of a span: as written, with the word that bounds it. */
 const valueOf = (statement: Statement, span: Span): string => {
-  if (span.kind === "identifier" || span.kind === "name" || span.kind === "email" || span.kind === "phone") {
+  if (
+    span.kind === "identifier" || span.kind === "code" || span.kind === "name" || span.kind === "email" ||
+    span.kind === "phone"
+  ) {
     return span.text
   }
   const before = bound.exec(statement.text.slice(Math.max(0, span.index - 24), span.index))
@@ -112,12 +123,15 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
   // A tool's result is a record: what matters of it, the conversation states (and is kept from there).
   if (statement.field !== undefined) return out
   for (const span of statement.spans) {
+    const key = keyOf(statement, span)
     out.push({
-      key: keyOf(statement, span),
+      key,
       kind: span.kind,
       value: valueOf(statement, span),
       category: categoryOf[span.kind],
-      entity: span.kind === "identifier"
+      // An identifier or a name is a thing of its own (two tickets, two people); so is any value
+      // no word names (its key only says its kind: two dates said bare are not one date changing).
+      entity: span.kind === "identifier" || span.kind === "name" || key === span.kind
     })
   }
   if (statement.intent !== "none" && statement.speaker === "User") {

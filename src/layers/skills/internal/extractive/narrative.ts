@@ -15,6 +15,9 @@ const intentWorth: Record<Intent, number> = { goal: 4, condition: 3, decision: 3
 const filler =
   /^(?:hi|hello|hey|thanks|thank you|great|perfect|sounds good|ok(?:ay)?|sure|you're welcome|no problem|have a (?:good|great|nice))\b/i
 
+/** A date with a clock time in ISO form: what a system stamps on a record. */
+const timestamp = /^\d{4}-\d{2}-\d{2}T/
+
 /** What a statement adds to what `covered` holds. */
 const gain = (statement: Statement, covered: ReadonlySet<string>): number => {
   let worth = 0
@@ -23,8 +26,11 @@ const gain = (statement: Statement, covered: ReadonlySet<string>): number => {
     const key = normalize(span.text)
     if (covered.has(key) || seen.has(key)) continue
     seen.add(key)
-    // A weekday or a clock time alone says little without the date it belongs to.
-    worth += /^\p{L}+days?$/u.test(span.text) || span.kind === "time" ? 1 : weight[span.kind]
+    // A weekday or a clock time alone says little without the date it belongs to; a machine's
+    // timestamp ("as of 2024-03-25T15:42:00Z") dates a record, not what was agreed.
+    worth += /^\p{L}+days?$/u.test(span.text) || span.kind === "time" || timestamp.test(span.text)
+      ? 1
+      : weight[span.kind]
   }
   if (worth === 0 && statement.intent === "none") return 0
   const said = statement.speaker === "User" ? 1 : 0

@@ -7,7 +7,17 @@ import { Array as Arr, Order } from "effect"
 import { calendarWords, functionWords, openers } from "./words.js"
 
 /** The kinds of salient spans, from the most to the least specific. */
-export type Kind = "email" | "phone" | "money" | "identifier" | "address" | "date" | "time" | "quantity" | "name"
+export type Kind =
+  | "email"
+  | "phone"
+  | "money"
+  | "identifier"
+  | "code"
+  | "address"
+  | "date"
+  | "time"
+  | "quantity"
+  | "name"
 
 /** A salient span of a text: its kind, its text as written, and where it starts. */
 export interface Span {
@@ -63,6 +73,13 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
 ]
 
 /**
+ * An identifier of one record (an order, a ticket, a serial) holds a run of four digits or more
+ * ("TCK-70815", "PO-BFF-7719", "#4471"); a shorter one names a kind of thing (a model, a product
+ * line, a room: "PF-290M", "CX-7", "G-04"), said again and again, and is a code.
+ */
+const recordLike = /\d{4}|#\d{3}/
+
+/**
  * Words that open sentences or name calendar things: a capitalized pair starting with one of
  * them is not a name.
  */
@@ -81,7 +98,10 @@ export const spans = (text: string): Array<Span> => {
       if (raw.length < 2 || taken(index, index + raw.length)) continue
       if (kind === "name" && notNames.has((raw.split(" ")[0] ?? "").toLowerCase())) continue
       if (kind === "quantity" && /^\d{1,2} (?:am|pm)$/i.test(raw)) continue
-      found.push({ kind, text: raw.replace(/[.,;:]+$/, ""), index })
+      // A year before a noun ("the 2026 quote") says which one, not how many.
+      if (kind === "quantity" && /^(?:19|20)\d{2} \p{L}/u.test(raw)) continue
+      const text = raw.replace(/[.,;:]+$/, "")
+      found.push({ kind: kind === "identifier" && !recordLike.test(text) ? "code" : kind, text, index })
     }
   }
   return Arr.sort(found, byIndex)
@@ -93,13 +113,14 @@ export const normalize = (text: string): string => text.toLowerCase().replace(/\
 /**
  * How much a kind of span is worth keeping: an exact value a question may ask for word for word
  * (an identifier most, then an amount, an address or a contact, then a date) more than a time, a
- * quantity or a name found by its capitals alone.
+ * quantity, a code or a name found by its capitals alone.
  */
 export const weight: Record<Kind, number> = {
   email: 4,
   phone: 4,
   money: 4,
   identifier: 5,
+  code: 2,
   address: 4,
   date: 3,
   time: 2,

@@ -32,12 +32,25 @@ const goal =
   /\b(?:our|my|the) (?:goal|priority|aim|objective|deadline|target)\b|\bI (?:want|need|'d like|would like)\b|\bwe (?:want|need|must|have to|'d like|would like)\b|\bhard deadline\b|\bhas to be\b/i
 const condition =
   /\bas long as\b|\bprovided (?:that )?\b|\bonly if\b|\bon (?:the )?condition\b|\bunless\b|\bsubject to\b|\bwithin \d+ days?\b|\bno later than\b|\bnot before\b|\bmust\b/i
+/**
+ * A decision: what was chosen, agreed, confirmed or changed ("at 8:00 p.m. instead of 7:30 p.m.").
+ * A request to confirm ("please confirm") is not one.
+ */
 const decision =
-  /\b(?:we(?:'ll| will)? go with|decided|agreed|approved?|we(?:'ll| will) take|confirm(?:ed)?|chose|going with|instead)\b/i
+  /\b(?:we(?:'ll| will)? go with|decided|agreed|approved?|we(?:'ll| will) take|(?<!please )confirm(?:ed)?\b(?!\?)|chose|going with|instead)\b/i
 
-/** A question or a list's opening line asks or announces; it states no goal, condition or decision. */
+/** A question in other words: "I want to know how much…", "she's asking whether…". */
+const asks = /\b(?:(?:want|need|like|wanted) to (?:know|check|ask)|wondering|asking|whether)\b/i
+
+/** The fewest words of a goal, condition or decision: "Agreed." alone says not what was agreed. */
+const minIntentWords = 4
+
+/**
+ * A question or a list's opening line asks or announces; it states no goal, condition or decision,
+ * nor does a reply too short to say what it is about.
+ */
 const intentOf = (text: string): Intent =>
-  /[?:]$/.test(text.trim())
+  /[?:]$/.test(text.trim()) || asks.test(text) || text.trim().split(/\s+/).length < minIntentWords
     ? "none"
     : goal.test(text)
     ? "goal"
@@ -123,7 +136,9 @@ const statement = (
   text: string,
   order: number,
   existing: boolean,
-  field?: string
+  field?: string,
+  /** The sentence `text` was shortened from: a question's mark is at its end. */
+  whole: string = text
 ): Statement => ({
   // The user's words are marked as theirs; what the assistant and the tools said is the record.
   line: existing || speaker !== "User" ? text : `User: ${text}`,
@@ -131,7 +146,7 @@ const statement = (
   speaker,
   order,
   spans: spans(text),
-  intent: intentOf(text),
+  intent: intentOf(whole) === "none" ? "none" : intentOf(text),
   existing,
   field
 })
@@ -164,7 +179,9 @@ export const statementsOf = (
         continue
       }
       const speaker = said.speaker === "Tool" ? (said.tool ?? "Tool") : said.speaker
-      for (const sentence of sentences(said.content)) fresh.push(statement(speaker, shorten(sentence), order++, false))
+      for (const sentence of sentences(said.content)) {
+        fresh.push(statement(speaker, shorten(sentence), order++, false, undefined, sentence))
+      }
     }
   }
   return { existing, fresh }

@@ -209,6 +209,25 @@ describe("salient spans", () => {
     ])
   })
 
+  it("formats of other places and endings: a local number, the period of a.m., a name after a contraction", () => {
+    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
+    assert.deepStrictEqual(found("Her direct line is (020) 7946 0588."), [["phone", "(020) 7946 0588"]])
+    assert.deepStrictEqual(found("Leaving at 8:15 a.m. on October 14."), [["time", "8:15 a.m."], [
+      "date",
+      "October 14"
+    ]])
+    assert.deepStrictEqual(found("It's Bramble & Thyme, thanks Graham Okonjo."), [
+      ["name", "Bramble & Thyme"],
+      ["name", "Graham Okonjo"]
+    ])
+    // A code's tail counts nothing: "R-290 PF-290" is two codes, not 290 of PF-290.
+    assert.deepStrictEqual(found("The R-290 PF-290 series, four PF-290M."), [
+      ["code", "R-290"],
+      ["code", "PF-290"],
+      ["quantity", "four PF-290M"]
+    ])
+  })
+
   it("an identifier with a run of four digits names a record; a shorter one is a code (a model, a room)", () => {
     const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
     assert.deepStrictEqual(found("Ticket TCK-70815 covers the CX-7 controller in room G-04 on PO-BFF-7719."), [

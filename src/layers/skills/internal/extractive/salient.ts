@@ -37,10 +37,16 @@ const identifierBody = "(?=[A-Za-z0-9-]*\\d)(?=[A-Za-z0-9-]*[A-Z])[A-Z0-9][A-Za-
 /** The patterns, in order of precedence: a span found by an earlier one is not found again. */
 const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
   ["email", /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g],
-  ["phone", /\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}[-.]\d{3}[-.]\d{4}\b|\+\d[\d ()-]{7,}\d/g],
+  // "(555) 014-7790", "555-014-7790", "+44 20 7946 0588", and an area code in parentheses before
+  // a local number in two groups, as many countries write it: "(020) 7946 0588".
+  [
+    "phone",
+    /\(\d{3}\)\s?\d{3}-\d{4}|\(\d{2,5}\)\s?\d{3,4}[\s-]\d{3,4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b|\+\d[\d ()-]{7,}\d/g
+  ],
   ["money", /[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|K|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP)\b/g],
   // A count of items named by an identifier: "four PF-290M", "2 x AB-12".
-  ["quantity", new RegExp(`\\b(?:${numberWords}|\\d+)(?: x)? ${identifierBody}\\b`, "g")],
+  // Not the tail of another code ("R-290 PF-290" counts nothing).
+  ["quantity", new RegExp(`(?<![\\w-])(?:${numberWords}|\\d+)(?: x)? ${identifierBody}\\b`, "g")],
   // A timestamp is a date, not an identifier: "2024-04-25T07:20:00-04:00".
   ["date", /\b\d{4}-\d{2}-\d{2}(?:T\d{2}(?::\d{2}){0,2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g],
   ["identifier", new RegExp(`\\b${identifierBody}\\b|#\\d{3,}\\b`, "g")],
@@ -64,11 +70,11 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
     "quantity",
     /\b\d(?:[\d,]*\d)?(?:\.\d+)?\s?(?:%|percent\b|(?:square|cubic|linear|metric) [a-z]+|(?!(?:and|or|of|the|to|in|on|at|for|is|are|was|with|by)\b)[A-Za-z]{2,}\b)/g
   ],
-  // Two or three capitalized words ("Graham Okonjo", "Tannery Road"), or one with a number or a
-  // letter ("Dock 2", "Net 45", "Building C").
+  // Two or three capitalized words ("Graham Okonjo", "Tannery Road", "Bramble & Thyme"), or one
+  // with a number or a letter ("Dock 2", "Net 45", "Building C").
   [
     "name",
-    /\b\p{Lu}[\p{Ll}'’-]+(?: \p{Lu}[\p{Ll}'’-]+){1,2}\b|\b\p{Lu}[\p{Ll}]+ (?:\d{1,4}|\p{Lu})(?![\p{L}\p{N}-])/gu
+    /\b\p{Lu}[\p{Ll}'’-]+(?:(?: &)? \p{Lu}[\p{Ll}'’-]+){1,2}\b|\b\p{Lu}[\p{Ll}]+ (?:\d{1,4}|\p{Lu})(?![\p{L}\p{N}-])/gu
   ]
 ]
 
@@ -85,6 +91,12 @@ const recordLike = /\d{4}|#\d{3}/
  */
 const notNames = new Set([...functionWords, ...calendarWords, ...openers])
 
+/** A name, whole: two or three capitalized words, or one with a number or a letter. */
+const wholeName = /^\p{Lu}[\p{Ll}'’-]+(?:(?: &)? \p{Lu}[\p{Ll}'’-]+){1,2}$|^\p{Lu}[\p{Ll}]+ (?:\d{1,4}|\p{Lu})$/u
+
+/** A word with a contraction's ending: "It's", "We're", "That'll". */
+const contraction = /^\p{L}+['’](?:s|re|ll|ve|d|m|t)$/u
+
 const byIndex = Order.mapInput(Order.number, (span: Span) => span.index)
 
 /** The salient spans of `text`, in order, none overlapping another. */
@@ -93,14 +105,25 @@ export const spans = (text: string): Array<Span> => {
   const taken = (start: number, end: number) => found.some((s) => start < s.index + s.text.length && s.index < end)
   for (const [kind, pattern] of patterns) {
     for (const match of text.matchAll(pattern)) {
-      const raw = match[0].trim()
-      const index = match.index + match[0].indexOf(raw)
+      let raw = match[0].trim()
+      let index = match.index + match[0].indexOf(raw)
+      if (kind === "name") {
+        // "Thanks Graham Okonjo", "It's Bramble & Thyme": what follows an opener or a contraction
+        // may still be a name of its own.
+        const first = raw.split(" ")[0] ?? ""
+        if (notNames.has(first.toLowerCase()) || contraction.test(first)) {
+          const rest = raw.slice(first.length).trimStart()
+          if (!wholeName.test(rest)) continue
+          index += raw.length - rest.length
+          raw = rest
+        }
+      }
       if (raw.length < 2 || taken(index, index + raw.length)) continue
-      if (kind === "name" && notNames.has((raw.split(" ")[0] ?? "").toLowerCase())) continue
       if (kind === "quantity" && /^\d{1,2} (?:am|pm)$/i.test(raw)) continue
       // A year before a noun ("the 2026 quote") says which one, not how many.
       if (kind === "quantity" && /^(?:19|20)\d{2} \p{L}/u.test(raw)) continue
-      const text = raw.replace(/[.,;:]+$/, "")
+      // Punctuation after a span is the sentence's, but for the period of "a.m." and "p.m.".
+      const text = /[ap]\.m\.$/i.test(raw) ? raw : raw.replace(/[.,;:]+$/, "")
       found.push({ kind: kind === "identifier" && !recordLike.test(text) ? "code" : kind, text, index })
     }
   }

@@ -220,6 +220,7 @@ describe("salient spans", () => {
       ["name", "Bramble & Thyme"],
       ["name", "Graham Okonjo"]
     ])
+    assert.deepStrictEqual(found("Sorry for the 20-minute delay."), [["quantity", "20-minute"]])
     // A code's tail counts nothing: "R-290 PF-290" is two codes, not 290 of PF-290.
     assert.deepStrictEqual(found("The R-290 PF-290 series, four PF-290M."), [
       ["code", "R-290"],
@@ -248,6 +249,17 @@ describe("statements", () => {
     assert.deepStrictEqual(intents("She's asking whether we want the coolers hung at 20 feet."), ["none"])
     assert.deepStrictEqual(intents("Agreed."), ["none"])
     assert.deepStrictEqual(intents("We want the wing running before the berry-season intake."), ["goal"])
+  })
+
+  it("a long sentence is shortened at clause breaks outside its spans, and a title's period ends no sentence", () => {
+    const lines = (text: string) => statementsOf(input(null, [`Assistant: ${text}`])).fresh.map((s) => s.text)
+    const long = "The one thing that cannot move, as my director told me twice this week: everyone has to be back " +
+      "at their desks before our release freeze, which starts on October 20, 2025."
+    assert.match(lines(long)[0] ?? "", /October 20, 2025\.$/)
+    assert.deepStrictEqual(lines("Reserved: the Garden Suite for Dr. Anand Mehta. He arrives at 6:40 p.m."), [
+      "Reserved: the Garden Suite for Dr. Anand Mehta.",
+      "He arrives at 6:40 p.m."
+    ])
   })
 
   it("a long question shortened to its clauses is still a question", () => {

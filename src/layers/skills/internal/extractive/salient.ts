@@ -64,6 +64,8 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
     )
   ],
   ["time", /\b\d{1,2}(?::\d{2})?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b/gi],
+  // A number joined to its unit: "10-day", "20-minute", "30-person".
+  ["quantity", /\b\d+(?:\.\d+)?-[a-z]+\b/g],
   // A number with its unit or the word it counts: "18,000 square feet", "51,000 kWh", "30 days"; a
   // comma only between digits ("Dock 4, before" holds no quantity).
   [

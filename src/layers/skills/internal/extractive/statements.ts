@@ -116,7 +116,10 @@ const callAnnotation = /\s*\[calls [^\]]*\]\s*$/
 /** Sentences of prose: split after `.`, `!` or `?`, at line breaks and at list bullets. */
 const sentences = (text: string): Array<string> =>
   text.replace(callAnnotation, "")
-    .split(/\n+|(?<=[.!?])\s+(?=[\p{Lu}\d("'“$])|\s+-\s+(?=\p{Lu})/u)
+    // Not after a title or an abbreviation: "the Garden Suite for Dr. Anand Mehta" is one sentence.
+    .split(
+      /\n+|(?<=[.!?])(?<!\b(?:Dr|Mr|Mrs|Ms|Prof|St|No|Jr|Sr|vs|Inc|Ltd|Co)\.)\s+(?=[\p{Lu}\d("'“$])|\s+-\s+(?=\p{Lu})/u
+    )
     .map((s) => s.replace(/^[-*•\d.)\s]+(?=\p{L})/u, "").trim())
     .filter((s) => s.length > 0)
 
@@ -126,9 +129,29 @@ const maxWords = 16
 /** A long sentence shortened to its clauses with spans or an intent (the first clause kept). */
 const shorten = (sentence: string): string => {
   if (sentence.split(/\s+/).length <= maxWords) return sentence
-  const clauses = sentence.split(/(?<=[,;:])\s+|\s+(?=—|–)/)
+  const clauses = clausesOf(sentence)
   const kept = clauses.filter((clause, i) => i === 0 || spans(clause).length > 0 || intentOf(clause) !== "none")
-  return kept.join(" ").split(/\s+/).slice(0, maxWords * 2).join(" ")
+  // At most twice the words, never ending inside a span ("October 20," without its year).
+  const text = kept.join(" ")
+  const words = [...text.matchAll(/\S+/g)]
+  const cut = words[maxWords * 2]?.index
+  if (cut === undefined) return text
+  const across = spans(text).find((span) => span.index < cut && cut < span.index + span.text.length)
+  return text.slice(0, across === undefined ? cut : across.index + across.text.length).trim()
+}
+
+/** A sentence's clauses: split after a comma, semicolon or colon, or before a dash, never inside a span. */
+const clausesOf = (sentence: string): Array<string> => {
+  const inside = spans(sentence).map((span) => [span.index, span.index + span.text.length] as const)
+  const clauses: Array<string> = []
+  let start = 0
+  for (const match of sentence.matchAll(/(?<=[,;:])\s+|\s+(?=—|–)/g)) {
+    if (inside.some(([from, to]) => from < match.index && match.index < to)) continue
+    clauses.push(sentence.slice(start, match.index))
+    start = match.index + match[0].length
+  }
+  clauses.push(sentence.slice(start))
+  return clauses.filter((clause) => clause.length > 0)
 }
 
 const statement = (

@@ -162,6 +162,21 @@ describe("ExtractiveSkill", () => {
       assert.notInclude(values, "from 7:30 am")
     })))
 
+  it.effect("facts: an identifier a tool's record names takes the record's name", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const { value } = yield* skill.extractFacts({
+        conversationId,
+        text: input(null, [
+          "Tool (lookup_ticket): {\"claimId\": \"DMG-2207\", \"status\": \"PENDING\"}",
+          "Assistant: I'll follow up on DMG-2207 today."
+        ]),
+        maxTokens: 200,
+        existingFacts: []
+      })
+      assert.deepStrictEqual(value.facts.map((fact) => [fact.key, fact.value]), [["claim_id", "DMG-2207"]])
+    })))
+
   it.effect("facts: values no word names are facts of their own, and the first a cap drops", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService

@@ -147,6 +147,27 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
   return out
 }
 
+/** A record's field that names nothing by itself. */
+const bareFields = new Set(["value", "id", "name", "text", "code", "ref", "reference", "number", "status", "type"])
+
+/**
+ * The names tools' records give identifiers and contacts: the field that holds each ("ticket id"
+ * for `"ticketId": "SR-10477"`), when it says more than "id" or "value".
+ */
+const recordNames = (statements: ReadonlyArray<Statement>): Map<string, string> => {
+  const names = new Map<string, string>()
+  for (const statement of statements) {
+    if (statement.field === undefined || bareFields.has(statement.field)) continue
+    const key = snake(statement.field.split(" "))
+    for (const span of statement.spans) {
+      if (key.length > 0 && (span.kind === "identifier" || span.kind === "email" || span.kind === "phone")) {
+        names.set(normalize(span.text), key)
+      }
+    }
+  }
+  return names
+}
+
 /**
  * Merges the facts of the new statements into the known ones: the latest value of a key wins,
  * an identifier is a fact of its own, a value is held by one fact only (its latest key). Ordered
@@ -166,22 +187,25 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
     facts.set(fact.key, fact)
     keyOfValue.set(value, fact.key)
   }
+  const named = recordNames(statements)
   for (const statement of statements) {
     for (const candidate of candidatesOf(statement)) {
-      let key = candidate.key
+      // An identifier or a contact a tool's record names ("claimId": "DMG-2207") takes that name.
+      let key = candidate.entity ? named.get(normalize(candidate.value)) ?? candidate.key : candidate.key
       const held = facts.get(key)
       const heldKind = held === undefined ? undefined : spans(held.value)[0]?.kind
       if (held !== undefined && heldKind !== candidate.kind) {
         // Another kind of value under the same words (an order's number and its address): both stay.
-        key = `${candidate.key}_${candidate.kind}`
+        key = `${key}_${candidate.kind}`
       }
       const current = facts.get(key)
       if (candidate.entity && current !== undefined && normalize(current.value) !== normalize(candidate.value)) {
         // Another entity under the same words: a key of its own, unless the value is known already.
         const known = keyOfValue.get(normalize(candidate.value))
+        const base = key
         let n = 2
-        key = known ?? `${candidate.key}_${n}`
-        while (known === undefined && facts.has(key)) key = `${candidate.key}_${++n}`
+        key = known ?? `${base}_${n}`
+        while (known === undefined && facts.has(key)) key = `${base}_${++n}`
       }
       put({ key, value: candidate.value, category: candidate.category })
     }

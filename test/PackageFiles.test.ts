@@ -1,0 +1,25 @@
+/**
+ * The command line's default inputs ship with the package: `effect-chat-memory replay` and `eval`
+ * run without arguments from an installed copy only when the files they default to are packed.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+import { relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Eval from "../src/cli/Eval.js"
+import * as Replay from "../src/cli/Replay.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+
+describe("package files", () => {
+  it("list the transcript and the questions the command line defaults to", () => {
+    const manifest: unknown = JSON.parse(readFileSync(`${root}/package.json`, "utf8"))
+    const files = typeof manifest === "object" && manifest !== null && "files" in manifest &&
+        Array.isArray(manifest.files)
+      ? manifest.files
+      : []
+    for (const path of [Replay.defaultTranscript, Eval.defaultQuestions]) {
+      assert.include(files, relative(root, path), path)
+    }
+  })
+})

@@ -37,5 +37,7 @@ export const keyNoise = list(
     "wasnt go goes went gone come came tell told say make made take took give gave put see saw know " +
     "knew think want keep kept set use used send sent call ask asked look find found show shown try " +
     "run ran pay paid bill billed open close add move check confirm note notes mean means include " +
-    "includes here's heres something anything everything nothing thing things way part"
+    "includes here's heres something anything everything nothing thing things way part why far less " +
+    // Counts say how many, not what: "€1,350.00 for three days" is no "three".
+    "two three four five six seven eight nine ten eleven twelve twenty thirty hundred thousand"
 )

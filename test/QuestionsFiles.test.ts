@@ -12,7 +12,7 @@ import * as Eval from "../src/cli/Eval.js"
 import * as Transcript from "../src/cli/Transcript.js"
 import type { MessageInput } from "../src/domain/Message.js"
 
-const files = ["conversation.questions.json", "offsite.questions.json"].map((name) =>
+const files = ["conversation.questions.json", "offsite.questions.json", "trip.questions.json"].map((name) =>
   fileURLToPath(new URL(`../examples/${name}`, import.meta.url))
 )
 

@@ -92,6 +92,18 @@ describe("ExtractiveSkill", () => {
       assert.notInclude(value, "crate was found")
     })))
 
+  it.effect("a tool's field says which tool, and stays a field when the summary is read again", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const lookup = `Tool (lookup_order): ${JSON.stringify({ eta: "2024-04-10" })}`
+      const first = yield* skill.summarize({ conversationId, text: input(null, [lookup]), maxTokens: 40 })
+      assert.strictEqual(first.value, "lookup_order: eta 2024-04-10")
+      // Read back beside a statement of equal cost, the field is worth half and gives way.
+      const said = "Assistant: Delivery is 2024-04-18."
+      const second = yield* skill.summarize({ conversationId, text: input(first.value, [said]), maxTokens: 10 })
+      assert.strictEqual(second.value, "Delivery is 2024-04-18.")
+    })))
+
   it.effect("keeps a value said again once", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService

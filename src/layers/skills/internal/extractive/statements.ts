@@ -164,7 +164,7 @@ const statement = (
   whole: string = text
 ): Statement => ({
   // The user's words are marked as theirs; what the assistant and the tools said is the record.
-  line: existing || speaker !== "User" ? text : `User: ${text}`,
+  line: existing ? text : speaker === "User" ? `User: ${text}` : field !== undefined ? `${speaker}: ${text}` : text,
   text,
   speaker,
   order,
@@ -183,7 +183,13 @@ export const statementsOf = (
 ): { readonly existing: Array<Statement>; readonly fresh: Array<Statement> } => {
   const parsed = parseSummaryInput(input)
   const existing = (parsed.existing ?? "").split("\n").map((line) => line.trim()).filter((line) => line.length > 0)
-    .map((line, i) => statement(speakerOf(line), line, i, true))
+    .map((line, i) => {
+      // A tool's field kept by an earlier summary ("lookup_order: ship to …") is still a field.
+      const tool = /^([a-z][A-Za-z0-9_.-]*): (.*)$/.exec(line)
+      return tool === null
+        ? statement(speakerOf(line), line, i, true)
+        : statement(tool[1] ?? "", line, i, true, fieldWords(tool[2] ?? ""))
+    })
   const fresh: Array<Statement> = []
   let order = existing.length
   for (const turn of parsed.turns) {

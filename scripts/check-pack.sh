@@ -15,6 +15,12 @@ if tar -tzf "$work/$tarball" | grep -qE '(^package/(src|test)/|\.map$)'; then
   echo "check-pack: the tarball holds sources, tests or source maps" >&2
   exit 1
 fi
+# The template PGlite loads into a new data directory instead of running initdb (tsc copies no assets).
+# (grep reads the whole listing: with -q it would stop early, and tar fail on the closed pipe.)
+if ! tar -tzf "$work/$tarball" | grep -x 'package/dist/layers/store/internal/pglite-template.tar.gz' >/dev/null; then
+  echo "check-pack: the tarball lacks the PGlite template" >&2
+  exit 1
+fi
 
 cat >"$work/consumer/package.json" <<'JSON'
 { "name": "consumer", "private": true, "type": "module" }

@@ -10,8 +10,8 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
-import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { pgliteClient } from "./fixtures/pglite.js"
 import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
 
 /** Knobs under which eight turns summarize in the background. */
@@ -73,8 +73,7 @@ const check = (result: Effect.Effect.Success<typeof app>) => {
 describe("the memory over the app's SqlClient", () => {
   it.effect(
     "PGlite: the app's client, the memory's tables beside the app's",
-    () => Effect.map(runOver(PgliteClient.layer()), check),
-    { timeout: 60_000 }
+    () => Effect.map(runOver(pgliteClient()), check)
   )
 
   it.effect("a database layer that fails to build fails the memory's with a RepositoryError (connect)", () =>
@@ -101,5 +100,5 @@ describePostgres("the memory over the app's PgClient", (url) => {
         applicationName: "the-app"
       })
       check(yield* runOver(database))
-    }), { timeout: 60_000 })
+    }))
 })

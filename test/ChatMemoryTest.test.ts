@@ -8,9 +8,9 @@ import type { NewMessage } from "../src/domain/Message.js"
 import { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as PgRepository from "../src/layers/store/PgRepository.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
+import { pgliteRepository } from "./fixtures/pglite.js"
 
 /** What the recording store received, and whether its next appends fail. */
 class Recorder extends Context.Tag("test/ChatMemoryTest/Recorder")<Recorder, {
@@ -103,5 +103,5 @@ describe("ChatMemoryTest with a repository of the test's choosing", () => {
       yield* memory.addMessages("c", [{ role: "user", content: "Order ORD-7 ships Friday." }])
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual(context.recent.map((message) => message.content), ["Order ORD-7 ships Friday."])
-    }).pipe(Effect.provide(ChatMemoryTest.layer({ repository: PgRepository.layerPglite() }))), { timeout: 60_000 })
+    }).pipe(Effect.provide(ChatMemoryTest.layer({ repository: pgliteRepository() }))))
 })

@@ -9,13 +9,13 @@ import * as ConversationId from "../src/domain/ConversationId.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as PgRepository from "../src/layers/store/PgRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import type { RepositoryService } from "../src/services/RepositoryService.js"
 import { RepositoryService as Repository } from "../src/services/RepositoryService.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
+import { pgliteRepository } from "./fixtures/pglite.js"
 import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
 
 const options = { kRawTurns: 2, promptTokenBudget: 200, chunkSummarizeThreshold: 300, summaryTokenCap: 60 } as const
@@ -90,19 +90,13 @@ describe("model output holding characters no store can hold", () => {
 
   it.effect(
     "PGlite: the same",
-    () => Effect.map(committed(PgRepository.layerPglite()), (result) => assert.deepStrictEqual(result, expected)),
-    {
-      timeout: 60_000
-    }
+    () => Effect.map(committed(pgliteRepository()), (result) => assert.deepStrictEqual(result, expected))
   )
 })
 
 describePostgres("model output on PostgreSQL", (url) => {
   it.effect(
     "PostgreSQL: the same",
-    () => Effect.map(committed(repositoryLayer(url)), (result) => assert.deepStrictEqual(result, expected)),
-    {
-      timeout: 60_000
-    }
+    () => Effect.map(committed(repositoryLayer(url)), (result) => assert.deepStrictEqual(result, expected))
   )
 })

@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ConversationSettings } from "../src/domain/ConversationSettings.js"
-import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
@@ -19,12 +18,13 @@ import { repositoryContract } from "./contracts/RepositoryContract.js"
 import { differentialTests } from "./fixtures/differential.js"
 import { hostileContentTests } from "./fixtures/hostile.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
+import { pgliteClient, pgliteRepository } from "./fixtures/pglite.js"
 
-repositoryContract("pglite", PgRepository.layerPglite())
-contextSettingsContract("pglite", PgRepository.layerPglite())
-recallContract("pglite", PgRepository.layerPglite())
+repositoryContract("pglite", pgliteRepository())
+contextSettingsContract("pglite", pgliteRepository())
+recallContract("pglite", pgliteRepository())
 
-layer(PgRepository.layerPglite(), { timeout: "60 seconds" })("SqlRepository on PGlite", (it) => {
+layer(pgliteRepository())("SqlRepository on PGlite", (it) => {
   hostileContentTests(it)
   differentialTests(it)
 })
@@ -106,14 +106,12 @@ describe("PGlite with a data directory", () => {
         // Writing continues where the first layer stopped.
         const next = yield* withRepository(dataDir, (repo) => repo.appendMessages(id, [newMessage("user", "thanks")]))
         assert.deepStrictEqual(next.messages.map((m) => m.seq), [8])
-      }),
-    { timeout: 60_000 }
+      })
   )
 })
 
 layer(
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer())),
-  { timeout: "60 seconds" }
+  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
 )("SqlRepository settings rows", (it) => {
   it.effect("a stored settings row that does not decode is a RepositoryError naming the settings", () =>
     Effect.gen(function*() {

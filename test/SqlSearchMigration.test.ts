@@ -6,14 +6,13 @@
 import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
-import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
+import { pgliteClient } from "./fixtures/pglite.js"
 
 layer(
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer())),
-  { timeout: "60 seconds" }
+  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
 )("SqlRepository search migration", (it) => {
   it.effect("messages stored before the search column existed are found after the migration", () =>
     Effect.gen(function*() {

@@ -6,10 +6,10 @@
 import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
-import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
+import { pgliteClient } from "./fixtures/pglite.js"
 
 const record = (fromSeq: number, toSeq: number) => ({
   fromSeq,
@@ -25,8 +25,7 @@ const record = (fromSeq: number, toSeq: number) => ({
 })
 
 layer(
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer())),
-  { timeout: "60 seconds" }
+  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
 )("SqlRepository summary-message link migration", (it) => {
   it.effect("records written before the link existed are linked to the summary messages that name them", () =>
     Effect.gen(function*() {

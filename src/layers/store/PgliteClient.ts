@@ -8,17 +8,30 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, type Scope, Stream } from "effect"
+import { Effect, Layer, Option, type Scope, Stream } from "effect"
 import * as OptionalPeer from "../internal/optionalPeer.js"
+import * as Template from "./internal/pgliteTemplate.js"
 
 /**
- * Where PGlite keeps its data: a directory on disk, or memory when `dataDir` is not given.
+ * Where PGlite keeps its data: a directory on disk, or memory when `dataDir` is not given; and
+ * what a new database starts from.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Options {
   readonly dataDir?: string | undefined
+  /**
+   * The cluster a new database is loaded from instead of being made by PostgreSQL's `initdb`
+   * (seconds, and near a gigabyte of memory at its peak): `"bundled"`, the bare cluster that
+   * ships with the package (the default with a `dataDir` on disk); a `Blob` of a tarball of a data
+   * directory as PGlite's `dumpDataDir` writes it, gzipped or not; or `"initdb"` (the default in
+   * memory). A data directory that already holds a cluster ignores it. A template that cannot be
+   * read or does not start (one made with another PostgreSQL major, say) is logged as a warning,
+   * what its load wrote is removed, and `initdb` makes the cluster. The bundled template holds the
+   * `postgres` database only: `CREATE DATABASE` there needs an explicit `TEMPLATE`.
+   */
+  readonly template?: "bundled" | "initdb" | Blob | undefined
 }
 
 type Row = Record<string, unknown>
@@ -27,6 +40,14 @@ type Row = Record<string, unknown>
 const sharedBuffers = "16MB"
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/** The directory on disk `dataDir` names, as PGlite reads it; undefined for its other file systems. */
+const directoryOf = (dataDir: string): string | undefined =>
+  dataDir.startsWith("file://")
+    ? dataDir.slice("file://".length)
+    : /^[a-z][a-z0-9+.-]*:\/\//i.test(dataDir)
+    ? undefined
+    : dataDir
 
 /**
  * Opens PGlite and builds an `SqlClient` over it; closing the scope closes the database. PGlite
@@ -51,17 +72,34 @@ export const make = (
       OptionalPeer.load("@electric-sql/pglite", () => import("@electric-sql/pglite")),
       OptionalPeer.load("@effect/sql-pg", () => import("@effect/sql-pg"))
     ]).pipe(Effect.mapError((missing) => new SqlError({ cause: missing.cause, message: missing.message })))
-    const db = yield* Effect.acquireRelease(
+    const open = (loadDataDir: Blob | undefined) =>
       Effect.tryPromise({
         try: () =>
           PGlite.create({
             ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+            ...(loadDataDir === undefined ? {} : { loadDataDir }),
             // PostgreSQL's 128 MB buffer cache is sized for a server; this is one process's store,
             // whose pages already live in memory (or the OS's page cache), and the cache is most of
             // what an open costs in resident memory.
             startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`]
           }),
         catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open: ${describe(cause)}` })
+      })
+    const directory = options.dataDir === undefined ? undefined : directoryOf(options.dataDir)
+    const template = options.template ?? (directory === undefined ? "initdb" : "bundled")
+    const attempt = template === "initdb" ? Option.none() : yield* Template.prepare(template, directory)
+    const db = yield* Effect.acquireRelease(
+      Option.match(attempt, {
+        onNone: () => open(undefined),
+        onSome: ({ loadDataDir, postgresMajor, undo }) =>
+          open(loadDataDir).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning(
+                `PGlite: the template (PostgreSQL ${postgresMajor}) did not start; running initdb`,
+                error
+              ).pipe(Effect.zipRight(undo), Effect.zipRight(open(undefined)))
+            )
+          )
       }),
       (db) => Effect.promise(() => db.close())
     )

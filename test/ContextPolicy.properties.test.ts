@@ -62,12 +62,15 @@ const anyWatermarks = fc.oneof(
   }
 )
 
-/** Small budgets, so that folds happen every few turns. */
+/**
+ * Small budgets, so that folds happen every few turns: with the conversations below, a run at the
+ * default watermarks folds three times (median), twice or more in three runs out of four.
+ */
 const policyWith = (
   watermarks: fc.Arbitrary<{ readonly lowWater: number; readonly highWater: number }>
 ): fc.Arbitrary<Policy> =>
   fc.record({
-    budget: fc.integer({ min: 600, max: 1500 }),
+    budget: fc.integer({ min: 300, max: 750 }),
     k: fc.integer({ min: 1, max: 3 }),
     capFactor: fc.double({ min: 0.1, max: 0.35, noNaN: true }),
     watermarks,
@@ -96,8 +99,13 @@ const optionsOf = (p: Policy, view: View): Partial<SummarizationOptions> => ({
   retries: 0
 })
 
-/** Conversations of long and short turns, tool calls with their results, system messages leading and mid-way. */
-const conversations = conversation({ minTurns: 5, maxTurns: 60 })
+/**
+ * Conversations of long and short turns, tool calls with their results, system messages leading and
+ * mid-way: enough turns for a few folds at the budgets above, few enough that a failing case
+ * shrinks quickly (each step of a run reads the whole conversation). Hundreds of turns: test 1d.
+ */
+const maxTurns = 24
+const conversations = conversation({ minTurns: 8, maxTurns })
 
 /** A context, and the conversation as stored when it was read. */
 interface Observation {
@@ -291,11 +299,10 @@ const unavailable = new SkillExecutionError({ skillId: "scripted", reason: "Unav
 type Lag = "gated" | "failing" | "unawaited"
 
 /**
- * Runs of a property. A failing run of 60 turns takes long to shrink: the time limit stops the
- * shrinking (the failure is still reported, with the smallest counterexample found so far), and a
- * run interrupted before its 30 cases counts as a failure, not a pass.
+ * Runs of a property: bounded by their number and by the size of the conversations, never by time
+ * (a time limit that fails the test is a timed assertion).
  */
-const fastCheck = { numRuns: 30, interruptAfterTimeLimit: 20_000, markInterruptAsFailure: true }
+const fastCheck = { numRuns: 30 }
 
 describe("context policy properties", () => {
   /**
@@ -314,7 +321,7 @@ describe("context policy properties", () => {
     { spec: conversations, p: policyWith(fc.constant(defaultWatermarks)), verbose },
     ({ p, spec, verbose }) =>
       Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose), { discard: true }),
-    { timeout: 120_000, fastCheck }
+    { fastCheck }
   )
 
   it.effect.prop(
@@ -322,7 +329,7 @@ describe("context policy properties", () => {
     { spec: conversations, p: policy, verbose },
     ({ p, spec, verbose }) =>
       Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose), { discard: true }),
-    { timeout: 120_000, fastCheck }
+    { fastCheck }
   )
 
   // 1b's counterexample, pinned: with `highWater` 1 the buffer may hold `room` tokens without a
@@ -338,6 +345,19 @@ describe("context policy properties", () => {
     }
     const p: Policy = { budget: 600, k: 1, cap: 150, lowWater: 0.5, highWater: 1, mode: "incremental" }
     return Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, true), { discard: true })
+  })
+
+  // The long replay the properties leave out: hundreds of turns, so dozens of folds (and of merged
+  // layers), at the default watermarks with a verbose summarizer; each mode once, in one view or the other.
+  it.effect("1d. a summarizer that keeps up, 200 turns in each mode: nothing omitted, DESIGN §4 at every step", () => {
+    const [spec] = fc.sample(conversation({ minTurns: 200, maxTurns: 200 }), { seed: 1, numRuns: 1 })
+    if (spec === undefined) return Effect.dieMessage("no conversation sampled")
+    const p = { ...defaultWatermarks, budget: 500, k: 2, cap: 100 }
+    return Effect.forEach(
+      [["incremental", "stable"], ["full", "full"], ["layered", "stable"]] as const,
+      ([mode, view]) => keepsUp(spec, { ...p, mode }, view, true),
+      { discard: true }
+    )
   })
 
   /**
@@ -357,11 +377,11 @@ describe("context policy properties", () => {
       spec: conversations,
       p: policy,
       lag: fc.constantFrom<Lag>("gated", "failing", "unawaited"),
-      steps: fc.array(fc.boolean(), { minLength: 60, maxLength: 60 })
+      steps: fc.array(fc.boolean(), { minLength: maxTurns, maxLength: maxTurns })
     },
     ({ lag, p, spec, steps }) =>
       Effect.forEach(["full", "stable"] as const, (view) => lags(spec, p, view, lag, steps), { discard: true }),
-    { timeout: 120_000, fastCheck }
+    { fastCheck }
   )
 
   /**
@@ -382,14 +402,14 @@ describe("context policy properties", () => {
     "3a. the fold floor, with the watermark trigger: a fold leaves at least K turns and never less than lowWater × room holds",
     { spec: conversations, p: policy },
     ({ p, spec }) => folds(spec, p, undefined),
-    { timeout: 120_000, fastCheck }
+    { fastCheck }
   )
 
   it.effect.prop(
     "3b. the fold floor, with an explicit chunkSummarizeThreshold: a fold leaves at least K turns and never less than lowWater × room holds",
     { spec: conversations, p: policy, threshold: fc.double({ min: 0.3, max: 2.5, noNaN: true }) },
     ({ p, spec, threshold }) => folds(spec, p, Math.max(1, Math.floor(p.budget * threshold))),
-    { timeout: 120_000, fastCheck }
+    { fastCheck }
   )
 
   // 3b's counterexample, pinned: the threshold fires while the whole buffer fits `room`, and the

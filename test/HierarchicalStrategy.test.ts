@@ -139,7 +139,8 @@ describe("HierarchicalStrategy", () => {
       Effect.gen(function*() {
         const repository = yield* RepositoryService
         const memory = yield* ChatMemoryService
-        yield* replay(1, 30)
+        // 24 turns make at least 9 extract calls: one per list of operations (8 at most), and one more.
+        yield* replay(1, 24)
         const inputs = yield* extractCalls
         assert.isAtLeast(inputs.length, 3)
         let model = new Map<string, string>()
@@ -166,8 +167,8 @@ describe("HierarchicalStrategy", () => {
   it.effect.prop(
     "facts are never trimmed out of the context, and the context never passes the budget when the protected part fits",
     {
-      spec: conversation({ minTurns: 5, maxTurns: 40 }),
-      budget: fc.integer({ min: 150, max: 2500 }),
+      spec: conversation({ minTurns: 8, maxTurns: 24 }),
+      budget: fc.integer({ min: 75, max: 1250 }),
       k: fc.integer({ min: 1, max: 4 }),
       extracted: fc.array(
         fc.record({

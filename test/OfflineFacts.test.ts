@@ -31,7 +31,6 @@ describe("offline facts of a long conversation", () => {
           assert.notMatch(fact.value, /[{}[\]]|"\w+"\s*:/, `raw JSON in ${fact.key}: ${fact.value}`)
           assert.isAbove(fact.sourceSeqs?.length ?? 0, 0, `no source seqs: ${fact.key} = ${fact.value}`)
         }
-      }).pipe(Effect.provide(ChatMemoryLive.layer({ strategy: "hierarchical", store: { _tag: "memory" } }))),
-    { timeout: 120_000 }
+      }).pipe(Effect.provide(ChatMemoryLive.layer({ strategy: "hierarchical", store: { _tag: "memory" } })))
   )
 })

@@ -11,9 +11,11 @@ const tokens = (messages: ReadonlyArray<Message>) => messages.reduce((n, m) => n
 describe("SlidingWindowStrategy", () => {
   it.effect.prop(
     "the window fits the budget, keeps system messages and whole newest turns, and accounts for the rest",
+    // Up to 40 turns of about 70 tokens and budgets up to 1200: in about half the runs the window
+    // leaves turns out, in a fifth it shows them all, in a fifth not even the newest one fits.
     {
-      spec: conversation({ maxTurns: 90 }),
-      budget: fc.integer({ min: 1, max: 4000 })
+      spec: conversation({ maxTurns: 40 }),
+      budget: fc.integer({ min: 1, max: 1200 })
     },
     ({ budget, spec }) =>
       Effect.gen(function*() {

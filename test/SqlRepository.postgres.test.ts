@@ -31,7 +31,7 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 
-  layer(MemoryLive, { timeout: "60 seconds" })("ChatMemoryService on PostgreSQL", (it) => {
+  layer(MemoryLive)("ChatMemoryService on PostgreSQL", (it) => {
     it.effect("100 concurrent addMessages on one conversation, pool of 10: seqs 1..N, nothing lost", () =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService.ChatMemoryService
@@ -56,7 +56,7 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
       }))
   })
 
-  layer(repositoryLayer(url), { timeout: "60 seconds" })("SqlRepository on PostgreSQL", (it) => {
+  layer(repositoryLayer(url))("SqlRepository on PostgreSQL", (it) => {
     hostileContentTests(it)
     differentialTests(it)
   })
@@ -147,7 +147,6 @@ describePostgres("PgRepository on PostgreSQL: a connection that fails says why",
           url.pathname = "/no_such_database"
         }))
         assert.include(database.message, "unknown database")
-      }),
-    { timeout: 30_000 }
+      })
   )
 })

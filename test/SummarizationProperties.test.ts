@@ -49,13 +49,19 @@ const checkContext = (
 /** The explicit trigger of the chunked-summary design, as the defaults had it before the watermarks. */
 const threshold = 6000
 
+/**
+ * The most turns of a run: at the small budgets below, enough for a few summarizations, few enough
+ * that a failing case shrinks quickly. The long replay is the 400-turn example below.
+ */
+const maxTurns = 24
+
 describe("SummarizationStrategy properties", () => {
   it.effect.prop(
     "every invariant holds after each step of random adds, context reads and background completions",
     {
-      spec: conversation({ minTurns: 5, maxTurns: 60 }),
-      steps: fc.array(fc.constantFrom("none", "idle", "context", "both"), { minLength: 60, maxLength: 60 }),
-      budget: fc.integer({ min: 150, max: 2500 }),
+      spec: conversation({ minTurns: 8, maxTurns }),
+      steps: fc.array(fc.constantFrom("none", "idle", "context", "both"), { minLength: maxTurns, maxLength: maxTurns }),
+      budget: fc.integer({ min: 75, max: 1250 }),
       k: fc.integer({ min: 1, max: 4 }),
       thresholdFactor: fc.double({ min: 1, max: 3, noNaN: true }),
       mode: fc.constantFrom("incremental" as const, "full" as const, "layered" as const)

@@ -50,8 +50,7 @@ export const contextSettingsContract = <E>(name: string, repositoryLayer: Layer.
       Layer.provideMerge(ScriptedSkill.layer()),
       Layer.provideMerge(repositoryLayer),
       Layer.provideMerge(ApproximateTokenCounter.layer)
-    ),
-    { timeout: "60 seconds" }
+    )
   )(`context settings: ${name}`, (it) => {
     it.effect("a call's tokenBudget bounds that context only: larger shows more, smaller less", () =>
       Effect.gen(function*() {

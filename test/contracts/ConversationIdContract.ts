@@ -73,8 +73,7 @@ export const conversationIdContract = (it: Vitest.MethodsNonLive<RepositoryServi
             "message 11"
           ]])
         })
-      ),
-    { timeout: 60_000 }
+      )
   )
 
   // Ids drawn from an alphabet where collisions are likely if anything maps two ids to one:
@@ -118,6 +117,6 @@ export const conversationIdContract = (it: Vitest.MethodsNonLive<RepositoryServi
           }
         })
       ),
-    { timeout: 120_000, fastCheck: { numRuns: 40 } }
+    { fastCheck: { numRuns: 40 } }
   )
 }

@@ -75,8 +75,7 @@ export const recallContract = <E>(name: string, repositoryLayer: Layer.Layer<Rep
       Layer.provideMerge(ScriptedSkill.layer()),
       Layer.provideMerge(repositoryLayer),
       Layer.provideMerge(ApproximateTokenCounter.layer)
-    ),
-    { timeout: "120 seconds" }
+    )
   )(`recall: ${name}`, (it) => {
     it.effect("a turn holding a unique identifier is recalled, whole, by a query naming it", () =>
       Effect.gen(function*() {

@@ -32,7 +32,7 @@ const seqsOf = (messages: ReadonlyArray<{ readonly seq: number }>) => messages.m
  * uses its own conversation ids.
  */
 export const repositoryContract = <E>(name: string, repositoryLayer: Layer.Layer<RepositoryService, E>) =>
-  layer(repositoryLayer, { timeout: "60 seconds" })(`RepositoryService contract: ${name}`, (it) => {
+  layer(repositoryLayer)(`RepositoryService contract: ${name}`, (it) => {
     it.effect("append assigns seqs 1..n in order and keeps the counters", () =>
       Effect.gen(function*() {
         const repo = yield* RepositoryService

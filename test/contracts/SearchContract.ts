@@ -247,7 +247,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
         yield* repo.deleteConversation(idA)
         yield* repo.deleteConversation(idB)
       }),
-    { timeout: 120_000, fastCheck: { numRuns: 25 } }
+    { fastCheck: { numRuns: 25 } }
   )
 
   it.effect("an unknown or deleted conversation has no hits", () =>

@@ -216,8 +216,7 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
           assert.strictEqual(skillCalls.reduce((n, k) => n + k, 0), records, "a skill call was not applied")
           assert.strictEqual(overlap.most, 1, "two instances summarized the conversation at once")
           for (const calls of skillCalls) assert.isAbove(calls, 0, "an instance never summarized")
-        }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)),
-      { timeout: 120_000 }
+        }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
     )
 
     it.scopedLive("three layers under concurrent writers on four conversations", () =>
@@ -263,7 +262,7 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
         for (const x of instances) {
           assert.isAtMost(yield* x.mostInFlight, 2, "an instance summarized more conversations at once than allowed")
         }
-      }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)), { timeout: 120_000 })
+      }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))
   })
 
   describe("the summarization lease", () => {

@@ -72,7 +72,7 @@ export const configFor = (seed: number): SoakConfig => {
   const conversations = Array.from(
     { length: count },
     (_, i) =>
-      fc.sample(conversation({ minTurns: 4, maxTurns: 30 }), { seed: seed * 31 + i, numRuns: 1 })[0] ?? {
+      fc.sample(conversation({ minTurns: 4, maxTurns: 30, texts: "long" }), { seed: seed * 31 + i, numRuns: 1 })[0] ?? {
         system: [],
         turns: []
       }

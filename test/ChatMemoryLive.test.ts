@@ -260,10 +260,7 @@ describe("ChatMemoryLive.layerConfig: stores", () => {
 
   it.effect(
     "pglite without MEMORY_DATA_DIR (the default store): in memory, empty per build",
-    () => Effect.map(survivesRestart({}), (read) => assert.strictEqual(read, "ConversationNotFoundError")),
-    {
-      timeout: 60_000
-    }
+    () => Effect.map(survivesRestart({}), (read) => assert.strictEqual(read, "ConversationNotFoundError"))
   )
 
   it.scoped("pglite with MEMORY_DATA_DIR: the conversation survives the layer", () =>
@@ -271,7 +268,7 @@ describe("ChatMemoryLive.layerConfig: stores", () => {
       const dir = yield* tempDir
       const read = yield* survivesRestart({ MEMORY_STORE: "pglite", MEMORY_DATA_DIR: join(dir, "db") })
       assert.deepStrictEqual(read, turn(1).map((m) => m.content))
-    }), { timeout: 60_000 })
+    }))
 })
 
 describePostgres("ChatMemoryLive.layerConfig: PostgreSQL store", (base) => {
@@ -285,8 +282,7 @@ describePostgres("ChatMemoryLive.layerConfig: PostgreSQL store", (base) => {
         const url = yield* schemaUrl
         const read = yield* survivesRestart({ MEMORY_STORE: "postgres", DATABASE_URL: url })
         assert.deepStrictEqual(read, turn(1).map((m) => m.content))
-      }),
-    { timeout: 60_000 }
+      })
   )
 })
 

@@ -10,6 +10,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import * as Eval from "../src/cli/Eval.js"
 import type { MessageInput } from "../src/domain/Message.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
+import { silentStdio } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 
 /** 90 turns; turn 1 states the order number and turn 2 the dock, then small talk about the weather. */
@@ -44,7 +45,7 @@ const questions = [
 ]
 
 const memory = (strategy: "noop" | "sliding-window") =>
-  ChatMemoryLive.layer({ strategy, store: { _tag: "memory" }, promptTokenBudget: 600 })
+  Layer.merge(ChatMemoryLive.layer({ strategy, store: { _tag: "memory" }, promptTokenBudget: 600 }), silentStdio)
 
 describe("eval", () => {
   it.effect(
@@ -71,8 +72,7 @@ describe("eval", () => {
         const table = Eval.table([window, whole], questions.length)
         assert.include(table, "1/3 (33 %)")
         assert.include(table, "3/3 (100 %)")
-      }),
-    { timeout: 60_000 }
+      })
   )
 
   it.scoped(
@@ -98,7 +98,6 @@ describe("eval", () => {
         // The context went with the question: the order number from turn 1, then the question last.
         assert.isTrue(texts.some((text) => text.includes("ORD-2024-88417")))
         assert.include(texts.at(-1) ?? "", "Question order?")
-      }).pipe(Effect.provide(Fake.layer(Fake.text("Your order number is ord-2024-88417.")))),
-    { timeout: 60_000 }
+      }).pipe(Effect.provide(Fake.layer(Fake.text("Your order number is ord-2024-88417."))))
   )
 })

@@ -46,5 +46,5 @@ describe("the package's root", () => {
       assert.strictEqual(pglite.stdout, "1\n")
       assert.isTrue(pglite.packages.has("@electric-sql/pglite"))
       assert.isFalse(pglite.packages.has("gpt-tokenizer"))
-    }), { timeout: 60_000 })
+    }))
 })

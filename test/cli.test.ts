@@ -1,59 +1,16 @@
 /**
- * The command line, run as a child process (`node --import tsx src/cli/main.ts …`) exactly as a
- * user runs it: the bundled conversation replayed on the default store, broken inputs, the
- * commands on a stored conversation, and `chat` against a local fake of the OpenAI API.
+ * The command line: the bundled conversation replayed on the default store, broken inputs, the
+ * commands on a stored conversation, and `chat` against a local fake of the OpenAI API. The
+ * program runs in this process (as `main.ts` runs it, with the real file system); `npm start` and
+ * a failure are also run as the real bin, in a process of their own.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Transcript from "../src/cli/Transcript.js"
+import { bundled, cli, type Run, spawnCli, tempDir } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
-
-const root = fileURLToPath(new URL("..", import.meta.url))
-const bundled = join(root, "examples", "conversation.jsonl")
-
-/** The environment without anything that configures the memory: the CLI's defaults apply. */
-const cleanEnv = (): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(process.env).flatMap(([key, value]) =>
-      value === undefined || /^(MEMORY_|OPENAI_|DATABASE_URL$|AGENT_MODEL$)/.test(key) ? [] : [[key, value]]
-    )
-  )
-
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the CLI with `args`, feeding `stdin`, with `env` over the clean environment. */
-const cli = (
-  args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly stdin?: string } = {}
-) =>
-  Effect.async<Run>((resume) => {
-    const scratch = mkdtempSync(join(tmpdir(), "chat-memory-cli-"))
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
-      cwd: root,
-      // The command line keeps conversations in ./.chat-memory by default: each run gets a
-      // directory of its own, unless the test names one.
-      env: { ...cleanEnv(), MEMORY_DATA_DIR: join(scratch, "data"), ...options.env }
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (code) => {
-      rmSync(scratch, { recursive: true, force: true })
-      resume(Effect.succeed({ code, stdout, stderr }))
-    })
-    child.stdin.end(options.stdin ?? "")
-    return Effect.sync(() => child.kill())
-  })
 
 /** The non-blank lines of stderr. */
 const errorLines = (run: Run) => run.stderr.split("\n").filter((line) => line.trim().length > 0)
@@ -67,12 +24,6 @@ const assertOneLineFailure = (run: Run, ...mentions: ReadonlyArray<string>) => {
   assert.notMatch(run.stderr, /\n\s+at /)
   assert.strictEqual(run.stdout, "")
 }
-
-/** A temporary directory, removed with the scope. */
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "chat-memory-cli-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
 
 const Entry = Schema.Struct({ role: Schema.String, content: Schema.String })
 const transcript = readFileSync(bundled, "utf8").split("\n").filter((line) => line.trim().length > 0)
@@ -170,7 +121,7 @@ describe("CLI: replay of the bundled conversation", () => {
     "with no arguments (npm start): PGlite, the offline summarizer, the final context and the stats table",
     () =>
       Effect.gen(function*() {
-        const run = yield* cli([])
+        const run = yield* spawnCli([])
         assert.strictEqual(run.code, 0, run.stderr)
         assert.include(run.stdout, "Context for the next model call (summarization")
         const last = transcript[transcript.length - 1]
@@ -191,8 +142,7 @@ describe("CLI: replay of the bundled conversation", () => {
         ) assert.include(run.stdout, row)
         assert.match(run.stdout, /store pglite at [^,]+, summarizer extractive \(offline\)/)
         assert.notMatch(run.stdout, /replay: \d+\/\d+ turns/, "progress goes to stderr")
-      }),
-    { timeout: 180_000 }
+      })
   )
 
   it.live(
@@ -258,8 +208,7 @@ describe("CLI: replay of the bundled conversation", () => {
           report.context.turnsOmitted
         ])
         assert.include(run.stderr, `replay: ${turnStarts.length}/${turnStarts.length} turns`)
-      }),
-    { timeout: 180_000 }
+      })
   )
 
   it.live(
@@ -280,8 +229,7 @@ describe("CLI: replay of the bundled conversation", () => {
         assert.strictEqual(report.prefixKept, appendOnly)
         // One change for the first context, one per turn that is not an extension; the final read keeps it.
         assert.strictEqual(report.stats.prefixChanges, turnStarts.length - appendOnly)
-      }),
-    { timeout: 120_000 }
+      })
   )
 
   it.live(
@@ -307,8 +255,7 @@ describe("CLI: replay of the bundled conversation", () => {
         // covers the turns where it does not, and the rest is where it gave up older turns silently.
         assert.isAbove(compared, 10)
         assert.isAbove(former.perTurn.filter((t) => t.turnsOmitted > 0).length, 250)
-      }),
-    { timeout: 180_000 }
+      })
   )
 
   it.live(
@@ -329,8 +276,7 @@ describe("CLI: replay of the bundled conversation", () => {
         for (const r of report.results) {
           for (const q of r.questions) assert.isAtMost(q.contextTokens, 3000, `${r.label} ${q.id}`)
         }
-      }),
-    { timeout: 180_000 }
+      })
   )
 
   it.live("--strategy sliding-window: every turn is shown or reported omitted", () =>
@@ -343,7 +289,7 @@ describe("CLI: replay of the bundled conversation", () => {
       assert.isAbove(report.turnsOmitted, 0)
       assert.strictEqual(report.stats.turnsShown + report.stats.turnsOmitted, turnStarts.length)
       for (const t of report.perTurn) assert.strictEqual(t.turnsShown + t.turnsOmitted, t.turn)
-    }), { timeout: 120_000 })
+    }))
 })
 
 describe("CLI: bad input gives one line and a non-zero exit", () => {
@@ -353,9 +299,14 @@ describe("CLI: bad input gives one line and a non-zero exit", () => {
       Effect.map(
         cli(["replay", "no/such/transcript.jsonl"]),
         (run) => assertOneLineFailure(run, "no/such/transcript.jsonl", "not found")
-      ),
-    { timeout: 60_000 }
+      )
   )
+
+  it.live("the real bin: the same one line, exit code 1 and no stack trace from the process", () =>
+    Effect.map(spawnCli(["replay", "no/such/transcript.jsonl"]), (run) => {
+      assert.strictEqual(run.code, 1)
+      assertOneLineFailure({ code: 1, stdout: run.stdout, stderr: run.stderr }, "no/such/transcript.jsonl", "not found")
+    }))
 
   it.scoped("a malformed JSONL line, by its number", () =>
     Effect.gen(function*() {
@@ -368,21 +319,18 @@ describe("CLI: bad input gives one line and a non-zero exit", () => {
       assertOneLineFailure(yield* cli(["replay", path]), "broken.jsonl", "line 4", "not valid JSON")
       writeFileSync(path, `${JSON.stringify(transcript[1])}\n\n${JSON.stringify({ role: "robot", content: "hi" })}\n`)
       assertOneLineFailure(yield* cli(["replay", path]), "line 3", "role")
-    }), { timeout: 60_000 })
+    }))
 
   it.live("an unknown strategy, by flag or by variable, naming the allowed values", () =>
     Effect.gen(function*() {
       const allowed = "noop, sliding-window, summarization, hierarchical"
       assertOneLineFailure(yield* cli(["replay", "--strategy", "lru"]), "--strategy", "MEMORY_STRATEGY", allowed, "lru")
       assertOneLineFailure(yield* cli(["replay"], { env: { MEMORY_STRATEGY: "lru" } }), "MEMORY_STRATEGY", allowed)
-    }), { timeout: 60_000 })
+    }))
 
   it.live(
     "chat without a key or base URL says what it needs",
-    () => Effect.map(cli(["chat"]), (run) => assertOneLineFailure(run, "OPENAI_API_KEY", "OPENAI_BASE_URL")),
-    {
-      timeout: 60_000
-    }
+    () => Effect.map(cli(["chat"]), (run) => assertOneLineFailure(run, "OPENAI_API_KEY", "OPENAI_BASE_URL"))
   )
 })
 
@@ -422,8 +370,7 @@ describe("CLI: commands on a stored conversation", () => {
         const clear = yield* cli(["clear", "short"], { env })
         assert.strictEqual(clear.code, 0, clear.stderr)
         assertOneLineFailure(yield* cli(["context", "short"], { env }), "Conversation not found")
-      }),
-    { timeout: 180_000 }
+      })
   )
 
   it.live(
@@ -432,8 +379,7 @@ describe("CLI: commands on a stored conversation", () => {
       Effect.map(
         cli(["inspect", "nothing-here", "--store", "memory"]),
         (run) => assertOneLineFailure(run, "Conversation not found", "MEMORY_DATA_DIR")
-      ),
-    { timeout: 60_000 }
+      )
   )
 })
 
@@ -453,7 +399,6 @@ describe("CLI: chat", () => {
         assert.strictEqual(request?.body.model, "chat-model")
         assert.deepStrictEqual(request === undefined ? [] : Fake.userTexts(request), ["Where is order ORD-42?"])
         assert.include(run.stderr, "3 messages stored")
-      }).pipe(Effect.provide(Fake.layer(Fake.text("It shipped on Monday.")))),
-    { timeout: 60_000 }
+      }).pipe(Effect.provide(Fake.layer(Fake.text("It shipped on Monday."))))
   )
 })

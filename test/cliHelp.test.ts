@@ -66,7 +66,7 @@ describe("CLI: help", () => {
       const listed = definitions(run.stdout, ["COMMANDS"])
       assert.deepStrictEqual(listed.map((command) => command.name), [...commands])
       for (const command of listed) assert.isAbove(command.description.length, 10, command.name)
-    }), { timeout: 60_000 })
+    }))
 
   for (const command of commands) {
     it.live(`${command} --help: every argument and flag described, in at most 60 lines`, () =>
@@ -83,6 +83,6 @@ describe("CLI: help", () => {
         }
         const names = described.map(({ name }) => name).join(" ")
         for (const flag of [...memoryFlags, "--help", "--version", "--log-level"]) assert.include(names, flag)
-      }), { timeout: 60_000 })
+      }))
   }
 })

@@ -61,7 +61,6 @@ describe("CLI: the strategy that wrote a conversation", () => {
         })
         assert.strictEqual(byVariable.code, 0, byVariable.stderr)
         assert.strictEqual(Schema.decodeUnknownSync(Context)(byVariable.stdout).strategy, "sliding-window")
-      }),
-    { timeout: 180_000 }
+      })
   )
 })

@@ -1,18 +1,16 @@
 /**
- * `mcp` as an MCP client runs it: the CLI spawned over a PGlite data directory a `replay` filled,
- * spoken to in JSON-RPC over stdio (initialize, tools/list, tools/call), its stdout holding only the
- * protocol.
+ * `mcp` as an MCP client runs it: the real bin spawned over a PGlite data directory a `replay`
+ * filled, spoken to in JSON-RPC over stdio (initialize, tools/list, tools/call), its stdout holding
+ * only the protocol.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Schema } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import * as RecallToolkit from "../src/layers/RecallToolkit.js"
+import { cleanEnv, cli, root, tempDir } from "./fixtures/cli.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const bundled = readFileSync(join(root, "examples", "conversation.jsonl"), "utf8").split("\n")
   .filter((line) => line.trim().length > 0)
 const Entry = Schema.parseJson(Schema.Struct({ role: Schema.String }))
@@ -32,27 +30,8 @@ const orderTurnEnd = (turnStarts[orderFact?.firstSeenTurn ?? 0] ?? 0) - 1
 /** Enough of the bundled conversation to hold the order, and turns after it: cheap to replay. */
 const prefix = bundled.slice(0, 120)
 
-/** The environment without anything that configures the memory: the CLI's defaults apply. */
-const cleanEnv = (): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(process.env).flatMap(([key, value]) =>
-      value === undefined || /^(MEMORY_|OPENAI_|DATABASE_URL$|AGENT_MODEL$)/.test(key) ? [] : [[key, value]]
-    )
-  )
-
 const spawnCli = (args: ReadonlyArray<string>) =>
   spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: root, env: cleanEnv() })
-
-/** Runs the CLI to its end. */
-const run = (args: ReadonlyArray<string>) =>
-  Effect.async<{ readonly code: number | null; readonly stderr: string }>((resume) => {
-    const child = spawnCli(args)
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (code) => resume(Effect.succeed({ code, stderr })))
-    child.stdin.end()
-    return Effect.sync(() => child.kill())
-  })
 
 const Response = Schema.parseJson(Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
@@ -100,9 +79,12 @@ const session = (args: ReadonlyArray<string>) =>
           const deferred = yield* Deferred.make<typeof Response.Type>()
           waiting.set(id, deferred)
           yield* send({ jsonrpc: "2.0", id, method, params })
-          const response = yield* Deferred.await(deferred).pipe(
-            Effect.timeout("60 seconds"),
-            Effect.catchTag("TimeoutException", () => Effect.dieMessage(`no answer to ${method}; stderr: ${stderr}`))
+          const response = yield* Effect.raceFirst(
+            Deferred.await(deferred),
+            Effect.flatMap(
+              Deferred.await(exited),
+              (code) => Effect.dieMessage(`the server exited (${code}) without answering ${method}; stderr: ${stderr}`)
+            )
           )
           assert.isUndefined(response.error, JSON.stringify(response.error))
           return response.result
@@ -114,12 +96,6 @@ const session = (args: ReadonlyArray<string>) =>
       stderr: Effect.sync(() => stderr)
     }
   })
-
-/** A temporary directory, removed with the scope. */
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "chat-memory-mcp-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
 
 const ToolList = Schema.Struct({
   tools: Schema.Array(Schema.Struct({
@@ -153,7 +129,7 @@ describe("CLI: mcp", () => {
         const transcript = join(dir, "prefix.jsonl")
         writeFileSync(transcript, `${prefix.join("\n")}\n`)
         const store = ["--store", "pglite", "--data-dir", join(dir, "db")]
-        const replay = yield* run(["replay", transcript, "--conversation", "c", ...store])
+        const replay = yield* cli(["replay", transcript, "--conversation", "c", ...store])
         assert.strictEqual(replay.code, 0, replay.stderr)
 
         const mcp = yield* session(["mcp", "--conversation", "c", ...store])
@@ -232,17 +208,15 @@ describe("CLI: mcp", () => {
         assert.strictEqual(yield* mcp.close, 0)
         for (const line of yield* mcp.lines) assert.match(line, /^\{"jsonrpc":"2\.0",/)
         assert.include(yield* mcp.stderr, "serving search_memory and read_turns for \"c\"")
-      }),
-    { timeout: 120_000 }
+      })
   )
 
   it.live(
     "an invalid conversation id is refused in one line on stderr",
     () =>
-      Effect.map(run(["mcp", "--conversation", "", "--store", "memory"]), (result) => {
+      Effect.map(cli(["mcp", "--conversation", "", "--store", "memory"]), (result) => {
         assert.notStrictEqual(result.code, 0)
         assert.include(result.stderr, "conversationId")
-      }),
-    { timeout: 60_000 }
+      })
   )
 })

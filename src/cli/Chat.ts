@@ -3,12 +3,12 @@
  * base URL), memory on: each answer is generated over the memory's context, and the exchange is
  * stored, summarized in the background like any conversation.
  */
-import { AiError, LanguageModel } from "@effect/ai"
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { Args, Command, Options } from "@effect/cli"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import * as OpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
+import * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Console, Effect, Layer, Option, Stream } from "effect"
-import { createInterface } from "node:readline"
 import { withUserMessage } from "../domain/MemoryContext.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
@@ -16,30 +16,20 @@ import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
+import { Stdio } from "./Stdio.js"
 
-const defaultSystem =
-  "You are a helpful, concise assistant. Use the known facts and the summary of the earlier conversation when they apply."
-
-const prompt = Effect.sync(() => {
-  if (process.stdin.isTTY) process.stdout.write("you> ")
-})
+/** The prompt, shown when a person types (not when the input is piped). */
+const prompt = Effect.flatMap(Stdio, (stdio) => (stdio.stdinIsTerminal ? stdio.writeOut("you> ") : Effect.void))
 
 /** The user's lines from stdin (a terminal or a pipe), until `exit` or the end of input. */
-const userLines = Stream.unwrapScoped(
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => createInterface({ input: process.stdin })),
-      (lines) => Effect.sync(() => lines.close())
-    ),
-    (lines) =>
-      Stream.fromAsyncIterable(lines, (cause) => new CliError({ reason: `reading stdin failed: ${String(cause)}` }))
-        .pipe(
-          Stream.map((line) => line.trim()),
-          Stream.takeWhile((line) => line !== "exit" && line !== "/exit"),
-          Stream.filter((line) => line.length > 0)
-        )
-  )
-)
+const userLines = Stream.unwrap(Effect.map(Stdio, (stdio) =>
+  stdio.stdin.pipe(
+    Stream.decodeText(),
+    Stream.splitLines,
+    Stream.map((line) => line.trim()),
+    Stream.takeWhile((line) => line !== "exit" && line !== "/exit"),
+    Stream.filter((line) => line.length > 0)
+  )))
 
 const exchange = (conversationId: string, line: string) =>
   Effect.gen(function*() {
@@ -86,45 +76,35 @@ const converse = (conversationId: string, system: string, banner: string, strate
     )
   })
 
-/** The `chat` command. */
-export const command = Command.make(
-  "chat",
-  {
-    conversationId: Args.text({ name: "conversationId" }).pipe(
-      Args.withDescription("the conversation to continue, or to start"),
-      Args.withDefault("chat")
-    ),
-    model: Options.text("model").pipe(
-      Options.withDescription("the chat model (default: AGENT_MODEL, else gpt-4o-mini)"),
-      Options.optional
-    ),
-    system: Options.text("system").pipe(
-      Options.withDescription("the system prompt of a new conversation"),
-      Options.withDefault(defaultSystem)
-    ),
-    ...Settings.flags
-  },
-  ({ conversationId, model, system, ...flags }) =>
-    Effect.gen(function*() {
-      const options = yield* Settings.resolve(flags)
-      const summarizer = options.summarizer
-      if (summarizer?._tag !== "openai") {
-        return yield* new CliError({
-          reason: "chat needs a model: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server " +
-            "(e.g. http://localhost:11434/v1)"
-        })
-      }
-      const chatModel = Option.isSome(model)
-        ? model.value
-        : yield* Settings.withFlags(flags)(Config.string("AGENT_MODEL").pipe(Config.withDefault("gpt-4o-mini")))
-      const languageModel = OpenAiLanguageModel.layer({ model: chatModel }).pipe(
-        Layer.provide(OpenAiClient.layer({ apiKey: summarizer.apiKey, apiUrl: summarizer.apiUrl })),
-        Layer.provide(NodeHttpClient.layerUndici)
-      )
-      const banner = `chat "${conversationId}" with ${chatModel}; memory: ${Settings.describeLine(options)}\n` +
-        "Type a message; exit or Ctrl-D to stop."
-      yield* converse(conversationId, system, banner, Settings.describe(options).strategy).pipe(
-        Effect.provide(Layer.merge(ChatMemoryLive.layer(options), languageModel))
-      )
-    })
-).pipe(Command.withDescription("talk with the configured model, memory on (needs OPENAI_API_KEY or OPENAI_BASE_URL)"))
+/** What `chat` was asked. */
+export interface Input {
+  readonly conversationId: string
+  readonly model: Option.Option<string>
+  readonly system: string
+  readonly flags: Settings.Flags
+}
+
+/** `chat`: a conversation with the configured model over stdin and stdout, memory on. */
+export const chat = ({ conversationId, flags, model, system }: Input) =>
+  Effect.gen(function*() {
+    const options = yield* Settings.resolve(flags)
+    const summarizer = options.summarizer
+    if (summarizer?._tag !== "openai") {
+      return yield* new CliError({
+        reason: "chat needs a model: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server " +
+          "(e.g. http://localhost:11434/v1)"
+      })
+    }
+    const chatModel = Option.isSome(model)
+      ? model.value
+      : yield* Settings.withFlags(flags)(Config.string("AGENT_MODEL").pipe(Config.withDefault("gpt-4o-mini")))
+    const languageModel = OpenAiLanguageModel.layer({ model: chatModel }).pipe(
+      Layer.provide(OpenAiClient.layer({ apiKey: summarizer.apiKey, apiUrl: summarizer.apiUrl })),
+      Layer.provide(NodeHttpClient.layerUndici)
+    )
+    const banner = `chat "${conversationId}" with ${chatModel}; memory: ${Settings.describeLine(options)}\n` +
+      "Type a message; exit or Ctrl-D to stop."
+    yield* converse(conversationId, system, banner, Settings.describe(options).strategy).pipe(
+      Effect.provide(Layer.merge(ChatMemoryLive.layer(options), languageModel))
+    )
+  })

@@ -4,7 +4,6 @@
  * PostgreSQL), where they see what `replay` or `chat` wrote, and they read it with the strategy
  * that wrote it (unless `--strategy` says otherwise).
  */
-import { Args, Command, Options } from "@effect/cli"
 import { Console, DateTime, Effect, Option, Predicate, Schema } from "effect"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { MemoryContext } from "../domain/MemoryContext.js"
@@ -17,9 +16,6 @@ import { CliError } from "./Errors.js"
 import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
-
-const conversationId = Args.text({ name: "conversationId" }).pipe(Args.withDescription("the stored conversation's id"))
-const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
 
 /** The values were built by the memory from valid parts: encoding them cannot fail. */
 const encode = <A, I>(schema: Schema.Schema<A, I>, value: A) => Effect.orDie(Schema.encode(schema)(value))
@@ -56,120 +52,104 @@ const strategySources: Record<Memory.StrategySource, string> = {
   default: "the default: none recorded"
 }
 
-const context = Command.make(
-  "context",
-  {
-    conversationId,
-    json,
-    query: Options.text("query").pipe(
-      Options.withDescription("what the next message asks: recalls the older turns that match it"),
-      Options.optional
-    ),
-    ...Settings.readingFlags
-  },
-  ({ conversationId, json, query, ...flags }) =>
-    withMemory(flags, conversationId, () =>
-      Effect.gen(function*() {
-        const memory = yield* ChatMemoryService
-        // The service gives an unknown conversation an empty context; here it is a mistyped id.
-        yield* memory.getMessages(conversationId, { limit: 1 })
-        const value = yield* memory.getContext(
-          conversationId,
-          Option.isSome(query) ? { query: query.value } : undefined
-        )
-        if (json) return yield* printJson(yield* encode(MemoryContext, value))
-        yield* Console.log(`Context for the next model call (${Report.contextLine(value)}):\n`)
-        yield* Console.log(Report.context(value))
-      }))
-).pipe(Command.withDescription("show the context the model would get next"))
+/** What a command on a stored conversation was asked. */
+export interface Input {
+  readonly conversationId: string
+  readonly flags: Settings.Flags
+}
 
-const messages = Command.make(
-  "messages",
-  {
-    conversationId,
-    limit: Options.integer("limit").pipe(Options.withDescription("at most this many (the newest)"), Options.optional),
-    before: Options.integer("before").pipe(Options.withDescription("only messages below this seq"), Options.optional),
-    json,
-    ...Settings.readingFlags
-  },
-  ({ before, conversationId, json, limit, ...flags }) =>
-    withMemory(flags, conversationId, () =>
-      Effect.gen(function*() {
-        const memory = yield* ChatMemoryService
-        const page = yield* memory.getMessages(conversationId, {
-          limit: Option.getOrUndefined(limit),
-          before: Option.getOrUndefined(before)
+/** `context`: the context the model would get next, with the older turns `query` recalls. */
+export const context = ({ conversationId, flags, json, query }: Input & {
+  readonly json: boolean
+  readonly query: Option.Option<string>
+}) =>
+  withMemory(flags, conversationId, () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      // The service gives an unknown conversation an empty context; here it is a mistyped id.
+      yield* memory.getMessages(conversationId, { limit: 1 })
+      const value = yield* memory.getContext(
+        conversationId,
+        Option.isSome(query) ? { query: query.value } : undefined
+      )
+      if (json) return yield* printJson(yield* encode(MemoryContext, value))
+      yield* Console.log(`Context for the next model call (${Report.contextLine(value)}):\n`)
+      yield* Console.log(Report.context(value))
+    }))
+
+/** `messages`: a page of the stored messages, oldest first. */
+export const messages = ({ before, conversationId, flags, json, limit }: Input & {
+  readonly limit: Option.Option<number>
+  readonly before: Option.Option<number>
+  readonly json: boolean
+}) =>
+  withMemory(flags, conversationId, () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const page = yield* memory.getMessages(conversationId, {
+        limit: Option.getOrUndefined(limit),
+        before: Option.getOrUndefined(before)
+      })
+      if (json) return yield* printJson(yield* encode(Schema.Array(Message), page))
+      for (const message of page) yield* Console.log(Report.message(message))
+    }))
+
+/** `inspect`: the summary state, facts, cursor and summarization records. */
+export const inspect = ({ conversationId, flags, json }: Input & { readonly json: boolean }) =>
+  withMemory(flags, conversationId, ({ options, strategySource }) =>
+    Effect.gen(function*() {
+      const repository = yield* RepositoryService
+      const memory = yield* ChatMemoryService
+      const stats = yield* memory.stats(conversationId)
+      const info = yield* repository.getConversation(stats.conversationId)
+      const state = yield* repository.getSummaryState(stats.conversationId)
+      const records = yield* repository.listSummarizations(stats.conversationId)
+      if (json) {
+        return yield* printJson({
+          conversation: {
+            ...info,
+            createdAt: DateTime.formatIso(info.createdAt),
+            updatedAt: DateTime.formatIso(info.updatedAt)
+          },
+          summaryState: yield* encode(SummaryState, state),
+          summarizations: yield* encode(Schema.Array(SummarizationRecord), records),
+          stats: yield* encode(ConversationStats, stats),
+          strategySource
         })
-        if (json) return yield* printJson(yield* encode(Schema.Array(Message), page))
-        for (const message of page) yield* Console.log(Report.message(message))
-      }))
-).pipe(Command.withDescription("list stored messages, oldest first"))
+      }
+      const roles = Object.entries(info.roleCounts).filter(([, n]) => n > 0).map(([role, n]) => `${role} ${n}`)
+      yield* Console.log(`Conversation "${info.conversationId}" (${Settings.describeLine(options)})`)
+      yield* Console.log(Report.table([
+        ["strategy", `${stats.strategy} (${strategySources[strategySource]})`],
+        ["messages", `${info.messageCount} (last seq ${info.lastSeq}), ${info.tokenCount} tokens`],
+        ["roles", roles.join(", ")],
+        ["created", DateTime.formatIso(info.createdAt)],
+        ["updated", DateTime.formatIso(info.updatedAt)],
+        ["cursor", `seq ${state.cursor} (version ${state.version})`],
+        ["context", `${stats.contextTokens} tokens, ${stats.turnsShown} turns shown, ${stats.turnsOmitted} omitted`],
+        ["compression ratio", Report.ratio(stats.compressionRatio)],
+        ["lag", `${stats.lagMessages} messages, ${stats.lagTokens} tokens after the cursor`]
+      ]))
+      yield* Console.log(`\nFacts (${state.facts.length}):`)
+      for (const fact of state.facts) yield* Console.log(`  - ${fact.key} [${fact.category}]: ${fact.value}`)
+      yield* Console.log(`\nNarrative:\n${state.narrative.length === 0 ? "  (none)" : state.narrative}`)
+      yield* Console.log(`\nSummarizations (${records.length}):`)
+      for (const record of records) {
+        yield* Console.log(
+          `  v${record.version}  seq ${record.fromSeq}..${record.toSeq}  ${record.mode}  ${record.skillId}` +
+            `${
+              record.model === null ? "" : ` (${record.model})`
+            }  ${record.inputTokens} in, ${record.outputTokens} out` +
+            `  ${record.durationMs} ms  ${DateTime.formatIso(record.createdAt)}`
+        )
+      }
+    }))
 
-const inspect = Command.make(
-  "inspect",
-  { conversationId, json, ...Settings.readingFlags },
-  ({ conversationId, json, ...flags }) =>
-    withMemory(flags, conversationId, ({ options, strategySource }) =>
-      Effect.gen(function*() {
-        const repository = yield* RepositoryService
-        const memory = yield* ChatMemoryService
-        const stats = yield* memory.stats(conversationId)
-        const info = yield* repository.getConversation(stats.conversationId)
-        const state = yield* repository.getSummaryState(stats.conversationId)
-        const records = yield* repository.listSummarizations(stats.conversationId)
-        if (json) {
-          return yield* printJson({
-            conversation: {
-              ...info,
-              createdAt: DateTime.formatIso(info.createdAt),
-              updatedAt: DateTime.formatIso(info.updatedAt)
-            },
-            summaryState: yield* encode(SummaryState, state),
-            summarizations: yield* encode(Schema.Array(SummarizationRecord), records),
-            stats: yield* encode(ConversationStats, stats),
-            strategySource
-          })
-        }
-        const roles = Object.entries(info.roleCounts).filter(([, n]) => n > 0).map(([role, n]) => `${role} ${n}`)
-        yield* Console.log(`Conversation "${info.conversationId}" (${Settings.describeLine(options)})`)
-        yield* Console.log(Report.table([
-          ["strategy", `${stats.strategy} (${strategySources[strategySource]})`],
-          ["messages", `${info.messageCount} (last seq ${info.lastSeq}), ${info.tokenCount} tokens`],
-          ["roles", roles.join(", ")],
-          ["created", DateTime.formatIso(info.createdAt)],
-          ["updated", DateTime.formatIso(info.updatedAt)],
-          ["cursor", `seq ${state.cursor} (version ${state.version})`],
-          ["context", `${stats.contextTokens} tokens, ${stats.turnsShown} turns shown, ${stats.turnsOmitted} omitted`],
-          ["compression ratio", Report.ratio(stats.compressionRatio)],
-          ["lag", `${stats.lagMessages} messages, ${stats.lagTokens} tokens after the cursor`]
-        ]))
-        yield* Console.log(`\nFacts (${state.facts.length}):`)
-        for (const fact of state.facts) yield* Console.log(`  - ${fact.key} [${fact.category}]: ${fact.value}`)
-        yield* Console.log(`\nNarrative:\n${state.narrative.length === 0 ? "  (none)" : state.narrative}`)
-        yield* Console.log(`\nSummarizations (${records.length}):`)
-        for (const record of records) {
-          yield* Console.log(
-            `  v${record.version}  seq ${record.fromSeq}..${record.toSeq}  ${record.mode}  ${record.skillId}` +
-              `${
-                record.model === null ? "" : ` (${record.model})`
-              }  ${record.inputTokens} in, ${record.outputTokens} out` +
-              `  ${record.durationMs} ms  ${DateTime.formatIso(record.createdAt)}`
-          )
-        }
-      }))
-).pipe(Command.withDescription("show the summary state, facts, cursor and summarization records"))
-
-const clear = Command.make(
-  "clear",
-  { conversationId, ...Settings.readingFlags },
-  ({ conversationId, ...flags }) =>
-    withMemory(flags, conversationId, () =>
-      Effect.gen(function*() {
-        const memory = yield* ChatMemoryService
-        yield* memory.clearMessages(conversationId)
-        yield* Console.log(`cleared conversation "${conversationId}"`)
-      }))
-).pipe(Command.withDescription("delete a conversation: messages, summary state and records"))
-
-/** The commands on stored conversations. */
-export const commands = [context, messages, inspect, clear] as const
+/** `clear`: deletes a conversation, its summary state and records. */
+export const clear = ({ conversationId, flags }: Input) =>
+  withMemory(flags, conversationId, () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* memory.clearMessages(conversationId)
+      yield* Console.log(`cleared conversation "${conversationId}"`)
+    }))

@@ -5,11 +5,11 @@
  * context and grades its answer the same way. Reports answers kept overall and by the age of the
  * fact, context tokens, summarizer calls and tokens, and omitted turns.
  */
-import { LanguageModel } from "@effect/ai"
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { Args, Command, Options } from "@effect/cli"
+import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import * as OpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
+import * as LanguageModel from "@effect/ai/LanguageModel"
 import { FileSystem } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer, Option, Schema } from "effect"
 import { dirname, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -268,11 +268,6 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
   return rows.map((row) => row.map((cell, col) => cell.padEnd(widths[col] ?? 0)).join("  ").trimEnd()).join("\n")
 }
 
-const strategiesOption = Options.text("strategies").pipe(
-  Options.withDescription(`comma-separated, from ${ChatMemoryConfig.strategies.join(", ")}`),
-  Options.withDefault("sliding-window,summarization,hierarchical")
-)
-
 const parseStrategies = (text: string) =>
   Effect.forEach(text.split(",").map((s) => s.trim()).filter((s) => s.length > 0), (name) => {
     const strategy = ChatMemoryConfig.strategies.find((s) => s === name)
@@ -285,99 +280,93 @@ const parseStrategies = (text: string) =>
       : Effect.succeed(strategy)
   })
 
-/** The `eval` command. */
-export const command = Command.make(
-  "eval",
-  {
-    questions: Args.text({ name: "questions" }).pipe(
-      Args.withDescription("a questions file (default: the bundled conversation's)"),
-      Args.optional
-    ),
-    strategies: strategiesOption,
-    askModel: Options.text("ask-model").pipe(
-      Options.withDescription(
-        "also ask this model each question over the context and grade its reply (needs OPENAI_API_KEY or OPENAI_BASE_URL)"
-      ),
-      Options.optional
-    ),
-    json: Options.boolean("json").pipe(Options.withDescription("print the results as JSON")),
-    ...Settings.flags
-  },
-  ({ askModel, json, questions, strategies, ...flags }) =>
-    Effect.gen(function*() {
-      const options = yield* Settings.resolve(flags)
-      const path = Option.getOrElse(questions, () => defaultQuestions)
-      const file = yield* readQuestions(path)
-      const turns = Transcript.turnsOf(yield* Transcript.read(file.transcript))
-      const late = file.questions.filter((q) => q.askedAfterTurn > turns.length)
-      if (late.length > 0) {
+/** What `eval` was asked. */
+export interface Input {
+  readonly questions: Option.Option<string>
+  readonly strategies: string
+  readonly askModel: Option.Option<string>
+  readonly json: boolean
+  readonly flags: Settings.Flags
+}
+
+/** `eval`: each strategy asked for (with and without recall), over the questions file's transcript. */
+export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
+  Effect.gen(function*() {
+    const options = yield* Settings.resolve(flags)
+    const path = Option.getOrElse(questions, () => defaultQuestions)
+    const file = yield* readQuestions(path)
+    const turns = Transcript.turnsOf(yield* Transcript.read(file.transcript))
+    const late = file.questions.filter((q) => q.askedAfterTurn > turns.length)
+    if (late.length > 0) {
+      return yield* new CliError({
+        reason: `${late.length} questions are asked after turn ${turns.length}, the transcript's last (${
+          late.map((q) => q.id).join(", ")
+        })`
+      })
+    }
+    const chosen = yield* parseStrategies(strategies)
+    let model: Option.Option<Layer.Layer<LanguageModel.LanguageModel>> = Option.none()
+    if (Option.isSome(askModel)) {
+      const summarizer = options.summarizer
+      if (summarizer?._tag !== "openai") {
         return yield* new CliError({
-          reason: `${late.length} questions are asked after turn ${turns.length}, the transcript's last (${
-            late.map((q) => q.id).join(", ")
-          })`
+          reason:
+            "--ask-model needs a model server: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible one"
         })
       }
-      const chosen = yield* parseStrategies(strategies)
-      let model: Option.Option<Layer.Layer<LanguageModel.LanguageModel>> = Option.none()
-      if (Option.isSome(askModel)) {
-        const summarizer = options.summarizer
-        if (summarizer?._tag !== "openai") {
-          return yield* new CliError({
-            reason:
-              "--ask-model needs a model server: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible one"
-          })
-        }
-        model = Option.some(
-          OpenAiLanguageModel.layer({ model: askModel.value }).pipe(
-            Layer.provide(OpenAiClient.layer({ apiKey: summarizer.apiKey, apiUrl: summarizer.apiUrl })),
-            Layer.provide(NodeHttpClient.layerUndici)
-          )
+      model = Option.some(
+        OpenAiLanguageModel.layer({ model: askModel.value }).pipe(
+          Layer.provide(OpenAiClient.layer({ apiKey: summarizer.apiKey, apiUrl: summarizer.apiUrl })),
+          Layer.provide(NodeHttpClient.layerUndici)
         )
-      }
-      const results: Array<StrategyResult> = []
-      // Each run on a fresh store of the configured kind (PGlite in memory by default: a data
-      // directory is not reused), so runs never see each other's messages.
-      const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" || options.store?._tag === "sql"
-        ? options.store
-        : { _tag: options.store?._tag ?? "pglite" }
-      const runs = chosen.flatMap((strategy) =>
-        options.recall !== "off" && (strategy === "summarization" || strategy === "hierarchical")
-          ? [{ strategy, recall: false }, { strategy, recall: true }]
-          : [{ strategy, recall: false }]
       )
-      for (const { recall, strategy } of runs) {
-        const memory = ChatMemoryLive.layer({ ...options, strategy, store })
-        const run = Option.match(model, {
-          onNone: () => evaluate(strategy, turns, file.questions, Option.none(), recall).pipe(Effect.provide(memory)),
-          onSome: (layer) =>
-            Effect.flatMap(
-              askLanguageModel,
-              (ask) => evaluate(strategy, turns, file.questions, Option.some(ask), recall)
-            ).pipe(Effect.provide(Layer.merge(memory, layer)))
-        })
-        results.push(yield* run)
-      }
-      const shown = relative(process.cwd(), path) || path
-      if (json) {
-        return yield* Console.log(JSON.stringify(
-          {
-            questions: shown,
-            configuration: Settings.describe({ ...options, store }),
-            asked: file.questions.length,
-            results
-          },
-          null,
-          2
-        ))
-      }
-      yield* Console.log(
-        `${shown}: ${file.questions.length} questions over ${turns.length} turns; ` +
-          `${Settings.describeLine({ ...options, store }).replace(/^[a-z-]+, /, "")}\n`
-      )
-      yield* Console.log(table(results, file.questions.length))
-      yield* Console.log(
-        "\nAn answer is in the context when the context holds every one of its literal strings; a model's " +
-          "reply is graded the same way, ignoring case."
-      )
-    })
-).pipe(Command.withDescription("measure what the memory keeps: questions asked long after their answer was said"))
+    }
+    const results: Array<StrategyResult> = []
+    // Each run on a fresh store of the configured kind (PGlite in memory by default, from the
+    // bundled cluster rather than initdb: a data directory is not reused), so runs never see each
+    // other's messages.
+    const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" || options.store?._tag === "sql"
+      ? options.store
+      : options.store?._tag === "memory"
+      ? { _tag: "memory" }
+      : { _tag: "pglite", template: "bundled" }
+    const runs = chosen.flatMap((strategy) =>
+      options.recall !== "off" && (strategy === "summarization" || strategy === "hierarchical")
+        ? [{ strategy, recall: false }, { strategy, recall: true }]
+        : [{ strategy, recall: false }]
+    )
+    for (const { recall, strategy } of runs) {
+      const memory = ChatMemoryLive.layer({ ...options, strategy, store })
+      const once = Option.match(model, {
+        onNone: () => evaluate(strategy, turns, file.questions, Option.none(), recall).pipe(Effect.provide(memory)),
+        onSome: (layer) =>
+          Effect.flatMap(
+            askLanguageModel,
+            (ask) => evaluate(strategy, turns, file.questions, Option.some(ask), recall)
+          ).pipe(Effect.provide(Layer.merge(memory, layer)))
+      })
+      results.push(yield* once)
+    }
+    const shown = relative(process.cwd(), path) || path
+    if (json) {
+      return yield* Console.log(JSON.stringify(
+        {
+          questions: shown,
+          configuration: Settings.describe({ ...options, store }),
+          asked: file.questions.length,
+          results
+        },
+        null,
+        2
+      ))
+    }
+    yield* Console.log(
+      `${shown}: ${file.questions.length} questions over ${turns.length} turns; ` +
+        `${Settings.describeLine({ ...options, store }).replace(/^[a-z-]+, /, "")}\n`
+    )
+    yield* Console.log(table(results, file.questions.length))
+    yield* Console.log(
+      "\nAn answer is in the context when the context holds every one of its literal strings; a model's " +
+        "reply is graded the same way, ignoring case."
+    )
+  })

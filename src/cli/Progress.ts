@@ -3,6 +3,7 @@
  * terminal, a line every tenth of the work otherwise (logs, CI).
  */
 import { Clock, Effect, Ref } from "effect"
+import { Stdio } from "./Stdio.js"
 
 /** Reports progress through `total` steps. */
 export interface Progress {
@@ -11,18 +12,17 @@ export interface Progress {
   readonly finish: Effect.Effect<void>
 }
 
-const write = (text: string) => Effect.sync(() => void process.stderr.write(text))
-
 const width = 30
 
 const seconds = (millis: number): string => `${(millis / 1000).toFixed(1)} s`
 
 /** Progress through `total` steps of `label`. */
-export const make = (label: string, total: number, unit: string): Effect.Effect<Progress> =>
+export const make = (label: string, total: number, unit: string): Effect.Effect<Progress, never, Stdio> =>
   Effect.gen(function*() {
+    const { stderrIsTerminal, writeErr: write } = yield* Stdio
     const started = yield* Clock.currentTimeMillis
     const elapsed = Effect.map(Clock.currentTimeMillis, (now) => seconds(now - started))
-    if (process.stderr.isTTY) {
+    if (stderrIsTerminal) {
       // Redrawn at most every 100 ms: a fast replay would otherwise spend its time drawing.
       const drawn = yield* Ref.make(Number.NEGATIVE_INFINITY)
       return {

@@ -6,7 +6,6 @@
  * keeps failing (its breaker opens) ends the replay: the rest of the transcript is stored, and the
  * error says why.
  */
-import { Args, Command, Options } from "@effect/cli"
 import { Clock, Console, Effect, Option, Predicate, Queue, Schema } from "effect"
 import { connect } from "node:net"
 import { relative } from "node:path"
@@ -346,27 +345,19 @@ const run = (
     ]))
   })
 
-/** The `replay` command. */
-export const command = Command.make(
-  "replay",
-  {
-    transcript: Args.text({ name: "transcript" }).pipe(
-      Args.withDescription("JSONL of { role, content, metadata? } or a JSON array (default: the bundled conversation)"),
-      Args.optional
-    ),
-    conversation: Options.text("conversation").pipe(
-      Options.withDescription("the conversation id to store it under (an earlier one is cleared)"),
-      Options.withDefault("replay")
-    ),
-    json: Options.boolean("json").pipe(Options.withDescription("print the figures as JSON")),
-    ...Settings.flags
-  },
-  ({ conversation, json, transcript, ...flags }) =>
-    Effect.gen(function*() {
-      const options = yield* Settings.resolve(flags)
-      const path = Option.getOrElse(transcript, () => defaultTranscript)
-      // Read the transcript before opening the store: bad input fails fast.
-      const messages = yield* Transcript.read(path)
-      yield* run(path, messages, conversation, json, options).pipe(Effect.provide(ChatMemoryLive.layer(options)))
-    })
-).pipe(Command.withDescription("replay a transcript through the memory and show the context and stats"))
+/** What `replay` was asked. */
+export interface Input {
+  readonly transcript: Option.Option<string>
+  readonly conversation: string
+  readonly json: boolean
+  readonly flags: Settings.Flags
+}
+
+/** `replay`: reads the transcript (bad input fails before the store opens), then feeds it to the memory. */
+export const replay = ({ conversation, flags, json, transcript }: Input) =>
+  Effect.gen(function*() {
+    const options = yield* Settings.resolve(flags)
+    const path = Option.getOrElse(transcript, () => defaultTranscript)
+    const messages = yield* Transcript.read(path)
+    yield* run(path, messages, conversation, json, options).pipe(Effect.provide(ChatMemoryLive.layer(options)))
+  })

@@ -89,22 +89,25 @@ const overridden = [
 /** The flag that sets a variable, if any. */
 export const flagOf = (variable: string): string | undefined => overridden.find(([, name]) => name === variable)?.[2]
 
-/** The environment with the given flags laid over it. */
-export const provider = (given: Flags): ConfigProvider.ConfigProvider => {
+/**
+ * The flags laid over `environment` (the process's variables when the program runs, whatever a
+ * test gives otherwise), over the command line's own defaults.
+ */
+const provider = (given: Flags, environment: ConfigProvider.ConfigProvider): ConfigProvider.ConfigProvider => {
   const map = new Map<string, string>()
   for (const [key, variable] of overridden) {
     const value = given[key]
     if (Option.isSome(value)) map.set(variable, value.value)
   }
   return ConfigProvider.fromMap(map).pipe(
-    ConfigProvider.orElse(() => ConfigProvider.fromEnv()),
+    ConfigProvider.orElse(() => environment),
     ConfigProvider.orElse(() => ConfigProvider.fromMap(cliDefaults))
   )
 }
 
-/** Runs `effect` with the environment and the flags as its configuration. */
+/** Runs `effect` with the flags laid over the configuration in place (the environment) as its configuration. */
 export const withFlags = (given: Flags) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.withConfigProvider(effect, provider(given))
+  Effect.configProviderWith((environment) => Effect.withConfigProvider(effect, provider(given, environment)))
 
 /** The memory's options from the flags and the environment. */
 export const resolve = (given: Flags) => withFlags(given)(ChatMemoryConfig.config)

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Prompt } from "@effect/ai"
+import * as Prompt from "@effect/ai/Prompt"
 import { Hash, Option, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Prompt, Response } from "@effect/ai"
+import * as Prompt from "@effect/ai/Prompt"
+import * as Response from "@effect/ai/Response"
 import { Either, Hash, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { copyUntrusted, explain, type Limits, tooLarge } from "./internal/untrusted.js"

@@ -13,9 +13,11 @@ import type { TokenCounter } from "../services/TokenCounter.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
 import type * as ChatMemory from "./ChatMemory.js"
-import * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
+import type * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
+import * as OpenAiModels from "./internal/openAiModels.js"
 import type * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
-import * as OpenAiSkill from "./skills/OpenAiSkill.js"
+import type * as OpenAiSkill from "./skills/OpenAiSkill.js"
+import type * as PgliteClient from "./store/PgliteClient.js"
 import type * as PgRepository from "./store/PgRepository.js"
 import type * as SqlRepository from "./store/SqlRepository.js"
 
@@ -99,7 +101,8 @@ export type Embeddings =
 
 /**
  * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
- * layer. `sql` keeps them in the app's own database: the memory's tables (all prefixed
+ * layer; a new database starts from `template` (`PgliteClient.Options`: the bundled cluster for a
+ * new data directory, `initdb` in memory, unless set). `sql` keeps them in the app's own database: the memory's tables (all prefixed
  * `chat_memory_`, migrations recorded apart) beside the app's, over the app's `SqlClient` layer
  * (typed options only).
  *
@@ -108,7 +111,7 @@ export type Embeddings =
  */
 export type Store =
   | { readonly _tag: "memory" }
-  | { readonly _tag: "pglite"; readonly dataDir?: string | undefined }
+  | ({ readonly _tag: "pglite" } & PgliteClient.Options)
   | ({ readonly _tag: "postgres" } & PgRepository.Options)
   | ({
     readonly _tag: "sql"
@@ -322,7 +325,7 @@ export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all
   ),
   model: Config.string(variables.summarizerModel).pipe(
     Config.validate({ message: "must not be empty", validation: (model) => model.trim().length > 0 }),
-    Config.withDefault(OpenAiSkill.defaultModel)
+    Config.withDefault(OpenAiModels.summarizer)
   ),
   summaryPrompt
 }).pipe(
@@ -388,7 +391,7 @@ const raw = Config.all({
   recallTokenBudget: share(variables.recallTokenBudget, summarizationDefaults.recallTokenBudget),
   embeddingModel: Config.string(variables.embeddingModel).pipe(
     Config.validate({ message: "must not be blank", validation: (model) => model.trim().length > 0 }),
-    Config.withDefault(OpenAiEmbeddings.defaultModel)
+    Config.withDefault(OpenAiModels.embeddings)
   ),
   maxMessageLength: integer(variables.maxMessageLength, MaxContentLength, MaxContentLength),
   summarizationConcurrency: integer(

@@ -21,11 +21,9 @@ import type { SummarizationOptions } from "../strategies/SummarizationOptions.js
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemory from "./ChatMemory.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
-import * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
 import * as OptionalPeer from "./internal/optionalPeer.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
 import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
-import * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as PgRepository from "./store/PgRepository.js"
 import * as SqlRepository from "./store/SqlRepository.js"
@@ -56,8 +54,10 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Repositor
   switch (store._tag) {
     case "memory":
       return MemoryRepository.layer
-    case "pglite":
-      return PgRepository.layerPglite({ dataDir: store.dataDir })
+    case "pglite": {
+      const { _tag, ...options } = store
+      return PgRepository.layerPglite(options)
+    }
     case "postgres": {
       const { _tag, ...options } = store
       return PgRepository.layer(options)
@@ -100,7 +100,13 @@ export const layerSkill = (summarizer: ChatMemoryConfig.Summarizer): Layer.Layer
       return ExtractiveSkill.layer
     case "openai": {
       const { _tag, ...options } = summarizer
-      return OpenAiSkill.layer(options)
+      // The OpenAI client is loaded when an OpenAI summarizer is built, not with the package.
+      return Layer.unwrapEffect(
+        Effect.map(
+          Effect.orDie(OptionalPeer.load("@effect/ai-openai", () => import("./skills/OpenAiSkill.js"))),
+          (OpenAiSkill) => OpenAiSkill.layer(options)
+        )
+      )
     }
     case "language-model": {
       const { _tag, layer: model, ...options } = summarizer
@@ -123,7 +129,12 @@ export const layerEmbeddings = (
   switch (embeddings._tag) {
     case "openai": {
       const { _tag, ...options } = embeddings
-      return OpenAiEmbeddings.layer(options)
+      return Layer.unwrapEffect(
+        Effect.map(
+          Effect.orDie(OptionalPeer.load("@effect/ai-openai", () => import("./embeddings/OpenAiEmbeddings.js"))),
+          (OpenAiEmbeddings) => OpenAiEmbeddings.layer(options)
+        )
+      )
     }
     case "embedding-model":
       return embeddings.layer

@@ -20,7 +20,8 @@
  * @since 0.1.0
  */
 import type { AiError, Response, Tool, Toolkit } from "@effect/ai"
-import { LanguageModel, Prompt } from "@effect/ai"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as Prompt from "@effect/ai/Prompt"
 import { Effect, Schema, Stream } from "effect"
 import type { Concurrency } from "effect/Types"
 import { type MemoryContext, type RecordRole, withUserMessage } from "../domain/MemoryContext.js"

@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Tool, Toolkit } from "@effect/ai"
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
 import { DateTime, Effect, type Layer, Schema } from "effect"
 import { ConversationId } from "../domain/ConversationId.js"
 import type { Message } from "../domain/Message.js"

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { EmbeddingModel } from "@effect/ai"
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { Effect, Layer, Option, PubSub, type Scope } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import { omissionText } from "../domain/MemoryContext.js"

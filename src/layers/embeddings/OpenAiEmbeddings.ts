@@ -8,8 +8,9 @@
 import type { EmbeddingModel } from "@effect/ai"
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
 import * as OpenAiEmbeddingModel from "@effect/ai-openai/OpenAiEmbeddingModel"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Layer, type Redacted } from "effect"
+import * as OpenAiModels from "../internal/openAiModels.js"
 
 /**
  * The embedding model when none is configured.
@@ -17,7 +18,7 @@ import { Layer, type Redacted } from "effect"
  * @since 0.1.0
  * @category constants
  */
-export const defaultModel = "text-embedding-3-small"
+export const defaultModel = OpenAiModels.embeddings
 
 /**
  * The most texts one request embeds (the background job sends batches of this size or less).

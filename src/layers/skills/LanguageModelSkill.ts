@@ -5,7 +5,10 @@
  *
  * @since 0.1.0
  */
-import { type AiError, LanguageModel, Prompt, type Response } from "@effect/ai"
+import type * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as Prompt from "@effect/ai/Prompt"
+import type * as Response from "@effect/ai/Response"
 import { Effect, Layer, Option, Schema } from "effect"
 import { FactCategory } from "../../domain/Fact.js"
 import { applyFactChanges } from "../../domain/Fact.js"

@@ -6,12 +6,13 @@
  *
  * @since 0.1.0
  */
-import { LanguageModel } from "@effect/ai"
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
 import type * as OpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
 import { SkillService } from "../../services/SkillService.js"
+import * as OpenAiModels from "../internal/openAiModels.js"
 import * as LanguageModelSkill from "./LanguageModelSkill.js"
 
 /**
@@ -20,7 +21,7 @@ import * as LanguageModelSkill from "./LanguageModelSkill.js"
  * @since 0.1.0
  * @category constants
  */
-export const defaultModel = "gpt-4o-mini"
+export const defaultModel = OpenAiModels.summarizer
 
 /**
  * @since 0.1.0

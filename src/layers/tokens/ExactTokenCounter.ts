@@ -4,7 +4,9 @@
  *
  * @since 0.1.0
  */
-import { AiError, type Prompt, Tokenizer } from "@effect/ai"
+import * as AiError from "@effect/ai/AiError"
+import type * as Prompt from "@effect/ai/Prompt"
+import * as Tokenizer from "@effect/ai/Tokenizer"
 import { Effect, Layer } from "effect"
 import * as TokenCounter from "../../services/TokenCounter.js"
 import * as O200k from "./internal/o200k.js"

@@ -1,0 +1,27 @@
+/**
+ * The standard streams as the command line uses them: the process's own when it runs as a
+ * program, buffers when a test runs the same program in-process.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import { Context, type Effect, type Sink, type Stream } from "effect"
+
+/** The standard streams of the command line. */
+export class Stdio extends Context.Tag("effect-chat-memory/cli/Stdio")<Stdio, Stdio.Service>() {}
+
+export declare namespace Stdio {
+  /** What the commands read from and write to, besides `Console` (lines of results and messages). */
+  export interface Service {
+    /** Standard input, as bytes: `chat`'s lines, `mcp`'s requests. */
+    readonly stdin: Stream.Stream<Uint8Array>
+    /** Standard output as a sink: `mcp`'s responses. */
+    readonly stdout: Sink.Sink<void, string | Uint8Array, never, PlatformError>
+    /** Writes text to standard output as it is (no newline added): `chat`'s prompt. */
+    readonly writeOut: (text: string) => Effect.Effect<void>
+    /** Writes text to standard error as it is (no newline added): progress. */
+    readonly writeErr: (text: string) => Effect.Effect<void>
+    /** Whether standard input is a terminal (a person types), rather than a pipe or a file. */
+    readonly stdinIsTerminal: boolean
+    /** Whether standard error is a terminal, where progress is a bar redrawn in place. */
+    readonly stderrIsTerminal: boolean
+  }
+}

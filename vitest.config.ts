@@ -3,6 +3,13 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // One worker per core: vitest's default leaves one core to itself, which on a 2-core machine
+    // runs the test files one at a time; the main process only collects results.
+    maxWorkers: "100%",
+    // A worker loads effect, @effect/* and the sources once for all the files it runs, instead of
+    // once per file (a third of the run's time). The files share no state through modules: tests
+    // build their layers, and read no global, environment or mock that another file sets.
+    isolate: false,
     // Timeouts only catch hangs: generous enough for a slow test on a busy machine (two runs on two
     // cores), so that no test depends on the machine's speed.
     testTimeout: 300_000,

@@ -4,8 +4,9 @@
  * and layer shutdowns, while the skill fails and hangs and the store fails, as the seed says.
  * After every step the DESIGN §4 invariants hold; once the faults stop, the background catches up.
  *
- * A failing seed names itself: `SOAK_SEED=<seed> npx vitest run test/reliability/faultSoak.test.ts`
- * replays it alone. `SOAK_SEEDS=<n>` runs seeds 1..n (240 by default, a quarter per strategy).
+ * One test file per variant (`faultSoak.<variant>.test.ts`), so that the four run in parallel. A
+ * failing seed names itself: `SOAK_SEED=<seed> npx vitest run test/reliability/faultSoak` replays it
+ * alone. `SOAK_SEEDS=<n>` runs seeds 1..n (240 by default, a quarter per variant).
  */
 import { assert, describe, it } from "@effect/vitest"
 import {
@@ -30,7 +31,7 @@ import * as SummarizationOptions from "../../src/strategies/SummarizationOptions
 import * as FaultyRepository from "./faultyRepository.js"
 import { draw, random } from "./random.js"
 import { checkCaughtUp, type ConversationModel, snapshot } from "./soakChecks.js"
-import { configFor, type Variant, variantOf, variants } from "./soakConfig.js"
+import { configFor, type Variant, variantOf } from "./soakConfig.js"
 import * as World from "./soakWorld.js"
 
 const defaultSeeds = 240
@@ -132,7 +133,9 @@ const runSeed = (seed: number, tally: World.Tally) =>
       Effect.die(
         new Error(
           `fault soak seed ${seed} (${config.variant}) failed at step ${steps}; replay it with ` +
-            `SOAK_SEED=${seed} npx vitest run test/reliability/faultSoak.test.ts\n${Cause.pretty(cause)}`
+            `SOAK_SEED=${seed} npx vitest run test/reliability/faultSoak.${config.variant}.test.ts\n${
+              Cause.pretty(cause)
+            }`
         )
       )
     yield* Effect.gen(function*() {
@@ -186,8 +189,12 @@ const seedsOf = (variant: Variant) =>
     return { seeds: seeds.filter((seed) => variantOf(seed) === variant), replaying: Option.isSome(only) }
   }).pipe(Effect.orDie)
 
-describe("fault soak", () => {
-  for (const variant of variants) {
+/**
+ * The soak of one variant: its seeds among 1..`SOAK_SEEDS` (or `SOAK_SEED` alone), each checked
+ * after every step, and a check that the seeds together exercised every kind of fault.
+ */
+export const faultSoak = (variant: Variant) =>
+  describe(`fault soak: ${variant}`, () => {
     it.effect(
       `${variant}: the invariants hold after every step under store and skill faults, hangs and shutdowns`,
       () =>
@@ -227,8 +234,6 @@ describe("fault soak", () => {
           ) {
             assert.isAbove(tally[key], 0, `no ${key} in ${seeds.length} seeds`)
           }
-        }),
-      { timeout: 300_000 }
+        })
     )
-  }
-})
+  })

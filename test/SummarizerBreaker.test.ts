@@ -1,7 +1,7 @@
 /**
  * The summarizer's breaker: a skill that keeps failing is left alone after `breakerFailures`
  * failed summarizations in a row, nothing is lost meanwhile, and after the cool-down one call is
- * let through, whose success closes the breaker.
+ * let through, whose success closes the breaker and wakes the conversations held back meanwhile.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Queue, TestClock } from "effect"
@@ -146,6 +146,32 @@ describe("the summarizer's breaker", () => {
       assert.strictEqual((yield* memory.getMessages("c")).length, 2 * i)
     }).pipe(Effect.provide(summarizingMemory(options, {
       summarize: (input, n) => (n <= 4 ? Effect.fail(refused) : Effect.succeed(ScriptedSkill.defaultSummary(input)))
+    }))))
+
+  it.scoped("a conversation held back while paused is summarized once the skill answers, with no write of its own", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const events = yield* memory.subscribe
+      let i = yield* writeUntilCalls(3)
+      yield* waitFor(events, "SummarizerUnavailable")
+      // Another conversation passes its threshold (twice over) while the summarizer is paused, then
+      // stops writing: its summarization is held back, and its context leaves turns out.
+      const j = 16
+      for (let k = 1; k <= j; k++) yield* write(k, "d")
+      assert.strictEqual(yield* summarizeCalls, 3)
+      const behind = yield* memory.getContext("d")
+      assert.isNull(behind.summary)
+      assert.isAbove(behind.turnsOmitted, 0)
+      // After the cool-down, a write to the first conversation gets the one call through, and it answers.
+      yield* TestClock.adjust("30 seconds")
+      yield* memory.addMessages("c", turn(++i))
+      yield* memory.awaitIdle()
+      const held = yield* memory.getContext("d")
+      assert.isNotNull(held.summary)
+      assert.strictEqual(held.turnsOmitted, 0)
+      assert.strictEqual((yield* memory.getMessages("d")).length, 2 * j)
+    }).pipe(Effect.provide(summarizingMemory(options, {
+      summarize: (input, n) => (n <= 3 ? Effect.fail(refused) : Effect.succeed(ScriptedSkill.defaultSummary(input)))
     }))))
 
   it.scoped("a call let through that is interrupted gives its turn to the next one", () =>

@@ -21,7 +21,7 @@ import { summaryPreamble } from "./internal/context/preamble.js"
 import { withRecall } from "./internal/context/recall.js"
 import { assemble, emptyContext } from "./internal/context/window.js"
 import * as Metrics from "./internal/metrics.js"
-import { makeJobs } from "./internal/summarizer/jobs.js"
+import { type Jobs, makeJobs } from "./internal/summarizer/jobs.js"
 import { loadBuffer, summaryTokens, trigger } from "./internal/summarizer/plan.js"
 import * as Producers from "./internal/summarizer/producers.js"
 import * as Summarizer from "./internal/summarizer/summarizer.js"
@@ -83,7 +83,15 @@ export const makeWith = (
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     const summarizer = yield* Summarizer.make(settings, producer, publish)
-    const jobs = yield* makeJobs(summarizer.backgroundJob, { concurrency: settings.summarizationConcurrency })
+    // A job ends with the conversations the paused summarizer held back, due again: their jobs start.
+    const jobs: Jobs = yield* makeJobs(
+      (conversationId) =>
+        Effect.flatMap(
+          summarizer.backgroundJob(conversationId),
+          (woken) => Effect.forEach(woken, (other) => jobs.trigger(other), { discard: true })
+        ),
+      { concurrency: settings.summarizationConcurrency }
+    )
 
     // The `full` view reads the newest turns whether or not the summary covers them; the
     // `stable` view, every turn after the cursor.

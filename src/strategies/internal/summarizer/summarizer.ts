@@ -3,7 +3,7 @@
  * commit by compare-and-set until nothing is due; failures are logged, counted and emitted, and
  * leave the state as it was. A summarizer that keeps failing is paused by its breaker.
  */
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Duration, Effect, HashSet, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import type { Fact } from "../../../domain/Fact.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
@@ -45,8 +45,14 @@ export interface Summarizer {
   readonly summarizeConversation: (
     conversationId: ConversationId
   ) => Effect.Effect<void, RepositoryService.Errors | SkillExecutionError>
-  /** The job as a background fiber runs it: its failures were logged, counted and emitted. */
-  readonly backgroundJob: (conversationId: ConversationId) => Effect.Effect<void>
+  /**
+   * The job as a background fiber runs it: its failures were logged, counted and emitted. It ends
+   * with the conversations whose summarizations the breaker held back and that may run again now
+   * (the breaker let this job's call through, or its cool-down is over): the caller triggers them,
+   * so that a conversation that stopped writing while the summarizer was paused is not left behind
+   * once it answers again.
+   */
+  readonly backgroundJob: (conversationId: ConversationId) => Effect.Effect<ReadonlyArray<ConversationId>>
 }
 
 /** How a run ended: the state moved (plan again), nothing was due, or the breaker held the call. */
@@ -79,6 +85,8 @@ export const make = (
     const counter = yield* TokenCounter
     const plan = yield* makePlanner(settings, producer)
     const breaker = yield* Breaker.make(settings, publish)
+    /** Conversations whose summarization the breaker held back since it last let calls through. */
+    const waiting = yield* Ref.make(HashSet.empty<ConversationId>())
 
     /**
      * One run: plans and, when a summarization is due, produces (if the breaker lets the call
@@ -199,7 +207,10 @@ export const make = (
     /** A summarization due but held back by the breaker: skipped (the summary waits), counted. */
     const skipped = (conversationId: ConversationId, held: Breaker.Held) =>
       Effect.zipRight(
-        Effect.logDebug("summarizer paused by its breaker; summarization skipped").pipe(
+        Effect.zipRight(
+          Ref.update(waiting, HashSet.add(conversationId)),
+          Effect.logDebug("summarizer paused by its breaker; summarization skipped")
+        ).pipe(
           Effect.annotateLogs({ conversationId, failuresInARow: held.failures, retryInMillis: held.retryInMillis })
         ),
         Effect.zipRight(Metrics.summarizationsSkipped(Effect.succeed(1)), Effect.fail(heldError(held)))
@@ -251,6 +262,18 @@ export const make = (
       summarizeConversation,
       // Nobody joins a background job: its failures were logged, counted and emitted by
       // `summarizeConversation` itself (a skipped one, counted), so they end here.
-      backgroundJob: (conversationId) => Effect.ignore(summarizeConversation(conversationId))
+      backgroundJob: (conversationId) =>
+        Effect.zipRight(
+          Effect.ignore(summarizeConversation(conversationId)),
+          // Once calls may go through again, the conversations held back meanwhile are due again
+          // (each is held, and waits again, if another takes the one call of a half-open breaker).
+          Effect.flatMap(breaker.held, (held) =>
+            Option.isSome(held)
+              ? Effect.succeed([])
+              : Effect.map(
+                Ref.getAndSet(waiting, HashSet.empty()),
+                (woken) => [...HashSet.remove(woken, conversationId)]
+              ))
+        )
     }
   })

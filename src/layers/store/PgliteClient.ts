@@ -8,7 +8,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient } from "@effect/sql"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Effect, Layer, Option, Ref, type Scope, Stream } from "effect"
 import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as Template from "./internal/pgliteTemplate.js"
 
@@ -38,6 +38,15 @@ type Row = Record<string, unknown>
 
 /** PostgreSQL's buffer cache in PGlite (see `make`). */
 const sharedBuffers = "16MB"
+
+/** How many statements PGlite runs before the event loop gets a turn (see `make`). */
+const statementsPerTurn = 8
+
+/** Resumes after the event loop's pending timers and I/O callbacks have run (`setImmediate`). */
+const eventLoopTurn: Effect.Effect<void> = Effect.async((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
@@ -104,12 +113,22 @@ export const make = (
       (db) => Effect.promise(() => db.close())
     )
     const permit = yield* Effect.makeSemaphore(1)
+    const statements = yield* Ref.make(0)
+
+    // PGlite runs a statement synchronously in WASM and settles its promise at once, so a fiber
+    // that runs statements back to back (a replay, a migration) never lets the event loop turn:
+    // timers, I/O and every other request of the process would wait for the whole run. Every few
+    // statements, the client gives the event loop a turn.
+    const breathe = Effect.flatMap(
+      Ref.modify(statements, (n) => [n % statementsPerTurn === statementsPerTurn - 1, n + 1] as const),
+      (due) => (due ? eventLoopTurn : Effect.void)
+    )
 
     const run = <A>(f: () => Promise<A>): Effect.Effect<A, SqlError> =>
       Effect.tryPromise({
         try: f,
         catch: (cause) => new SqlError({ cause, message: `PGlite: ${describe(cause)}` })
-      })
+      }).pipe(Effect.zipLeft(breathe))
 
     const rowsOf = (
       sql: string,

@@ -44,7 +44,7 @@ export interface SoakConfig {
 export const configFor = (seed: number): SoakConfig => {
   const r = random(seed)
   const variant = variantOf(seed)
-  const budget = r.int(150, 1500)
+  const budget = r.int(75, 750)
   const k = r.int(1, 4)
   const threshold = Math.floor(budget * (1 + 1.5 * r.next()))
   const summaryTokenCap = Math.max(10, Math.floor(budget / 5))
@@ -72,7 +72,7 @@ export const configFor = (seed: number): SoakConfig => {
   const conversations = Array.from(
     { length: count },
     (_, i) =>
-      fc.sample(conversation({ minTurns: 4, maxTurns: 30, texts: "long" }), { seed: seed * 31 + i, numRuns: 1 })[0] ?? {
+      fc.sample(conversation({ minTurns: 4, maxTurns: 20 }), { seed: seed * 31 + i, numRuns: 1 })[0] ?? {
         system: [],
         turns: []
       }

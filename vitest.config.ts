@@ -3,6 +3,11 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Worker threads rather than child processes: vitest 3 gives a worker's call to the main
+    // process 60 s to be answered, and the child processes' channel (each message JSON-encoded
+    // through a pipe) missed that deadline on a loaded machine (two runs on two cores), failing
+    // runs whose every test passed; threads exchange messages in memory.
+    pool: "threads",
     // One worker per core: vitest's default leaves one core to itself, which on a 2-core machine
     // runs the test files one at a time; the main process only collects results.
     maxWorkers: "100%",

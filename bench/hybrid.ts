@@ -9,7 +9,7 @@ import { DateTime, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { NewMessage } from "../src/domain/Message.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import { scaled, type Settings, type Store } from "./setup.js"
 import { ms, printTable, ratio, summarize, timed, times } from "./stats.js"
 import { pick } from "./texts.js"
@@ -40,28 +40,30 @@ interface Row {
 
 const byLength = (warmup: number, runs: number) =>
   Effect.gen(function*() {
-    const repo = yield* RepositoryService
+    const store = yield* Storage.get
     const rows: Array<Row> = []
     for (const length of lengths) {
       const id = ConversationId.make(`hybrid-${length}-${randomUUID()}`)
       for (let start = 0; start < length; start += 2000) {
         const count = Math.min(2000, length - start)
-        yield* repo.appendMessages(id, Array.from({ length: count }, (_, k) => message(start + k)))
+        yield* store.repository.appendMessages(id, Array.from({ length: count }, (_, k) => message(start + k)))
       }
       const storeTimes: Array<number> = []
       for (let start = 1; start <= length; start += batch) {
         const seqs = Array.from({ length: Math.min(batch, length - start + 1) }, (_, k) => start + k)
-        const [t] = yield* timed(repo.storeEmbeddings(id, model, seqs.map((seq) => ({ seq, vector: vector(seq) }))))
+        const [t] = yield* timed(
+          store.index.storeEmbeddings(id, model, seqs.map((seq) => ({ seq, vector: vector(seq) })))
+        )
         storeTimes.push(t)
       }
       const searchTimes: Array<number> = []
       for (let round = 0; round < warmup + runs; round++) {
         const [t] = yield* timed(
-          repo.searchEmbeddings(id, { model, vector: vector(length, round), before: length + 1, limit: 9 })
+          store.index.searchEmbeddings(id, { model, vector: vector(length, round), before: length + 1, limit: 9 })
         )
         if (round >= warmup) searchTimes.push(t)
       }
-      yield* repo.deleteConversation(id)
+      yield* store.repository.deleteConversation(id)
       rows.push({
         messages: length,
         search: summarize(searchTimes, warmup).median,

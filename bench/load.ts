@@ -16,10 +16,12 @@ import type { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import type { RepositoryService } from "../src/services/RepositoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
+import { SummarizationLease } from "../src/services/SummarizationLease.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { scaled, type Settings } from "./setup.js"
@@ -39,7 +41,7 @@ const idleDeadline = Duration.seconds(30)
  * 3,000 and 500), so that each conversation of this short run is folded many times.
  */
 const strategyOptions: Partial<SummarizationOptions> = {
-  promptTokenBudget: 1200,
+  tokenBudget: 1200,
   summaryTokenCap: 200
 }
 
@@ -82,26 +84,25 @@ const slowSkill = (calls: Ref.Ref<number>) =>
     })
   ).pipe(Layer.provide(ApproximateTokenCounter.layer))
 
-/** What the repository of one instance did: lock outcomes and time spent holding the lock. */
+/** What the store of one instance did: lease outcomes and time spent holding the lease. */
 interface LockCounters {
   ran: number
   busy: number
   heldMillis: Array<number>
 }
 
-/** The repository with its summarization lock counted (runs, busy answers, time held). */
-const countedLock = (counters: LockCounters) =>
-  Layer.effect(
-    RepositoryService,
-    Effect.map(RepositoryService, (inner) =>
-      RepositoryService.of({
-        ...inner,
-        withSummarizationLock: <A, E, R>(
+/** The store with its summarization lease counted (runs, busy answers, time held). */
+const countedLease = (counters: LockCounters) =>
+  Storage.layer(
+    Effect.map(Storage.get, (inner) => ({
+      ...inner,
+      lease: SummarizationLease.of({
+        withLease: <A, E, R>(
           conversationId: ConversationId.ConversationId,
           effect: Effect.Effect<A, E, R>
         ) =>
           Effect.tap(
-            inner.withSummarizationLock(
+            inner.lease.withLease(
               conversationId,
               Effect.tap(timed(effect), ([t]) => Effect.sync(() => counters.heldMillis.push(t))).pipe(
                 Effect.map(([, a]) => a)
@@ -113,7 +114,8 @@ const countedLock = (counters: LockCounters) =>
                 else counters.busy += 1
               })
           )
-      }))
+      })
+    }))
   )
 
 const withSearchPath = (base: string, schema: string): string => {
@@ -185,9 +187,9 @@ interface EventCounts {
   summarizationFailed: number
 }
 
-/** One memory layer: the service over its repository, the slow skill and the strategy. */
+/** One memory layer: the service over its store, the slow skill and the strategy. */
 const instance = (
-  repository: Layer.Layer<RepositoryService, RepositoryError>,
+  repository: Layer.Layer<Storage.Ports, RepositoryError>,
   skillCalls: Ref.Ref<number>
 ) =>
   Effect.gen(function*() {
@@ -197,7 +199,7 @@ const instance = (
         Layer.provideMerge(SummarizationStrategy.layer(strategyOptions)),
         Layer.provideMerge(slowSkill(skillCalls)),
         Layer.provideMerge(ApproximateTokenCounter.layer),
-        Layer.provideMerge(Layer.provide(countedLock(lock), repository))
+        Layer.provideMerge(Layer.provide(countedLease(lock), repository))
       )
     )
     const memory = Context.get(context, ChatMemoryService)
@@ -228,7 +230,7 @@ const instance = (
         )
       )
     )
-    return { memory, repository: Context.get(context, RepositoryService), lock, counts }
+    return { memory, store: yield* Effect.provide(Storage.get, context), lock, counts }
   })
 
 /** What the writers did: latencies, failures, and every call that succeeded. */
@@ -358,12 +360,12 @@ export const loadBench = (settings: Settings) =>
     yield* Effect.sleep("100 millis")
     const first = running[0]
     if (first === undefined) return yield* Effect.dieMessage("no instance")
-    const check = yield* verify(first.repository, log.calls)
+    const check = yield* verify(first.store.repository, log.calls)
     const summarizations = yield* Effect.forEach(
       Array.from({ length: conversations }, (_, c) => ConversationId.make(`load-${c}`)),
       (id) =>
         Effect.map(
-          Effect.option(first.repository.listSummarizations(id)),
+          Effect.option(first.store.summaries.listSummarizations(id)),
           Option.match({ onNone: () => 0, onSome: (r) => r.length })
         )
     )
@@ -419,7 +421,7 @@ export const loadBench = (settings: Settings) =>
       }
     }
     const method = `${writers} writers on ${conversations} conversations through ${instances} memory layers ` +
-      `(summarization strategy with its defaults but budget ${strategyOptions.promptTokenBudget} and summary cap ` +
+      `(summarization strategy with its defaults but budget ${strategyOptions.tokenBudget} and summary cap ` +
       `${strategyOptions.summaryTokenCap}) on one database; ` +
       `each writer adds ${turnsPerWriter} user+assistant turns (~70 tokens), reading the context after each and ` +
       `waiting 0.5-1.5 s between turns (the main model); the summarizer is the extractive skill behind a ` +
@@ -472,7 +474,7 @@ export const loadBench = (settings: Settings) =>
       "lost: messages of a successful addMessages that are not stored; split: a call's messages not adjacent",
       "a summary not behind: getContext did not emit FallbackUsed(summary-behind), i.e. it was not served as a plain",
       "  window because a due summarization had not happened (omitting turns between folds is by design and not counted)",
-      "lock held: time inside withSummarizationLock (plan, model call, commit); busy: the lock answered None"
+      "lock held: time inside withLease (plan, model call, commit); busy: the lease answered None"
     ])
     return { method, row }
   }))

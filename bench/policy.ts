@@ -6,7 +6,8 @@
  * of a provider's prefix cache).
  */
 import { Effect } from "effect"
-import { isAppendOnly, type MemoryContext } from "../src/domain/MemoryContext.js"
+import type { MemoryContext } from "../src/domain/MemoryContext.js"
+import { isAppendOnly } from "../src/layers/ai/ContextPrompt.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"

@@ -12,9 +12,9 @@ import * as ConversationId from "../src/domain/ConversationId.js"
 import type { NewMessage } from "../src/domain/Message.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { scaled, type Settings, type Store } from "./setup.js"
 import { ms, printTable, ratio, timed, times } from "./stats.js"
@@ -117,13 +117,13 @@ interface StoreRow {
 /** Seeds one conversation per length, then runs the queries on each in turn, round after round. */
 const searchByLength = (warmup: number, runs: number) =>
   Effect.gen(function*() {
-    const repo = yield* RepositoryService
+    const store = yield* Storage.get
     // The memory over the same store: a context asked with the query, as an agent asks it.
     const built = yield* Layer.build(
       ChatMemory.layer.pipe(
         Layer.provideMerge(SummarizationStrategy.layer()),
         Layer.provideMerge(ScriptedSkill.layer()),
-        Layer.provideMerge(Layer.succeed(RepositoryService, repo)),
+        Layer.provideMerge(Storage.layerFrom(store)),
         Layer.provideMerge(ApproximateTokenCounter.layer)
       )
     )
@@ -134,12 +134,12 @@ const searchByLength = (warmup: number, runs: number) =>
         const [t] = yield* timed(Effect.gen(function*() {
           for (let start = 0; start < length; start += seedBatch) {
             const count = Math.min(seedBatch, length - start)
-            yield* repo.appendMessages(id, Array.from({ length: count }, (_, k) => message(start + k)))
+            yield* store.repository.appendMessages(id, Array.from({ length: count }, (_, k) => message(start + k)))
           }
         }))
         // A summarizer that keeps up: all but the newest 20 messages summarized, as after a real
         // replay, so that a context reads its window and recall, not a history that is behind.
-        yield* repo.commitSummary({
+        yield* store.summaries.commitSummary({
           conversationId: id,
           expected: { cursor: 0, version: 0 },
           narrative: "The customer and the assistant discussed deliveries, orders and schedules.",
@@ -176,7 +176,7 @@ const searchByLength = (warmup: number, runs: number) =>
         if (conversation === undefined) continue
         const q = query(conversation.length, round)
         const [t, hits] = yield* timed(
-          repo.searchMessages(conversation.id, { text: q.text, before: conversation.length + 1, limit })
+          store.index.searchMessages(conversation.id, { text: q.text, before: conversation.length + 1, limit })
         )
         const [c] = yield* timed(memory.getContext(conversation.id, { query: q.text }))
         if (round < warmup) continue
@@ -194,7 +194,7 @@ const searchByLength = (warmup: number, runs: number) =>
         }
       }
     }
-    yield* Effect.forEach(seeded, ({ id }) => repo.deleteConversation(id))
+    yield* Effect.forEach(seeded, ({ id }) => store.repository.deleteConversation(id))
     return seeded.map((conversation, k): LengthRow => {
       const series = samples[k]
       const tally = top1[k]

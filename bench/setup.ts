@@ -17,10 +17,10 @@ import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as PgliteClient from "../src/layers/store/PgliteClient.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
+import type * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import type * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
-import type { RepositoryService } from "../src/services/RepositoryService.js"
 import type { SkillService } from "../src/services/SkillService.js"
 import type { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
@@ -81,14 +81,14 @@ export type StoreError = RepositoryError | SqlError | ConfigError.ConfigError
 /** A store the benchmarks run on; `layer` builds a fresh, empty one each time it is provided. */
 export interface Store {
   readonly name: string
-  readonly layer: Layer.Layer<RepositoryService, StoreError>
+  readonly layer: Layer.Layer<Storage.Ports, StoreError>
   /**
-   * For a SQL store: the repository over whatever `SqlClient` is given (a fresh database or schema
+   * For a SQL store: the store over whatever `SqlClient` is given (a fresh database or schema
    * each time), so that a bench can put a client of its own in between (`roundTrips.ts`).
    */
   readonly over?: (
     wrap: (client: Layer.Layer<SqlClient.SqlClient, StoreError>) => Layer.Layer<SqlClient.SqlClient, StoreError>
-  ) => Layer.Layer<RepositoryService, StoreError>
+  ) => Layer.Layer<Storage.Ports, StoreError>
 }
 
 const withSearchPath = (base: string, schema: string): string => {
@@ -113,7 +113,7 @@ const postgresClient = (url: Redacted.Redacted): Layer.Layer<SqlClient.SqlClient
   })).pipe(Layer.provide(Reactivity.layer))
 
 /** The PostgreSQL store as `PgRepository.layer` builds it, in a fresh schema. */
-const postgresLayer = (url: Redacted.Redacted): Layer.Layer<RepositoryService, StoreError> =>
+const postgresLayer = (url: Redacted.Redacted): Layer.Layer<Storage.Ports, StoreError> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const schema = `bench_${randomUUID().replaceAll("-", "")}`
     const admin = yield* PgClient.make({ url, maxConnections: 1 })
@@ -163,23 +163,23 @@ export const budget = 3000
 
 /** The memory with a sliding window over `store`. */
 export const slidingMemory = (
-  store: Layer.Layer<RepositoryService, StoreError>,
+  store: Layer.Layer<Storage.Ports, StoreError>,
   counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
 ) =>
   ChatMemory.layer.pipe(
-    Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: budget })),
+    Layer.provideMerge(SlidingWindowStrategy.layer({ tokenBudget: budget })),
     Layer.provideMerge(store),
     Layer.provideMerge(counter)
   )
 
 /** The memory with a summarizing strategy over `store` and the scripted skill (answers at once). */
 const skilledMemory = (
-  store: Layer.Layer<RepositoryService, StoreError>,
-  strategy: Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService | SkillService | TokenCounter>,
+  store: Layer.Layer<Storage.Ports, StoreError>,
+  strategy: Layer.Layer<MemoryManagementStrategy, DataValidationError, Storage.Ports | SkillService | TokenCounter>,
   counter: Layer.Layer<TokenCounter>,
   script: ScriptedSkill.ScriptedSkill.Script
 ): Layer.Layer<
-  ChatMemoryService.ChatMemoryService | RepositoryService | TokenCounter | ScriptedSkill.ScriptedSkill,
+  ChatMemoryService.ChatMemoryService | Storage.Ports | TokenCounter | ScriptedSkill.ScriptedSkill,
   StoreError | DataValidationError
 > =>
   ChatMemory.layer.pipe(
@@ -191,14 +191,14 @@ const skilledMemory = (
 
 /** The memory with the summarization strategy over `store` and the scripted skill. */
 export const summarizingMemory = (
-  store: Layer.Layer<RepositoryService, StoreError>,
+  store: Layer.Layer<Storage.Ports, StoreError>,
   options: Partial<SummarizationOptions>,
   counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
-) => skilledMemory(store, SummarizationStrategy.layer({ promptTokenBudget: budget, ...options }), counter, {})
+) => skilledMemory(store, SummarizationStrategy.layer({ tokenBudget: budget, ...options }), counter, {})
 
 /** The memory with the hierarchical strategy (facts and narrative) over `store` and the scripted skill. */
 export const hierarchicalMemory = (
-  store: Layer.Layer<RepositoryService, StoreError>,
+  store: Layer.Layer<Storage.Ports, StoreError>,
   counter: Layer.Layer<TokenCounter>,
   script: ScriptedSkill.ScriptedSkill.Script
-) => skilledMemory(store, HierarchicalStrategy.layer({ promptTokenBudget: budget }), counter, script)
+) => skilledMemory(store, HierarchicalStrategy.layer({ tokenBudget: budget }), counter, script)

@@ -13,10 +13,9 @@ import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Stream } from "effect"
 import { createInterface } from "node:readline"
-import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ChatTurn from "../src/layers/ChatTurn.js"
 import * as RecallToolkit from "../src/layers/RecallToolkit.js"
-import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 
 const conversationId = "example-agent"
 
@@ -51,7 +50,7 @@ const system = "You are a concise, helpful assistant. When the user refers to so
   "view, look for it with search_memory (and read_turns) before answering."
 
 const loop = Effect.gen(function*() {
-  const memory = yield* ChatMemoryService
+  const memory = yield* ChatMemory.ChatMemoryService
   yield* memory.stats(conversationId).pipe(
     Effect.catchTag(
       "ConversationNotFoundError",
@@ -89,7 +88,7 @@ const main = Effect.gen(function*() {
   yield* loop.pipe(
     // The tools act on this conversation only; their handlers are built once, over the same memory.
     Effect.provide(RecallToolkit.layer(conversationId)),
-    Effect.provide(Layer.merge(ChatMemoryLive.layerConfig, AgentModelLive))
+    Effect.provide(Layer.merge(ChatMemory.layerConfig, AgentModelLive))
   )
 })
 

@@ -32,7 +32,7 @@ import * as MemoryRepository from "effect-chat-memory/layers/store/MemoryReposit
 import * as NoopStrategy from "effect-chat-memory/strategies/NoopStrategy"
 
 const MemoryLive = ChatMemory.layer.pipe(
-  Layer.provideMerge(SlidingWindowStrategy.layer({ promptTokenBudget: 100 })),
+  Layer.provideMerge(SlidingWindowStrategy.layer({ tokenBudget: 100 })),
   Layer.provideMerge(MemoryRepository.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer)
 )
@@ -64,7 +64,7 @@ npx tsc -p "$work/consumer/tsconfig.json" 2>&1 | grep -E "main\.ts|effect-chat-m
 (cd "$work/consumer" && npx tsx main.ts)
 
 # Internal modules are not part of the package's interface: importing one must fail.
-for internal in domain/internal/untrusted strategies/internal/metrics layers/store/internal/sql/rows layers/skills/internal/prompts; do
+for internal in domain/internal/untrusted strategies/internal/metrics layers/store/internal/sql/rows layers/skills/internal/prompts layers/ai/internal/parts layers/internal/memory; do
   if (cd "$work/consumer" && node --input-type=module -e "await import('effect-chat-memory/$internal')" 2>/dev/null); then
     echo "check-pack: effect-chat-memory/$internal is exported" >&2
     exit 1

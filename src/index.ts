@@ -5,6 +5,8 @@
  */
 
 /** @since 0.1.0 */
+export * as ContextSettings from "./domain/ContextSettings.js"
+/** @since 0.1.0 */
 export * as ConversationId from "./domain/ConversationId.js"
 /** @since 0.1.0 */
 export * as ConversationSettings from "./domain/ConversationSettings.js"
@@ -18,8 +20,6 @@ export * as MemoryContext from "./domain/MemoryContext.js"
 export * as MemoryEvent from "./domain/MemoryEvent.js"
 /** @since 0.1.0 */
 export * as Message from "./domain/Message.js"
-/** @since 0.1.0 */
-export * as SummaryInput from "./domain/SummaryInput.js"
 /** @since 0.1.0 */
 export * as SummaryState from "./domain/SummaryState.js"
 /** @since 0.1.0 */
@@ -39,13 +39,19 @@ export * as RepositoryError from "./errors/RepositoryError.js"
 export * as SkillExecutionError from "./errors/SkillExecutionError.js"
 
 /** @since 0.1.0 */
-export * as ChatMemoryService from "./services/ChatMemoryService.js"
-/** @since 0.1.0 */
 export * as MemoryManagementStrategy from "./services/MemoryManagementStrategy.js"
+/** @since 0.1.0 */
+export * as MessageIndex from "./services/MessageIndex.js"
 /** @since 0.1.0 */
 export * as RepositoryService from "./services/RepositoryService.js"
 /** @since 0.1.0 */
+export * as SettingsRepository from "./services/SettingsRepository.js"
+/** @since 0.1.0 */
 export * as SkillService from "./services/SkillService.js"
+/** @since 0.1.0 */
+export * as SummarizationLease from "./services/SummarizationLease.js"
+/** @since 0.1.0 */
+export * as SummaryRepository from "./services/SummaryRepository.js"
 /** @since 0.1.0 */
 export * as TokenCounter from "./services/TokenCounter.js"
 
@@ -67,11 +73,11 @@ export * as ChatMemory from "./layers/ChatMemory.js"
 /** @since 0.1.0 */
 export * as ChatMemoryConfig from "./layers/ChatMemoryConfig.js"
 /** @since 0.1.0 */
-export * as ChatMemoryLive from "./layers/ChatMemoryLive.js"
-/** @since 0.1.0 */
-export * as ChatMemoryTest from "./layers/ChatMemoryTest.js"
+export * as ChatMemoryVariables from "./layers/ChatMemoryVariables.js"
 /** @since 0.1.0 */
 export * as ChatTurn from "./layers/ChatTurn.js"
+/** @since 0.1.0 */
+export * as ContextPrompt from "./layers/ai/ContextPrompt.js"
 /** @since 0.1.0 */
 export * as ExtractiveSkill from "./layers/skills/ExtractiveSkill.js"
 /** @since 0.1.0 */
@@ -92,3 +98,5 @@ export * as RecallToolkit from "./layers/RecallToolkit.js"
 export * as ScriptedSkill from "./layers/skills/ScriptedSkill.js"
 /** @since 0.1.0 */
 export * as SqlRepository from "./layers/store/SqlRepository.js"
+/** @since 0.1.0 */
+export * as Storage from "./layers/store/Storage.js"

@@ -15,7 +15,7 @@ import { pgliteClient } from "./fixtures/pglite.js"
 import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
 
 /** Knobs under which eight turns summarize in the background. */
-const knobs = { kRawTurns: 2, promptTokenBudget: 200, chunkSummarizeThreshold: 300, summaryTokenCap: 60 } as const
+const knobs = { kRawTurns: 2, tokenBudget: 200, chunkSummarizeThreshold: 300, summaryTokenCap: 60 } as const
 
 const turn = (i: number) => [
   { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(36, ".") },

@@ -5,19 +5,21 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigError, ConfigProvider, Context, Effect, Layer, Redacted, Stream } from "effect"
+import { ConfigError, ConfigProvider, Context, DateTime, Effect, Layer, Redacted, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import { Message } from "../src/domain/Message.js"
+import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
@@ -59,7 +61,18 @@ const feed = (memory: ChatMemoryService["Type"], id: string, turns: number) =>
 
 const summarizeInput = {
   conversationId: ConversationId.make("c"),
-  text: "=== NEW_TURNS ===\nTurn 1:\nUser: Order ORD-1 costs $5.00, due May 3.\n=== END_NEW_TURNS ===",
+  existingSummary: [],
+  turns: groupTurns([
+    new Message({
+      conversationId: ConversationId.make("c"),
+      seq: 1,
+      role: "user",
+      content: "Order ORD-1 costs $5.00, due May 3.",
+      metadata: {},
+      tokenCount: 13,
+      createdAt: DateTime.unsafeMake(0)
+    })
+  ]).turns,
   maxTokens: 50
 }
 
@@ -74,7 +87,7 @@ describe("ChatMemoryConfig.config", () => {
         summarizer: { _tag: "extractive" },
         tokenizer: "approximate",
         kRawTurns: 3,
-        promptTokenBudget: 3000,
+        tokenBudget: 3000,
         // No explicit threshold: the watermarks decide.
         chunkSummarizeThreshold: undefined,
         highWater: 0.9,
@@ -129,7 +142,7 @@ describe("ChatMemoryConfig.config", () => {
       assert.strictEqual(options.strategy, "hierarchical")
       assert.deepStrictEqual(options.store, { _tag: "pglite", dataDir: "/var/lib/memory" })
       assert.deepStrictEqual(
-        [options.kRawTurns, options.promptTokenBudget, options.chunkSummarizeThreshold, options.summaryTokenCap],
+        [options.kRawTurns, options.tokenBudget, options.chunkSummarizeThreshold, options.summaryTokenCap],
         [5, 4000, 2500, 700]
       )
       assert.deepStrictEqual([options.mode, options.tokenizer], ["full", "exact"])
@@ -149,7 +162,7 @@ describe("ChatMemoryConfig.config", () => {
         ChatMemoryConfig.config,
         provider({ ...env, MEMORY_STRATEGY: "sliding-window" })
       )
-      assert.strictEqual(sliding.promptTokenBudget, 500)
+      assert.strictEqual(sliding.tokenBudget, 500)
       const error = yield* Effect.flip(Effect.withConfigProvider(ChatMemoryConfig.config, provider(env)))
       assert.include(String(error), "MEMORY_SUMMARY_TOKEN_CAP")
       assert.include(String(error), "MEMORY_PROMPT_TOKEN_BUDGET")
@@ -191,7 +204,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
         context.recent.slice(-4).map((m) => m.content),
         [...turn(11), ...turn(12)].map((m) => m.content)
       )
-      const records = yield* Context.get(services, RepositoryService).listSummarizations(ConversationId.make("c"))
+      const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isAbove(records.length, 0)
       assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@2" && r.mode === "incremental"))
     }))
@@ -205,7 +218,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       assert.strictEqual(context.strategy, "hierarchical")
       assert.isAtMost(context.tokenCount, 200)
       assert.isAbove(context.facts.length, 0)
-      const records = yield* Context.get(services, RepositoryService).listSummarizations(ConversationId.make("c"))
+      const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@2"))
     }))
 
@@ -213,7 +226,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
     Effect.gen(function*() {
       const services = yield* build({ ...small, MEMORY_SUMMARY_MODE: "full" })
       yield* feed(Context.get(services, ChatMemoryService), "c", 12)
-      const records = yield* Context.get(services, RepositoryService).listSummarizations(ConversationId.make("c"))
+      const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isTrue(records.length > 0 && records.every((r) => r.mode === "full"))
     }))
 
@@ -381,7 +394,7 @@ describe("ChatMemoryLive.layer (typed options)", () => {
   it.scoped("builds the chosen parts; what is left out takes its default", () =>
     Effect.gen(function*() {
       const services = yield* Layer.build(
-        ChatMemoryLive.layer({ strategy: "sliding-window", store: { _tag: "memory" }, promptTokenBudget: 120 })
+        ChatMemoryLive.layer({ strategy: "sliding-window", store: { _tag: "memory" }, tokenBudget: 120 })
       )
       const memory = Context.get(services, ChatMemoryService)
       yield* feed(memory, "c", 6)
@@ -396,14 +409,14 @@ describe("ChatMemoryLive.layer (typed options)", () => {
       const services = yield* Layer.build(ChatMemoryLive.layer({
         strategy: "summarization",
         store: { _tag: "memory" },
-        promptTokenBudget: 300,
+        tokenBudget: 300,
         summaryTokenCap: 60,
         summarizer
       }))
       const memory = Context.get(services, ChatMemoryService)
       yield* feed(memory, "c", 12)
       yield* memory.awaitIdle("c")
-      const repository = Context.get(services, RepositoryService)
+      const repository = Context.get(services, SummaryRepository)
       const state = yield* repository.getSummaryState(ConversationId.make("c"))
       const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
       return { state, record }
@@ -411,13 +424,13 @@ describe("ChatMemoryLive.layer (typed options)", () => {
 
   it.scoped("a SkillService layer of one's own writes the summaries", () =>
     Effect.gen(function*() {
-      const inputs: Array<string> = []
+      const inputs: Array<SkillService.SummarizeInput> = []
       const own = Layer.succeed(
         SkillService,
         SkillService.of({
           summarize: (input) =>
             Effect.sync(() => {
-              inputs.push(input.text)
+              inputs.push(input)
               return {
                 value: "Our own summary.",
                 skillId: "ours/summarize@1",
@@ -431,7 +444,9 @@ describe("ChatMemoryLive.layer (typed options)", () => {
       const { record, state } = yield* summarizedWith({ _tag: "skill", layer: own })
       assert.strictEqual(state.narrative, "Our own summary.")
       assert.deepStrictEqual([record?.skillId, record?.inputTokens], ["ours/summarize@1", 3])
-      assert.isTrue(inputs[0]?.startsWith("=== EXISTING_SUMMARY ===\nNONE\n"))
+      // It gets the data: no summary yet, and the turns as stored.
+      assert.deepStrictEqual(inputs[0]?.existingSummary, [])
+      assert.strictEqual(inputs[0]?.turns[0]?.messages[0]?.role, "user")
     }))
 
   it.scoped("a LanguageModel layer of any provider summarizes with our prompts", () =>
@@ -489,7 +504,7 @@ describe("ChatMemoryTest.layer", () => {
       assert.isTrue(calls.length > 0 && calls.every((call) => call.skill === "summarize"))
     }).pipe(Effect.provide(ChatMemoryTest.layer({
       kRawTurns: 2,
-      promptTokenBudget: 200,
+      tokenBudget: 200,
       chunkSummarizeThreshold: 300,
       summaryTokenCap: 60,
       script: { summarize: () => Effect.succeed("SCRIPTED") }

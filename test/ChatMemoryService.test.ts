@@ -157,20 +157,20 @@ describe("ChatMemoryService", () => {
         const shown = [...context.system, ...context.recent].reduce((n, m) => n + m.tokenCount, 0)
         assert.strictEqual(context.tokenCount, shown)
         assert.strictEqual(context.tokenCount, 66)
-      }).pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: 70 })))))
+      }).pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ tokenBudget: 70 })))))
   })
 
   it.effect("invalid strategy options fail the layer with a DataValidationError naming the option", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(
-        Effect.provide(ChatMemoryService, memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: -5 })))
+        Effect.provide(ChatMemoryService, memoryWith(SlidingWindowStrategy.layer({ tokenBudget: -5 })))
       )
       assert.isTrue(Exit.isFailure(exit))
       const error = yield* Effect.flip(
-        Effect.provide(ChatMemoryService, memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: -5 })))
+        Effect.provide(ChatMemoryService, memoryWith(SlidingWindowStrategy.layer({ tokenBudget: -5 })))
       )
       assert.strictEqual(error._tag, "DataValidationError")
-      assert.strictEqual(error.path, "options.promptTokenBudget")
+      assert.strictEqual(error.path, "options.tokenBudget")
     }))
 
   describe("bad input", () => {

@@ -8,6 +8,7 @@ import type { NewMessage } from "../src/domain/Message.js"
 import { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { pgliteRepository } from "./fixtures/pglite.js"
@@ -32,26 +33,28 @@ const roles = (messages: ReadonlyArray<NewMessage>) => messages.map((message) =>
  * The in-memory store, with its appends recorded (and failed when the recorder says so, before
  * they reach the store, as a lost connection would). It needs a `Recorder`.
  */
-const RecordingRepository: Layer.Layer<RepositoryService, never, Recorder> = Layer.effect(
-  RepositoryService,
+const RecordingRepository: Layer.Layer<Storage.Ports, never, Recorder> = Storage.layer(
   Effect.gen(function*() {
     const recorder = yield* Recorder
     const inner = yield* MemoryRepository.make
-    return RepositoryService.of({
+    return {
       ...inner,
-      appendMessages: (conversationId, messages) =>
-        Effect.gen(function*() {
-          if (yield* Ref.get(recorder.failAppends)) {
-            return yield* new RepositoryError({ operation: "appendMessages", conversationId, detail: "on cue" })
-          }
-          yield* Ref.update(recorder.appended, (all) => [...all, { conversationId, roles: roles(messages) }])
-          return yield* inner.appendMessages(conversationId, messages)
-        })
-    })
+      repository: RepositoryService.of({
+        ...inner.repository,
+        appendMessages: (conversationId, messages) =>
+          Effect.gen(function*() {
+            if (yield* Ref.get(recorder.failAppends)) {
+              return yield* new RepositoryError({ operation: "appendMessages", conversationId, detail: "on cue" })
+            }
+            yield* Ref.update(recorder.appended, (all) => [...all, { conversationId, roles: roles(messages) }])
+            return yield* inner.repository.appendMessages(conversationId, messages)
+          })
+      })
+    }
   })
 )
 
-const TestMemory = ChatMemoryTest.layer({ strategy: "noop", repository: RecordingRepository }).pipe(
+const TestMemory = ChatMemoryTest.layer({ strategy: "noop", store: RecordingRepository }).pipe(
   Layer.provideMerge(Recorder.layer)
 )
 
@@ -103,5 +106,5 @@ describe("ChatMemoryTest with a repository of the test's choosing", () => {
       yield* memory.addMessages("c", [{ role: "user", content: "Order ORD-7 ships Friday." }])
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual(context.recent.map((message) => message.content), ["Order ORD-7 ships Friday."])
-    }).pipe(Effect.provide(ChatMemoryTest.layer({ repository: pgliteRepository() }))))
+    }).pipe(Effect.provide(ChatMemoryTest.layer({ store: pgliteRepository() }))))
 })

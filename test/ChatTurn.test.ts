@@ -22,7 +22,7 @@ import { agentModel, Weather, WeatherLive } from "./fixtures/weather.js"
  */
 const Memory = ChatMemoryTest.layer({
   kRawTurns: 1,
-  promptTokenBudget: 240,
+  tokenBudget: 240,
   summaryTokenCap: 40,
   chunkSummarizeThreshold: 150,
   recallTokenBudget: 0.45

@@ -6,14 +6,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, FastCheck as fc, Ref } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
-import { type MemoryContext, omissionText, summaryText, toPromptMessages } from "../src/domain/MemoryContext.js"
+import { type MemoryContext, omissionText, summaryText } from "../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../src/domain/Message.js"
-import { groupTurns, newestThatFit, type Turn } from "../src/domain/Turn.js"
+import { groupTurns, type Turn } from "../src/domain/Turn.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"
 import { defaultSummary, type ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
+import { newestThatFit } from "../src/strategies/internal/turns.js"
 import { defaults, type SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { conversation, type ConversationSpec } from "./fixtures/arbitraries.js"
 import { summarizingMemory } from "./fixtures/layers.js"
@@ -90,7 +92,7 @@ const verbose = fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 
 
 const optionsOf = (p: Policy, view: View): Partial<SummarizationOptions> => ({
   kRawTurns: p.k,
-  promptTokenBudget: p.budget,
+  tokenBudget: p.budget,
   summaryTokenCap: p.cap,
   lowWater: p.lowWater,
   highWater: p.highWater,
@@ -264,7 +266,7 @@ const checkLog = (stored: ReadonlyArray<Message>, written: ReadonlyArray<Input>,
 
 /** 5. The summary state only moves forward. */
 const monotone = Effect.gen(function*() {
-  const repository = yield* RepositoryService
+  const repository = yield* SummaryRepository
   const last = yield* Ref.make({ cursor: 0, version: 0 })
   return (label: string) =>
     Effect.gen(function*() {
@@ -512,7 +514,7 @@ const lags = (spec: ConversationSpec, p: Policy, view: View, lag: Lag, steps: Re
 const folds = (spec: ConversationSpec, p: Policy, threshold: number | undefined) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const repository = yield* RepositoryService
+    const repository = yield* SummaryRepository
     const counter = yield* TokenCounter
     const summaryTokensOf = (narrative: string) =>
       narrative.length === 0 ? Effect.succeed(0) : counter.countMessage({ content: summaryText(narrative) })

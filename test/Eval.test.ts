@@ -45,7 +45,7 @@ const questions = [
 ]
 
 const memory = (strategy: "noop" | "sliding-window") =>
-  Layer.merge(ChatMemoryLive.layer({ strategy, store: { _tag: "memory" }, promptTokenBudget: 600 }), silentStdio)
+  Layer.merge(ChatMemoryLive.layer({ strategy, store: { _tag: "memory" }, tokenBudget: 600 }), silentStdio)
 
 describe("eval", () => {
   it.effect(

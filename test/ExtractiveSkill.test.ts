@@ -3,12 +3,15 @@
  * amounts, dates and decisions over small talk, and never passes the cap.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer } from "effect"
+import { DateTime, Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
+import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
+import type { Turn } from "../src/domain/Turn.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
+import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { SkillService } from "../src/services/SkillService.js"
@@ -16,40 +19,71 @@ import { TokenCounter } from "../src/services/TokenCounter.js"
 
 const conversationId = ConversationId.make("extractive")
 
-/** The summarizer's input, in the EXISTING_SUMMARY / NEW_TURNS format. */
-const input = (existing: string | null, lines: ReadonlyArray<string>) =>
-  [
-    "=== EXISTING_SUMMARY ===",
-    existing ?? "NONE",
-    "=== END_EXISTING_SUMMARY ===",
-    "",
-    "=== NEW_TURNS ===",
-    "Turn 1:",
-    ...lines,
-    "=== END_NEW_TURNS ==="
-  ].join("\n")
+/** A message as the skill receives it: stored (its seq is set by `input`). */
+interface Said {
+  readonly role: Role
+  readonly content: string
+  readonly metadata?: MessageMetadata | undefined
+}
+
+const user = (content: string): Said => ({ role: "user", content })
+const assistant = (content: string, metadata?: MessageMetadata): Said => ({ role: "assistant", content, metadata })
+/** A tool's structured result, stored as its JSON text. */
+const tool = (name: string, result: unknown): Said => ({
+  role: "tool",
+  content: JSON.stringify(result),
+  metadata: { toolName: name, contentFormat: "json" }
+})
+
+/**
+ * The data of a skill call: the existing summary (in parts), and the messages as one turn (the
+ * skill reads them in order, whatever the turns).
+ */
+const input = (existing: string | ReadonlyArray<string> | null, said: ReadonlyArray<Said>) => {
+  const messages = said.map((m, i) =>
+    new Message({
+      conversationId,
+      seq: i + 1,
+      role: m.role,
+      content: m.content,
+      metadata: m.metadata ?? {},
+      tokenCount: Math.ceil(m.content.length / 4) + 4,
+      createdAt: DateTime.unsafeMake(0)
+    })
+  )
+  const turn: Turn = {
+    messages,
+    tokenCount: messages.reduce((n, m) => n + m.tokenCount, 0),
+    firstSeq: 1,
+    lastSeq: messages.length
+  }
+  return {
+    existingSummary: existing === null ? [] : typeof existing === "string" ? [existing] : existing,
+    turns: messages.length === 0 ? [] : [turn]
+  }
+}
 
 const turns = [
-  "User: Hi there, hope your week is going well.",
-  "Assistant: Thanks, all good here. How can I help today?",
-  "User: Please ship order ORD-2024-88417 to 88 Halvorsen Way instead. We agreed on freight of $1,240.00.",
-  "Assistant: Done. Delivery is confirmed for 2024-04-18 between 07:00 and 11:00.",
-  "User: Great, the weather has been lovely lately.",
-  "Assistant: It has! Anything else?",
-  "User: We decided to go with the R-290 units; the budget is $160,000 and intake starts on June 3."
+  user("Hi there, hope your week is going well."),
+  assistant("Thanks, all good here. How can I help today?"),
+  user("Please ship order ORD-2024-88417 to 88 Halvorsen Way instead. We agreed on freight of $1,240.00."),
+  assistant("Done. Delivery is confirmed for 2024-04-18 between 07:00 and 11:00."),
+  user("Great, the weather has been lovely lately."),
+  assistant("It has! Anything else?"),
+  user("We decided to go with the R-290 units; the budget is $160,000 and intake starts on June 3.")
 ]
 
 /** A booking in another domain: the check-in moves, a second booking is made, a condition is set. */
 const travel = [
-  "User: Hi! I'd like to book the lake cabin, check-in on March 9 please.",
-  "Assistant: Done: your confirmation code is HX-88120, and the deposit is $120.00.",
-  "User: Great, thanks.",
-  "Assistant: You're welcome.",
-  "User: Could we move it? Please make the check-in on March 11 instead.",
-  "Tool (bookings): {\"code\": \"HX-88120\", \"room\": {\"name\": \"Lake Cabin\", \"beds\": 2}}",
-  "Assistant: Updated: check-in on March 11, same confirmation code HX-88120.",
-  "User: Also book the boat for Saturday; we take it only if the forecast is dry.",
-  "Assistant: The boat is reserved under code HX-90233."
+  user("Hi! I'd like to book the lake cabin, check-in on March 9 please."),
+  assistant("Done: your confirmation code is HX-88120, and the deposit is $120.00."),
+  user("Great, thanks."),
+  assistant("You're welcome."),
+  user("Could we move it? Please make the check-in on March 11 instead."),
+  tool("bookings", { code: "HX-88120", room: { name: "Lake Cabin", beds: 2 } }),
+  assistant("Updated: check-in on March 11, same confirmation code HX-88120."),
+  user("Also book the boat for Saturday; we take it only if the forecast is dry."),
+  assistant("The boat is reserved under code HX-90233.")
 ]
 
 const withSkill = <A, E>(effect: Effect.Effect<A, E, SkillService | TokenCounter>) =>
@@ -59,7 +93,7 @@ describe("ExtractiveSkill", () => {
   it.effect("keeps identifiers, amounts, dates and decisions, and drops small talk", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
-      const { skillId, value } = yield* skill.summarize({ conversationId, text: input(null, turns), maxTokens: 200 })
+      const { skillId, value } = yield* skill.summarize({ conversationId, ...input(null, turns), maxTokens: 200 })
       for (const kept of ["ORD-2024-88417", "$1,240.00", "2024-04-18", "R-290", "$160,000", "June 3"]) {
         assert.include(value, kept)
       }
@@ -71,9 +105,9 @@ describe("ExtractiveSkill", () => {
   it.effect("is deterministic, and folds the existing summary with the new turns", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
-      const text = input("User: The account is ACC-BFF-30271.", turns)
-      const first = yield* skill.summarize({ conversationId, text, maxTokens: 300 })
-      const second = yield* skill.summarize({ conversationId, text, maxTokens: 300 })
+      const data = input("User: The account is ACC-BFF-30271.", turns)
+      const first = yield* skill.summarize({ conversationId, ...data, maxTokens: 300 })
+      const second = yield* skill.summarize({ conversationId, ...data, maxTokens: 300 })
       assert.strictEqual(first.value, second.value)
       assert.include(first.value, "ACC-BFF-30271")
       assert.include(first.value, "ORD-2024-88417")
@@ -83,9 +117,9 @@ describe("ExtractiveSkill", () => {
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
       const note = "the unit was inspected and the crate was found in good order with no visible damage ".repeat(4)
-      const dump = `Tool (inspect): ${JSON.stringify({ note, skus: ["SKU-1000-X", "SKU-1001-X", "SKU-1002-X"] })}`
-      const ticket = "Assistant: Your ticket is TCK-70962."
-      const { value } = yield* skill.summarize({ conversationId, text: input(null, [dump, ticket]), maxTokens: 40 })
+      const dump = tool("inspect", { note, skus: ["SKU-1000-X", "SKU-1001-X", "SKU-1002-X"] })
+      const ticket = assistant("Your ticket is TCK-70962.")
+      const { value } = yield* skill.summarize({ conversationId, ...input(null, [dump, ticket]), maxTokens: 40 })
       // The ticket first (a whole identifier in a short statement), then what room is left.
       assert.include(value, "TCK-70962")
       assert.notMatch(value, /[{}[\]"]/)
@@ -95,12 +129,12 @@ describe("ExtractiveSkill", () => {
   it.effect("a tool's field says which tool, and stays a field when the summary is read again", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
-      const lookup = `Tool (lookup_order): ${JSON.stringify({ eta: "2024-04-10" })}`
-      const first = yield* skill.summarize({ conversationId, text: input(null, [lookup]), maxTokens: 40 })
+      const lookup = tool("lookup_order", { eta: "2024-04-10" })
+      const first = yield* skill.summarize({ conversationId, ...input(null, [lookup]), maxTokens: 40 })
       assert.strictEqual(first.value, "lookup_order: eta 2024-04-10")
       // Read back beside a statement of equal cost, the field is worth half and gives way.
-      const said = "Assistant: Delivery is 2024-04-18."
-      const second = yield* skill.summarize({ conversationId, text: input(first.value, [said]), maxTokens: 10 })
+      const said = assistant("Delivery is 2024-04-18.")
+      const second = yield* skill.summarize({ conversationId, ...input(first.value, [said]), maxTokens: 10 })
       assert.strictEqual(second.value, "Delivery is 2024-04-18.")
     })))
 
@@ -108,15 +142,45 @@ describe("ExtractiveSkill", () => {
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
       const lines = [
-        "User: The booking reference is BK-4471-Q.",
-        "Assistant: Reference BK-4471-Q, noted.",
-        "Assistant: Your reference stays BK-4471-Q.",
-        "Assistant: Two nights from March 9, 2025 at $412.80."
+        user("The booking reference is BK-4471-Q."),
+        assistant("Reference BK-4471-Q, noted."),
+        assistant("Your reference stays BK-4471-Q."),
+        assistant("Two nights from March 9, 2025 at $412.80.")
       ]
-      const { value } = yield* skill.summarize({ conversationId, text: input(null, lines), maxTokens: 200 })
+      const { value } = yield* skill.summarize({ conversationId, ...input(null, lines), maxTokens: 200 })
       assert.strictEqual(value.split("BK-4471-Q").length - 1, 1, value)
       assert.include(value, "March 9, 2025")
       assert.include(value, "$412.80")
+    })))
+
+  it.effect("reads the turns as stored: a tool call is never quoted, its result is read as the data it holds", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const counter = yield* TokenCounter
+      const data = input(null, [
+        user("Is ORD-2024-88417 in stock?"),
+        assistant("Let me check both series.", {
+          toolCalls: [{ id: "c1", name: "check_inventory", params: { skus: ["PF-404M", "PF-290M"], note: "[x]" } }]
+        }),
+        { ...tool("check_inventory", { sku: "PF-290M", onHand: "14 units" }), metadata: { toolCallId: "c1" } },
+        assistant("We have 14 units of PF-290M.")
+      ])
+      const { usage, value } = yield* skill.summarize({ conversationId, ...data, maxTokens: 200 })
+      assert.include(value, "ORD-2024-88417")
+      assert.include(value, "14 units")
+      assert.notInclude(value, "[calls")
+      assert.notMatch(value, /[{}"]/)
+      // Usage is what a model skill would report for the same call: the tokens of its input text.
+      assert.strictEqual(usage.inputTokens, yield* counter.count(Prompts.summaryInput(data)))
+    })))
+
+  it.effect("the parts of the existing summary (two layers to merge) are read as one summary", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const layers = ["The user ordered ORD-2024-77001 on May 2.", "Ticket TCK-70962 covers the damaged crate."]
+      const { value } = yield* skill.summarize({ conversationId, ...input(layers, []), maxTokens: 200 })
+      assert.include(value, "ORD-2024-77001")
+      assert.include(value, "TCK-70962")
     })))
 
   it.effect("facts: keys from the words around a value, the latest value of a key wins, one fact per value", () =>
@@ -124,7 +188,7 @@ describe("ExtractiveSkill", () => {
       const skill = yield* SkillService
       const first = yield* skill.extractFacts({
         conversationId,
-        text: input(null, travel.slice(0, 4)),
+        ...input(null, travel.slice(0, 4)),
         maxTokens: 400,
         existingFacts: []
       })
@@ -135,7 +199,7 @@ describe("ExtractiveSkill", () => {
       assert.strictEqual(before.get("confirmation_code"), "HX-88120", JSON.stringify([...before]))
       const second = yield* skill.extractFacts({
         conversationId,
-        text: input(null, travel.slice(4)),
+        ...input(null, travel.slice(4)),
         maxTokens: 400,
         existingFacts: first.value.facts
       })
@@ -161,10 +225,10 @@ describe("ExtractiveSkill", () => {
       const skill = yield* SkillService
       const { value } = yield* skill.extractFacts({
         conversationId,
-        text: input(null, [
-          "User: The confirmation code is HX-88120.",
-          "Assistant: Breakfast is served from 7:30 am.",
-          "Assistant: Checkout is at 11:00 am."
+        ...input(null, [
+          user("The confirmation code is HX-88120."),
+          assistant("Breakfast is served from 7:30 am."),
+          assistant("Checkout is at 11:00 am.")
         ]),
         maxTokens: 40,
         existingFacts: []
@@ -179,9 +243,9 @@ describe("ExtractiveSkill", () => {
       const skill = yield* SkillService
       const { value } = yield* skill.extractFacts({
         conversationId,
-        text: input(null, [
-          "Tool (lookup_ticket): {\"claimId\": \"DMG-2207\", \"status\": \"PENDING\"}",
-          "Assistant: I'll follow up on DMG-2207 today."
+        ...input(null, [
+          tool("lookup_ticket", { claimId: "DMG-2207", status: "PENDING" }),
+          assistant("I'll follow up on DMG-2207 today.")
         ]),
         maxTokens: 200,
         existingFacts: []
@@ -192,16 +256,16 @@ describe("ExtractiveSkill", () => {
   it.effect("facts: values no word names are facts of their own, and the first a cap drops", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
-      const extract = (lines: ReadonlyArray<string>, maxTokens: number) =>
+      const extract = (lines: ReadonlyArray<Said>, maxTokens: number) =>
         Effect.map(
-          skill.extractFacts({ conversationId, text: input(null, lines), maxTokens, existingFacts: [] }),
+          skill.extractFacts({ conversationId, ...input(null, lines), maxTokens, existingFacts: [] }),
           ({ value }) => value.facts.map((fact) => fact.value)
         )
       // Two dates said bare are two dates, not one date changing.
-      const dates = yield* extract(["Assistant: It's June 12.", "User: Or June 13."], 200)
+      const dates = yield* extract([assistant("It's June 12."), user("Or June 13.")], 200)
       assert.includeMembers(dates, ["June 12", "June 13"])
       // Under a cap that holds one fact, the named amount stays, though the bare one came later.
-      const capped = yield* extract(["Assistant: The freight charge is $1,240.00.", "Assistant: That's $85.00."], 30)
+      const capped = yield* extract([assistant("The freight charge is $1,240.00."), assistant("That's $85.00.")], 30)
       assert.deepStrictEqual(capped, ["$1,240.00"])
     })))
 
@@ -209,7 +273,7 @@ describe("ExtractiveSkill", () => {
     "never passes the cap, whatever the text (exact counter)",
     {
       lines: fc.array(
-        fc.tuple(fc.constantFrom("User", "Assistant", "Tool (lookup)"), fc.string({ minLength: 1, maxLength: 400 })),
+        fc.tuple(fc.constantFrom<Role>("user", "assistant", "tool"), fc.string({ minLength: 1, maxLength: 400 })),
         { minLength: 1, maxLength: 20 }
       ),
       maxTokens: fc.integer({ min: 1, max: 300 })
@@ -218,8 +282,11 @@ describe("ExtractiveSkill", () => {
       Effect.gen(function*() {
         const skill = yield* SkillService
         const counter = yield* TokenCounter
-        const text = input(null, lines.map(([who, said]) => `${who}: ${said.replaceAll("\n", " ")}`))
-        const { value } = yield* skill.summarize({ conversationId, text, maxTokens })
+        const data = input(
+          null,
+          lines.map(([role, content]) => ({ role, content, metadata: role === "tool" ? { toolName: "lookup" } : {} }))
+        )
+        const { value } = yield* skill.summarize({ conversationId, ...data, maxTokens })
         assert.isAtMost(yield* counter.count(value), maxTokens)
       }).pipe(Effect.provide(ExtractiveSkill.layer.pipe(Layer.provideMerge(ExactTokenCounter.layer)))),
     { fastCheck: { numRuns: 200 } }
@@ -268,8 +335,7 @@ describe("salient spans", () => {
 })
 
 describe("statements", () => {
-  const intents = (text: string) =>
-    statementsOf(input(null, [`User: ${text}`])).fresh.map((statement) => statement.intent)
+  const intents = (text: string) => statementsOf(input(null, [user(text)])).fresh.map((statement) => statement.intent)
 
   it("a question in other words, or a reply too short to say what it is about, states no goal or decision", () => {
     assert.deepStrictEqual(intents("I want to know how much cardboard and wood we'll have to get rid of."), ["none"])
@@ -279,7 +345,7 @@ describe("statements", () => {
   })
 
   it("a long sentence is shortened at clause breaks outside its spans, and a title's period ends no sentence", () => {
-    const lines = (text: string) => statementsOf(input(null, [`Assistant: ${text}`])).fresh.map((s) => s.text)
+    const lines = (text: string) => statementsOf(input(null, [assistant(text)])).fresh.map((s) => s.text)
     const long = "The one thing that cannot move, as my director told me twice this week: everyone has to be back " +
       "at their desks before our release freeze, which starts on October 20, 2025."
     assert.match(lines(long)[0] ?? "", /October 20, 2025\.$/)
@@ -303,9 +369,9 @@ describe("narrative", () => {
       const skill = yield* SkillService
       const { value } = yield* skill.summarize({
         conversationId,
-        text: input(null, [
-          "Assistant: Stock was counted at 2024-03-25T15:42:00Z.",
-          "Assistant: The order ships as 5 pallets."
+        ...input(null, [
+          assistant("Stock was counted at 2024-03-25T15:42:00Z."),
+          assistant("The order ships as 5 pallets.")
         ]),
         maxTokens: 14
       })

@@ -3,18 +3,19 @@ import { Effect, FastCheck as fc, Layer, Queue } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
 import { applyFactChanges } from "../src/domain/Fact.js"
-import { toPromptMessages, withUserMessage } from "../src/domain/MemoryContext.js"
 import { factsText, summaryText } from "../src/domain/MemoryContext.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import type { Message } from "../src/domain/Message.js"
-import { parseSummaryInput } from "../src/domain/SummaryInput.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import { toPromptMessages, withUserMessage } from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import { conversation } from "./fixtures/arbitraries.js"
@@ -34,7 +35,7 @@ const hierarchicalMemory = (
 
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 600,
+  tokenBudget: 600,
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 100,
   maxFactTokens: 250,
@@ -122,7 +123,7 @@ describe("HierarchicalStrategy", () => {
       assert.deepStrictEqual(prompt.content.at(-1)?.role, "user")
       // Provenance: ORD-1001 is in the first user message (seq 2, after the system message).
       assert.deepStrictEqual(context.facts[0]?.sourceSeqs, [2])
-      const [record] = yield* (yield* RepositoryService).listSummarizations(c)
+      const [record] = yield* (yield* SummaryRepository).listSummarizations(c)
       assert.deepStrictEqual([record?.mode, record?.skillId], ["hierarchical", "scripted/extract-facts@1"])
     }).pipe(Effect.provide(hierarchicalMemory({ ...options, view: "stable" }, {
       extractFacts: () =>
@@ -137,7 +138,7 @@ describe("HierarchicalStrategy", () => {
     { calls: fc.array(fc.array(op, { maxLength: 5 }), { minLength: 1, maxLength: 8 }) },
     ({ calls }) =>
       Effect.gen(function*() {
-        const repository = yield* RepositoryService
+        const repository = yield* SummaryRepository
         const memory = yield* ChatMemoryService
         // 24 turns make at least 9 extract calls: one per list of operations (8 at most), and one more.
         yield* replay(1, 24)
@@ -186,7 +187,7 @@ describe("HierarchicalStrategy", () => {
     ({ budget, extracted, k, spec }) =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
-        const repository = yield* RepositoryService
+        const repository = yield* SummaryRepository
         const counter = yield* TokenCounter
         const system = spec.system.length > 0 ? yield* memory.addMessages("prop", spec.system) : []
         const check = Effect.gen(function*() {
@@ -213,7 +214,7 @@ describe("HierarchicalStrategy", () => {
         yield* check
       }).pipe(Effect.provide(hierarchicalMemory({
         kRawTurns: k,
-        promptTokenBudget: budget,
+        tokenBudget: budget,
         chunkSummarizeThreshold: budget,
         summaryTokenCap: Math.max(10, Math.floor(budget / 5)),
         retries: 0
@@ -251,7 +252,7 @@ describe("HierarchicalStrategy", () => {
       assert.strictEqual(context.messagesOmitted, 2)
     }).pipe(Effect.provide(hierarchicalMemory({
       kRawTurns: 1,
-      promptTokenBudget: 300,
+      tokenBudget: 300,
       chunkSummarizeThreshold: 200,
       summaryTokenCap: 60,
       maxNarrativeTokens: 90,
@@ -268,7 +269,7 @@ describe("HierarchicalStrategy", () => {
   it.scoped("an empty result (no facts, blank narrative) is a failure: nothing is committed, the window serves", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const events = yield* memory.subscribe
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
@@ -286,7 +287,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("a failing extractor leaves facts and narrative as they were", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* replay(1, 30)
       const state = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(state.facts, [fact("order_id", "ORD-1")])
@@ -301,7 +302,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("caps: at most maxFacts facts and maxFactTokens tokens, dropping the facts untouched for longest", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(state.facts.map((f) => f.key), ["k7", "k8", "k9"])
@@ -312,7 +313,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative as shown is capped at maxNarrativeTokens", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const counter = yield* TokenCounter
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
@@ -349,33 +350,34 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("full mode re-extracts from the original messages, in chunks within the input limit, never from a narrative", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const store = yield* Storage.get
       yield* replay(1, 30)
       const inputs = yield* extractCalls
-      const records = yield* repository.listSummarizations(c)
+      const records = yield* store.summaries.listSummarizations(c)
       assert.isAtLeast(records.length, 2)
       assert.isTrue(records.every((r) => r.mode === "hierarchical-full"))
-      const stored = yield* repository.listMessages(c, {})
+      const stored = yield* store.repository.listMessages(c, {})
       const turnTokens = (stored[0]?.tokenCount ?? 0) + (stored[1]?.tokenCount ?? 0)
-      const userLines = (text: string) => text.split("\n").filter((line) => line.startsWith("User: "))
+      const userLines = (input: typeof inputs[number]) =>
+        input.turns.flatMap((t) => t.messages.filter((m) => m.role === "user").map((m) => `User: ${m.content}`))
       const firstUser = `User: ${turn(1)[0]?.content}`
       // A run reads the conversation from its first turn: each run's calls start there.
       const runs: Array<Array<typeof inputs[number]>> = []
       for (const input of inputs) {
-        if (userLines(input.text)[0] === firstUser) runs.push([input])
+        if (userLines(input)[0] === firstUser) runs.push([input])
         else runs[runs.length - 1]?.push(input)
       }
       assert.strictEqual(runs.length, records.length)
       for (const [i, run] of runs.entries()) {
         for (const input of run) {
           // Never a narrative as input: no existing summary, and no narrative text anywhere.
-          assert.isNull(parseSummaryInput(input.text).existing)
-          assert.notInclude(input.text, "NARRATIVE")
+          assert.deepStrictEqual(input.existingSummary, [])
+          assert.notInclude(Prompts.summaryInput(input), "NARRATIVE")
           // Within the summarizer's input limit.
-          assert.isAtMost(parseSummaryInput(input.text).turns.length * turnTokens, 100)
+          assert.isAtMost(input.turns.length * turnTokens, 100)
         }
         // The chunks cover the original messages in order, each once, up to the run's cursor.
-        const users = run.flatMap((input) => userLines(input.text))
+        const users = run.flatMap(userLines)
         const covered = (records[i]?.toSeq ?? 0) / 2
         assert.deepStrictEqual(users, Array.from({ length: covered }, (_, j) => `User: ${turn(j + 1)[0]?.content}`))
         // Each chunk gets the facts extracted from the earlier chunks of its run, none from an earlier run.
@@ -387,7 +389,7 @@ describe("HierarchicalStrategy", () => {
         )
       }
       assert.isTrue(runs.some((run) => run.length > 1))
-      const state = yield* repository.getSummaryState(c)
+      const state = yield* store.summaries.getSummaryState(c)
       assert.strictEqual(state.cursor, records[records.length - 1]?.toSeq)
       // One fact per chunk, and the narratives of the chunks joined in order.
       const last = runs[runs.length - 1] ?? []
@@ -410,7 +412,7 @@ describe("HierarchicalStrategy", () => {
   it.scoped("FactsExtracted says how the facts changed at each run; ContextBuilt how many facts and which summary it shows", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const events = yield* memory.subscribe
       yield* memory.addMessages("c", turn(1))
       yield* memory.getContext("c")

@@ -11,8 +11,8 @@ import { recalledText } from "../src/domain/Recall.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import * as OpenAiEmbeddings from "../src/layers/embeddings/OpenAiEmbeddings.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
 import { fuse } from "../src/strategies/internal/context/hybrid.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -78,7 +78,7 @@ const hybridMemory = (script: Fake.Script, embeddingTimeoutMillis = 2000) =>
   Layer.unwrapEffect(Effect.map(Fake.FakeOpenAi, (fake) =>
     summarizingMemory({
       kRawTurns: 2,
-      promptTokenBudget: 1000,
+      tokenBudget: 1000,
       summaryTokenCap: 150,
       retries: 0,
       recall: "hybrid",
@@ -134,9 +134,9 @@ describe("hybrid recall", () => {
       assert.include(recalledText(hybrid.recalled), "junction 14")
       assert.isAtMost(hybrid.tokenCount, 1000)
       // The same store searched lexically: the question's words are not in the answer's turn.
-      const repository = yield* RepositoryService
-      const lexical = yield* repository.searchMessages(meaningId, { text: byMeaning, before: 1000, limit: 10 })
-      const stalled = (yield* repository.listMessages(meaningId, {})).find((m) => m.content.includes("stalled"))
+      const store = yield* Storage.get
+      const lexical = yield* store.index.searchMessages(meaningId, { text: byMeaning, before: 1000, limit: 10 })
+      const stalled = (yield* store.repository.listMessages(meaningId, {})).find((m) => m.content.includes("stalled"))
       assert.isDefined(stalled)
       assert.isFalse(lexical.some((hit) => hit.seq === stalled?.seq))
       // searchMemory (and the recall toolkit over it) searches the same way.
@@ -155,15 +155,15 @@ describe("hybrid recall", () => {
       yield* memory.awaitIdle(batchesId)
       const requests = (yield* fake.requests).filter((r) => r.url === "/v1/embeddings")
       const texts = requests.flatMap(inputsOf)
-      const repository = yield* RepositoryService
-      const stored = (yield* repository.listMessages(batchesId, {})).filter((m) => m.role !== "summary")
+      const store = yield* Storage.get
+      const stored = (yield* store.repository.listMessages(batchesId, {})).filter((m) => m.role !== "summary")
       // Every message was embedded once, in fewer requests than messages.
       assert.strictEqual(texts.length, stored.length)
       assert.deepStrictEqual(new Set(texts), new Set(stored.map((m) => m.content)))
       assert.isBelow(requests.length, stored.length)
       for (const request of requests) assert.include(request.rawBody, `"model":"${embeddingModel}"`)
       assert.deepStrictEqual(
-        yield* repository.pendingEmbeddings(batchesId, { model: embeddingModel, limit: 10 }),
+        yield* store.index.pendingEmbeddings(batchesId, { model: embeddingModel, limit: 10 }),
         []
       )
     }).pipe(Effect.provide(hybridMemory(embeddings))))
@@ -179,10 +179,10 @@ describe("hybrid recall", () => {
       assert.isAbove(yield* failuresAt("index"), indexBefore)
       assert.isAbove(yield* failuresAt("query"), queryBefore)
       // Nothing was lost: every message is stored, and still pending for the model's return.
-      const repository = yield* RepositoryService
-      const pending = yield* repository.pendingEmbeddings(downId, { model: embeddingModel, limit: 100 })
+      const store = yield* Storage.get
+      const pending = yield* store.index.pendingEmbeddings(downId, { model: embeddingModel, limit: 100 })
       assert.strictEqual(pending[0]?.seq, 1)
-      assert.strictEqual((yield* repository.getConversation(downId)).messageCount, 2 * 40 + 4)
+      assert.strictEqual((yield* store.repository.getConversation(downId)).messageCount, 2 * 40 + 4)
     }).pipe(Effect.provide(hybridMemory(() => Fake.error(500, "embeddings are down")))))
 
   it.scopedLive("a model that never answers holds up neither writes nor contexts", () =>
@@ -237,7 +237,7 @@ describe("hybrid recall", () => {
         store: { _tag: "memory" },
         recall: "hybrid",
         kRawTurns: 2,
-        promptTokenBudget: 1000,
+        tokenBudget: 1000,
         summaryTokenCap: 150,
         embeddings: { _tag: "openai", apiUrl: fake.apiUrl, apiKey: Redacted.make(Fake.apiKey), model: embeddingModel }
       })

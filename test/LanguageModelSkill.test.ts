@@ -2,16 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, TestClock } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
-import { summaryInput } from "../src/domain/SummaryInput.js"
 import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import type * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
-import type { RepositoryService } from "../src/services/RepositoryService.js"
-import { RepositoryService as Repository } from "../src/services/RepositoryService.js"
 import type { SkillService } from "../src/services/SkillService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import type { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -21,7 +21,7 @@ import * as Fake from "./fixtures/fakeOpenAi.js"
 // and the five oldest turns are folded.
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 200,
+  tokenBudget: 200,
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 60,
   retries: 0,
@@ -41,7 +41,7 @@ const long = Array.from({ length: 12 }, (_, i) => `Order ORD-${i} was shipped to
 
 /** The memory with a strategy over the real OpenAI skills talking to the fake server. */
 const openAiMemory = <E>(
-  strategy: Layer.Layer<MemoryManagementStrategy, E, RepositoryService | SkillService | TokenCounter>,
+  strategy: Layer.Layer<MemoryManagementStrategy, E, Storage.Ports | SkillService | TokenCounter>,
   script: Fake.Script
 ) =>
   ChatMemory.layer.pipe(
@@ -70,7 +70,7 @@ const waitFor = (events: Queue.Dequeue<MemoryEvent>, tag: MemoryEvent["_tag"]) =
 const assertUnchanged = (messages: number) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const repository = yield* Repository
+    const repository = yield* SummaryRepository
     const state = yield* repository.getSummaryState(c)
     assert.deepStrictEqual([state.cursor, state.version, state.narrative, state.facts], [0, 0, "", []])
     assert.deepStrictEqual(yield* repository.listSummarizations(c), [])
@@ -79,7 +79,7 @@ const assertUnchanged = (messages: number) =>
     assert.isNull(context.summary)
     assert.deepStrictEqual(context.facts, [])
     assert.isAbove(context.turnsShown, 0)
-    assert.isAtMost(context.tokenCount, options.promptTokenBudget)
+    assert.isAtMost(context.tokenCount, options.tokenBudget)
     assert.strictEqual(context.messagesOmitted + context.recent.length, messages)
   })
 
@@ -89,7 +89,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("summarize sends the summarizer model and the exact EXISTING_SUMMARY / NEW_TURNS text; usage lands in the record", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* Repository
+      const repository = yield* SummaryRepository
       const fake = yield* Fake.FakeOpenAi
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
@@ -100,7 +100,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       assert.strictEqual(request?.headers.authorization, `Bearer ${Fake.apiKey}`)
       assert.strictEqual(request?.body.text?.format?.type, "text")
       const stored = yield* memory.getMessages("c")
-      const expected = summaryInput(null, groupTurns(stored.slice(0, 10)).turns)
+      const expected = Prompts.summaryInput({ existingSummary: [], turns: groupTurns(stored.slice(0, 10)).turns })
       assert.deepStrictEqual(request === undefined ? [] : Fake.userTexts(request), [expected])
       assert.isTrue(expected.startsWith("=== EXISTING_SUMMARY ===\nNONE\n=== END_EXISTING_SUMMARY ===\n\n"))
       assert.include(expected, `=== NEW_TURNS ===\nTurn 1:\nUser: ${user(1)}\nAssistant: ${answer(1)}\n\nTurn 2:`)
@@ -140,7 +140,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("a summary over the cap is asked for again: the previous answer, then the overrun stated", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* Repository
+      const repository = yield* SummaryRepository
       const fake = yield* Fake.FakeOpenAi
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
@@ -166,7 +166,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("extract facts sends a strict JSON schema; the structured output decodes into facts, merged by key", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* Repository
+      const repository = yield* SummaryRepository
       const fake = yield* Fake.FakeOpenAi
       for (let i = 1; i <= 14; i++) {
         yield* addTurns(i, i)
@@ -221,7 +221,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("a 429 is retried, then the summary is applied", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* Repository
+      const repository = yield* SummaryRepository
       const fake = yield* Fake.FakeOpenAi
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")

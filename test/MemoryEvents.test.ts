@@ -39,7 +39,7 @@ describe("MemoryEvent", () => {
       assert.isFalse(all.some((e) => e._tag === "FactsExtracted"))
     }).pipe(Effect.provide(summarizingMemory({
       kRawTurns: 2,
-      promptTokenBudget: 200,
+      tokenBudget: 200,
       chunkSummarizeThreshold: 300,
       summaryTokenCap: 60,
       retries: 0

@@ -1,8 +1,8 @@
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
 import { recallContract } from "./contracts/RecallContract.js"
-import { repositoryContract } from "./contracts/RepositoryContract.js"
+import { storeContract } from "./contracts/StoreContract.js"
 
-repositoryContract("in-memory", MemoryRepository.layer)
+storeContract("in-memory", MemoryRepository.layer)
 contextSettingsContract("in-memory", MemoryRepository.layer)
 recallContract("in-memory", MemoryRepository.layer)

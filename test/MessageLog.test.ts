@@ -50,11 +50,11 @@ describe("MessageLog", () => {
 describe("frozen stored messages", () => {
   it.effect("compare and hash structurally, and take no change", () =>
     Effect.gen(function*() {
-      const repo = yield* MemoryRepository.make
-      const [stored] = (yield* repo.appendMessages(id, [
+      const { repository } = yield* MemoryRepository.make
+      const [stored] = (yield* repository.appendMessages(id, [
         { role: "user", content: "hello", metadata: {}, tokenCount: 2, createdAt }
       ])).messages
-      const [read] = yield* repo.listMessages(id, {})
+      const [read] = yield* repository.listMessages(id, {})
       assert.isTrue(stored !== undefined && Object.isFrozen(stored))
       assert.isFalse(Reflect.set(read ?? {}, "content", "changed"))
       // Metadata objects compare by reference (plain JSON, not Effect data): share it, unvalidated

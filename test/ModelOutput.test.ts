@@ -9,16 +9,16 @@ import * as ConversationId from "../src/domain/ConversationId.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import type * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import type { RepositoryService } from "../src/services/RepositoryService.js"
-import { RepositoryService as Repository } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { pgliteRepository } from "./fixtures/pglite.js"
 import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
 
-const options = { kRawTurns: 2, promptTokenBudget: 200, chunkSummarizeThreshold: 300, summaryTokenCap: 60 } as const
+const options = { kRawTurns: 2, tokenBudget: 200, chunkSummarizeThreshold: 300, summaryTokenCap: 60 } as const
 
 const turn = (i: number) => [
   { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(36, ".") },
@@ -29,11 +29,11 @@ const dirty = "Order ORD-1001\u0000 ships \uD800Friday\uDFFF."
 const clean = "Order ORD-1001\uFFFD ships \uFFFDFriday\uFFFD."
 
 /** What a store holds after a summarization whose model wrote `dirty` everywhere. */
-const committed = <E>(store: Layer.Layer<RepositoryService, E>) =>
+const committed = <E>(store: Layer.Layer<Storage.Ports, E>) =>
   Effect.gen(function*() {
     const summarized = yield* Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* Repository
+      const repository = yield* SummaryRepository
       const skill = yield* ScriptedSkill.ScriptedSkill
       for (let i = 1; i <= 8; i++) yield* memory.addMessages("c", turn(i))
       yield* memory.awaitIdle("c")

@@ -3,6 +3,7 @@ import {
   Cause,
   ConfigProvider,
   Context,
+  DateTime,
   Effect,
   Inspectable,
   Layer,
@@ -13,20 +14,38 @@ import {
   Schema
 } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import { Message } from "../src/domain/Message.js"
+import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
+import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 
 const c = ConversationId.make("c")
-const summarizeInput = { conversationId: c, text: "=== NEW_TURNS ===\nUser: hi\n=== END_NEW_TURNS ===", maxTokens: 50 }
+const summarizeInput = {
+  conversationId: c,
+  existingSummary: [],
+  turns: groupTurns([
+    new Message({
+      conversationId: c,
+      seq: 1,
+      role: "user",
+      content: "hi",
+      metadata: {},
+      tokenCount: 5,
+      createdAt: DateTime.unsafeMake(0)
+    })
+  ]).turns,
+  maxTokens: 50
+}
 
 /** Builds `OpenAiSkill.layerConfig` on `ChatMemoryConfig.openAi` under an environment given as a map, and returns its skill. */
 const skillFromEnv = (env: Record<string, string>) =>
@@ -151,7 +170,7 @@ describe("OpenAiSkill", () => {
         return { events: [...yield* Queue.takeAll(events)], errors }
       })
       // Eight turns of 42 tokens pass the threshold and do not fit the room (200 - 60): a fold is due.
-      const knobs = { promptTokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 }
+      const knobs = { tokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 }
       const runs = [
         {
           strategy: SummarizationStrategy.layer({ ...knobs, retries: 1, retryBaseDelayMillis: 0 })
@@ -200,7 +219,7 @@ describe("OpenAiSkill", () => {
       const hosted = hostedFields(summarize)
       assert.deepStrictEqual(hosted.prompt, { id: "pmpt_summary_1", version: "3" })
       // Exactly the input text: no system or developer message, no instructions of ours.
-      assert.deepStrictEqual(hosted.input, inputOnly(summarizeInput.text))
+      assert.deepStrictEqual(hosted.input, inputOnly(Prompts.summaryInput(summarizeInput)))
       assert.isUndefined(hosted.instructions)
       assert.strictEqual(summarize?.body.model, "gpt-4o-mini")
       // Extract-facts keeps our prompt, and does not run the summary prompt.
@@ -222,7 +241,7 @@ describe("OpenAiSkill", () => {
       assert.strictEqual(output.skillId, "openai/summarize@prompt:pmpt_summary_1")
       const [request] = yield* fake.requests
       assert.deepStrictEqual(hostedFields(request).prompt, { id: "pmpt_summary_1" })
-      assert.deepStrictEqual(hostedFields(request).input, inputOnly(summarizeInput.text))
+      assert.deepStrictEqual(hostedFields(request).input, inputOnly(Prompts.summaryInput(summarizeInput)))
     }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))
 
   it.scoped("without a hosted prompt, summarize sends our system prompt and no prompt field", () =>
@@ -289,7 +308,7 @@ describe("OpenAiSkill", () => {
       assert.deepStrictEqual(hostedFields(first).prompt, { id: "pmpt_summary_1", version: "7" })
       assert.deepStrictEqual(hostedFields(second).prompt, { id: "pmpt_summary_1", version: "7" })
       assert.deepStrictEqual(roles(second), ["user", "assistant", "user"])
-      const [record] = yield* (yield* RepositoryService).listSummarizations(c)
+      const [record] = yield* (yield* SummaryRepository).listSummarizations(c)
       assert.deepStrictEqual([record?.skillId, record?.summary], [
         "openai/summarize@prompt:pmpt_summary_1:7",
         "Orders shipped."
@@ -297,7 +316,7 @@ describe("OpenAiSkill", () => {
     }).pipe(Effect.provide(
       ChatMemory.layer.pipe(
         Layer.provideMerge(
-          SummarizationStrategy.layer({ promptTokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 })
+          SummarizationStrategy.layer({ tokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 })
         ),
         Layer.provideMerge(Layer.unwrapEffect(Effect.map(Fake.FakeOpenAi, (fake) =>
           OpenAiSkill.layer({

@@ -5,7 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc, Schema } from "effect"
-import { decodePlainInputs, MaxContentLength, MessageInputs } from "../src/domain/Message.js"
+import { MaxContentLength } from "../src/domain/Message.js"
+import { decodePlainInputs, MessageInputs } from "../src/layers/ai/MessageInputs.js"
 
 const maxMessages = 50
 const decodeGuarded = Schema.decodeUnknownEither(MessageInputs({ maxMessages, maxInputs: maxMessages }))

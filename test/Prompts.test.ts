@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Stream } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { Message } from "../src/domain/Message.js"
-import * as SummaryInput from "../src/domain/SummaryInput.js"
+import { messageLine } from "../src/domain/Message.js"
 import { groupTurns } from "../src/domain/Turn.js"
 import { Prompts } from "../src/index.js"
 import * as LanguageModelSkill from "../src/layers/skills/LanguageModelSkill.js"
@@ -73,19 +73,32 @@ describe("Prompts", () => {
     )
   })
 
-  it("re-exports the input formatter and parser of SummaryInput", () => {
-    const text = Prompts.summaryInput("Earlier summary.", turns)
-    assert.strictEqual(text, SummaryInput.summaryInput("Earlier summary.", turns))
-    assert.deepStrictEqual(Prompts.parseSummaryInput(text), SummaryInput.parseSummaryInput(text))
-    assert.strictEqual(Prompts.parseSummaryInput(text).turns.length, 2)
+  it("renders the input text of a call from its data: the summary, then each turn, a message a line", () => {
+    assert.strictEqual(
+      Prompts.summaryInput({ existingSummary: ["Earlier summary."], turns }),
+      [
+        "=== EXISTING_SUMMARY ===",
+        "Earlier summary.",
+        "=== END_EXISTING_SUMMARY ===",
+        "",
+        "=== NEW_TURNS ===",
+        "Turn 1:",
+        ...(turns[0]?.messages.map(messageLine) ?? []),
+        "",
+        "Turn 2:",
+        "User: Thanks!",
+        "=== END_NEW_TURNS ==="
+      ].join("\n")
+    )
   })
 
   it("the messages of a call: our system prompt unless hosted, the input, and the over-cap follow-up", () => {
-    const input = { conversationId, text: Prompts.summaryInput(null, turns), maxTokens: 80 }
+    const input = { conversationId, existingSummary: [], turns, maxTokens: 80 }
+    const text = Prompts.summaryInput(input)
     const roles = (messages: ReadonlyArray<Prompt.MessageEncoded>) => messages.map((m) => m.role)
     assert.deepStrictEqual(roles(Prompts.summarizeMessages(input)), ["system", "user"])
     assert.deepStrictEqual(Prompts.summarizeMessages(input, "hosted"), [
-      { role: "user", content: [{ type: "text", text: input.text }] }
+      { role: "user", content: [{ type: "text", text }] }
     ])
     const overCap = { ...input, overCap: { summary: "too long", tokens: 120 } }
     assert.deepStrictEqual(roles(Prompts.summarizeMessages(overCap)), ["system", "user", "assistant", "user"])
@@ -96,7 +109,7 @@ describe("Prompts", () => {
       role: "user",
       content: [
         { type: "text", text: "=== EXISTING_FACTS ===\nNONE\n=== END_EXISTING_FACTS ===" },
-        { type: "text", text: input.text }
+        { type: "text", text }
       ]
     })
   })
@@ -108,7 +121,7 @@ describe("Prompts", () => {
         SkillService,
         LanguageModelSkill.layer({ model: "m" }).pipe(Layer.provide(recordingModel(ours)))
       )
-      const input = { conversationId, text: Prompts.summaryInput("Earlier summary.", turns), maxTokens: 80 }
+      const input = { conversationId, existingSummary: ["Earlier summary."], turns, maxTokens: 80 }
       yield* skill.summarize(input)
       yield* skill.summarize({ ...input, overCap: { summary: "too long", tokens: 120 } })
       yield* skill.extractFacts({ ...input, existingFacts: [{ key: "city", value: "Lyon", category: "STATE" }] })

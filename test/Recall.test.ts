@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Queue } from "effect"
-import * as MemoryContext from "../src/domain/MemoryContext.js"
 import { recalledText } from "../src/domain/Recall.js"
+import * as ContextPrompt from "../src/layers/ai/ContextPrompt.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
@@ -14,7 +14,7 @@ import { summarizingMemory } from "./fixtures/layers.js"
 
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 1000,
+  tokenBudget: 1000,
   summaryTokenCap: 150,
   retries: 0
 } satisfies Partial<SummarizationOptions>
@@ -60,7 +60,7 @@ describe("recall in the context", () => {
       const memory = yield* ChatMemoryService
       yield* conversation("c")
       const plain = yield* memory.getContext("c")
-      assert.notInclude(JSON.stringify(MemoryContext.toPromptMessages(plain)), "ORD-2024-88417")
+      assert.notInclude(JSON.stringify(ContextPrompt.toPromptMessages(plain)), "ORD-2024-88417")
       const context = yield* memory.getContext("c", { query: question })
       const [first] = context.recalled
       assert.isDefined(first)
@@ -69,7 +69,7 @@ describe("recall in the context", () => {
       assert.deepStrictEqual([first?.fromSeq, first?.toSeq], [11, 14])
       assert.include(first?.messages[2]?.content, "ORD-2024-88417")
       // Placed last, just before the new message, labelled with its seqs.
-      const prompt = MemoryContext.toPromptMessages(context)
+      const prompt = ContextPrompt.toPromptMessages(context)
       const last = prompt[prompt.length - 1]
       const lastText = last?.role === "user" && typeof last.content !== "string" ? last.content[0] : undefined
       assert.strictEqual(lastText?.type === "text" ? lastText.text : "", recalledText(context.recalled))
@@ -80,8 +80,8 @@ describe("recall in the context", () => {
         context.recalledTokens,
         yield* counter.countMessage({ content: recalledText(context.recalled) })
       )
-      assert.isAtMost(context.tokenCount, options.promptTokenBudget)
-      assert.isAtMost(context.recalledTokens, 0.25 * options.promptTokenBudget)
+      assert.isAtMost(context.tokenCount, options.tokenBudget)
+      assert.isAtMost(context.recalledTokens, 0.25 * options.tokenBudget)
       // Never a turn that is also shown among the recent ones.
       const firstRecent = context.recent[0]?.seq ?? Infinity
       for (const turn of context.recalled) assert.isBelow(turn.toSeq, firstRecent)
@@ -123,7 +123,7 @@ describe("recall in the context", () => {
       }])
       const context = yield* memory.getContext("c", { query: question })
       assert.isAtLeast(context.turnsShown, 2)
-      assert.isAtMost(context.tokenCount, options.promptTokenBudget)
+      assert.isAtMost(context.tokenCount, options.tokenBudget)
     }).pipe(Effect.provide(summarizingMemory(options))))
 
   it.scoped("a recall is reported: MemoryRecalled and the ContextBuilt counts", () =>
@@ -177,7 +177,7 @@ describe("recall in the context", () => {
             seen.add(message.seq)
           }
         }
-      }).pipe(Effect.provide(summarizingMemory({ ...options, promptTokenBudget: budget, recallTokenBudget: share }))),
+      }).pipe(Effect.provide(summarizingMemory({ ...options, tokenBudget: budget, recallTokenBudget: share }))),
     { fastCheck: { numRuns: 25 } }
   )
 })

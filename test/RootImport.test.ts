@@ -1,6 +1,7 @@
 /**
  * Importing the package's root, and a turn on the in-memory store, load neither PGlite nor
  * gpt-tokenizer (optional peers, loaded by the layers that use them); a turn on PGlite loads it.
+ * The `ChatMemory` module alone (the memory's tag and layers) loads not even the OpenAI client.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -10,12 +11,12 @@ import { join } from "node:path"
 import { root, tempDir } from "./fixtures/cli.js"
 
 /** The node_modules packages a run of `importRoot.ts` resolved, and what it printed. */
-const trace = (dir: string, store: "memory" | "pglite") =>
+const trace = (dir: string, store: "memory" | "pglite", entry: "root" | "module" = "root") =>
   Effect.async<{ readonly packages: ReadonlySet<string>; readonly stdout: string }>((resume) => {
-    const out = join(dir, `${store}.trace`)
+    const out = join(dir, `${store}-${entry}.trace`)
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "--import", "./test/fixtures/importTrace.mjs", "test/fixtures/importRoot.ts", store],
+      ["--import", "tsx", "--import", "./test/fixtures/importTrace.mjs", "test/fixtures/importRoot.ts", store, entry],
       { cwd: root, env: { ...process.env, IMPORT_TRACE: out } }
     )
     let stdout = ""
@@ -46,5 +47,18 @@ describe("the package's root", () => {
       assert.strictEqual(pglite.stdout, "1\n")
       assert.isTrue(pglite.packages.has("@electric-sql/pglite"))
       assert.isFalse(pglite.packages.has("gpt-tokenizer"))
+    }))
+})
+
+describe("the ChatMemory module", () => {
+  it.scoped("loads neither PGlite, gpt-tokenizer nor the OpenAI client for a turn on the in-memory store", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const memory = yield* trace(dir, "memory", "module")
+      assert.strictEqual(memory.stdout, "1\n")
+      const loaded = [...memory.packages].join(", ")
+      for (const peer of ["@electric-sql/pglite", "gpt-tokenizer", "@effect/ai-openai"]) {
+        assert.isFalse(memory.packages.has(peer), `${peer}: ${loaded}`)
+      }
     }))
 })

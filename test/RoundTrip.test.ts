@@ -8,13 +8,13 @@
 import { LanguageModel, Prompt, Response } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
-import { toPromptMessages, withUserMessage } from "../src/domain/MemoryContext.js"
-import { canonicalJson } from "../src/domain/Text.js"
 import type { DataValidationError } from "../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../src/errors/RepositoryError.js"
+import { toPromptMessages, withUserMessage } from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
+import { canonicalJson } from "./fixtures/messages.js"
 import { agentModel, Weather, WeatherLive } from "./fixtures/weather.js"
 
 const params = { location: "Paris", unit: "celsius" }

@@ -64,7 +64,7 @@ describe("SlidingWindowStrategy", () => {
         assert.strictEqual(context.summary, null)
         assert.strictEqual(context.summarizedUpTo, 0)
       }).pipe(
-        Effect.provide(memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: budget })))
+        Effect.provide(memoryWith(SlidingWindowStrategy.layer({ tokenBudget: budget })))
       ),
     { fastCheck: { numRuns: 150 } }
   )
@@ -84,7 +84,7 @@ describe("SlidingWindowStrategy", () => {
       assert.strictEqual(context.turnsShown + context.turnsOmitted, 101)
       assert.strictEqual(context.system.length + context.recent.length + context.messagesOmitted, 202)
       assert.isAbove(context.turnsOmitted, 0)
-    }).pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: 500 })))))
+    }).pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ tokenBudget: 500 })))))
 
   it.effect("when the system messages alone exceed the budget, no turn is shown and they are kept", () =>
     Effect.gen(function*() {
@@ -97,5 +97,5 @@ describe("SlidingWindowStrategy", () => {
       const context = yield* memory.getContext("big-system")
       assert.strictEqual(context.system.length, 1)
       assert.deepStrictEqual([context.turnsShown, context.turnsOmitted, context.messagesOmitted], [0, 1, 2])
-    }).pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: 50 })))))
+    }).pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ tokenBudget: 50 })))))
 })

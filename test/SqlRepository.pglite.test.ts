@@ -1,26 +1,26 @@
 /**
- * The SQL repository on PGlite: the repository contract, hostile content, the in-memory
+ * The SQL store on PGlite: the contracts of every storage port, hostile content, the in-memory
  * reference's answers, and a restart on the same data directory.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ConversationSettings } from "../src/domain/ConversationSettings.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
 import { recallContract } from "./contracts/RecallContract.js"
-import { repositoryContract } from "./contracts/RepositoryContract.js"
+import { storeContract } from "./contracts/StoreContract.js"
 import { differentialTests } from "./fixtures/differential.js"
 import { hostileContentTests } from "./fixtures/hostile.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { pgliteClient, pgliteRepository } from "./fixtures/pglite.js"
 
-repositoryContract("pglite", pgliteRepository())
+storeContract("pglite", pgliteRepository())
 contextSettingsContract("pglite", pgliteRepository())
 recallContract("pglite", pgliteRepository())
 
@@ -29,14 +29,16 @@ layer(pgliteRepository())("SqlRepository on PGlite", (it) => {
   differentialTests(it)
 })
 
-/** Runs `f` with a repository on `dataDir`, closing the database afterwards. */
+/** Runs `f` with a store on `dataDir`, closing the database afterwards. */
 const withRepository = <A, E>(
   dataDir: string,
-  f: (repo: RepositoryService.Service) => Effect.Effect<A, E>
+  f: (store: Storage.Store) => Effect.Effect<A, E>
 ) =>
   Effect.scoped(
-    Effect.flatMap(Layer.build(PgRepository.layerPglite({ dataDir })), (context) =>
-      f(Context.get(context, RepositoryService)))
+    Effect.flatMap(
+      Layer.build(PgRepository.layerPglite({ dataDir })),
+      (context) => Effect.flatMap(Effect.provide(Storage.get, context), f)
+    )
   )
 
 describe("PGlite with a data directory", () => {
@@ -47,9 +49,9 @@ describe("PGlite with a data directory", () => {
         const dataDir = mkdtempSync(join(tmpdir(), "chat-memory-pglite-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
         const id = freshId("restart")
-        const written = yield* withRepository(dataDir, (repo) =>
+        const written = yield* withRepository(dataDir, (store) =>
           Effect.gen(function*() {
-            yield* repo.appendMessages(id, [
+            yield* store.repository.appendMessages(id, [
               newMessage("system", "You are terse.", {}, 5),
               newMessage("assistant", "Hi! Order number?", { modelVariant: "mini" }, 6),
               newMessage("user", "ORD-2024-10042", {}, 7),
@@ -57,7 +59,7 @@ describe("PGlite with a data directory", () => {
               newMessage("user", "Move it to Friday", { attributes: { slot: { day: "fri", dock: 3 } } }, 8),
               newMessage("assistant", "Moved.", {}, 3)
             ])
-            const committed = yield* repo.commitSummary({
+            const committed = yield* store.summaries.commitSummary({
               conversationId: id,
               expected: { cursor: 0, version: 0 },
               narrative: "The user asked about order ORD-2024-10042.",
@@ -81,22 +83,22 @@ describe("PGlite with a data directory", () => {
             })
             assert.strictEqual(committed._tag, "Committed")
             return {
-              info: yield* repo.getConversation(id),
-              messages: yield* repo.listMessages(id, {}),
-              state: yield* repo.getSummaryState(id),
-              records: yield* repo.listSummarizations(id),
-              window: yield* repo.readWindow(id, { after: "cursor", tokenLimit: 100 })
+              info: yield* store.repository.getConversation(id),
+              messages: yield* store.repository.listMessages(id, {}),
+              state: yield* store.summaries.getSummaryState(id),
+              records: yield* store.summaries.listSummarizations(id),
+              window: yield* store.repository.readWindow(id, { after: "cursor", tokenLimit: 100 })
             }
           }))
         assert.deepStrictEqual(written.messages.map((m) => m.seq), [1, 5, 6, 7])
-        const reread = yield* withRepository(dataDir, (repo) =>
+        const reread = yield* withRepository(dataDir, (store) =>
           Effect.gen(function*() {
             return {
-              info: yield* repo.getConversation(id),
-              messages: yield* repo.listMessages(id, {}),
-              state: yield* repo.getSummaryState(id),
-              records: yield* repo.listSummarizations(id),
-              window: yield* repo.readWindow(id, { after: "cursor", tokenLimit: 100 })
+              info: yield* store.repository.getConversation(id),
+              messages: yield* store.repository.listMessages(id, {}),
+              state: yield* store.summaries.getSummaryState(id),
+              records: yield* store.summaries.listSummarizations(id),
+              window: yield* store.repository.readWindow(id, { after: "cursor", tokenLimit: 100 })
             }
           }))
         assert.deepStrictEqual(reread, written)
@@ -104,8 +106,14 @@ describe("PGlite with a data directory", () => {
         assert.strictEqual(reread.state.facts[0]?.value, "ORD-2024-10042")
         assert.deepStrictEqual(reread.window.recent.map((m) => m.seq), [5, 6, 7])
         // Writing continues where the first layer stopped.
-        const next = yield* withRepository(dataDir, (repo) => repo.appendMessages(id, [newMessage("user", "thanks")]))
-        assert.deepStrictEqual(next.messages.map((m) => m.seq), [8])
+        const next = yield* withRepository(dataDir, (store) =>
+          store.repository.appendMessages(id, [newMessage("user", "thanks")]))
+        assert.deepStrictEqual(
+          next.messages.map((m) =>
+            m.seq
+          ),
+          [8]
+        )
       })
   )
 })
@@ -115,20 +123,23 @@ layer(
 )("SqlRepository settings rows", (it) => {
   it.effect("a stored settings row that does not decode is a RepositoryError naming the settings", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const sql = yield* SqlClient.SqlClient
       const id = freshId("corrupt")
       yield* sql`INSERT INTO chat_memory_settings (conversation_id, settings, updated_at)
         VALUES (${id}, ${JSON.stringify({ tokenBudget: -5, view: "sideways" })}::jsonb, now())`
-      const error = yield* Effect.flip(repo.getSettings(id))
+      const error = yield* Effect.flip(store.settings.getSettings(id))
       assert.strictEqual(error._tag, "RepositoryError")
       assert.strictEqual(error.operation, "getSettings")
       assert.strictEqual(error.conversationId, id)
       assert.isTrue(error.detail?.startsWith("the stored settings do not decode"))
       // The row can still be replaced and deleted.
-      yield* repo.setSettings(id, new ConversationSettings({ view: "full" }))
-      assert.deepStrictEqual({ ...(yield* repo.getSettings(id)) }, { view: "full" })
-      yield* repo.deleteConversation(id)
-      assert.strictEqual((yield* Effect.flip(repo.deleteConversation(id)))._tag, "ConversationNotFoundError")
+      yield* store.settings.setSettings(id, new ConversationSettings({ view: "full" }))
+      assert.deepStrictEqual({ ...(yield* store.settings.getSettings(id)) }, { view: "full" })
+      yield* store.repository.deleteConversation(id)
+      assert.strictEqual(
+        (yield* Effect.flip(store.repository.deleteConversation(id)))._tag,
+        "ConversationNotFoundError"
+      )
     }))
 })

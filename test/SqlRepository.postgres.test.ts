@@ -1,27 +1,27 @@
 /**
- * The SQL repository on a PostgreSQL server (`DATABASE_URL`): the repository contract with a
- * pool of 10 connections, writers that go through the public service, hostile content, the
- * in-memory reference's answers, and the summarization lock between two instances that share the
+ * The SQL store on a PostgreSQL server (`DATABASE_URL`): the contracts of every storage port with
+ * a pool of 10 connections, writers that go through the public service, hostile content, the
+ * in-memory reference's answers, and the summarization lease between two instances that share the
  * database.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Array, Context, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Array, Effect, Exit, Layer, Option, Redacted } from "effect"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as PgRepository from "../src/layers/store/PgRepository.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
 import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
 import { recallContract } from "./contracts/RecallContract.js"
-import { repositoryContract } from "./contracts/RepositoryContract.js"
+import { storeContract } from "./contracts/StoreContract.js"
 import { differentialTests } from "./fixtures/differential.js"
 import { hostileContentTests } from "./fixtures/hostile.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
 
 describePostgres("SqlRepository on PostgreSQL", (url) => {
-  repositoryContract("postgresql (pool of 10)", repositoryLayer(url, { maxConnections: 10 }))
+  storeContract("postgresql (pool of 10)", repositoryLayer(url, { maxConnections: 10 }))
   contextSettingsContract("postgresql", repositoryLayer(url))
   recallContract("postgresql", repositoryLayer(url))
 
@@ -62,27 +62,27 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
   })
 
   describe("two instances on one database", () => {
-    /** A repository with a pool of its own, as another process would have. */
+    /** A store with a pool of its own, as another process would have. */
     const instance = (maxLockConnections: number) =>
-      Effect.map(
+      Effect.flatMap(
         Layer.build(repositoryLayer(url, { maxConnections: 3, maxLockConnections })),
-        (context) => Context.get(context, RepositoryService)
+        (context) => Effect.provide(Storage.get, context)
       )
 
-    it.scoped("the summarization lock admits one instance at a time, and is released on failure", () =>
+    it.scoped("the summarization lease admits one instance at a time, and is released on failure", () =>
       Effect.gen(function*() {
         const a = yield* instance(2)
         const b = yield* instance(2)
         const id = freshId("pg-lock")
         const other = freshId("pg-lock")
-        const whileAHolds = yield* a.withSummarizationLock(
+        const whileAHolds = yield* a.lease.withLease(
           id,
           Effect.all([
-            b.withSummarizationLock(id, Effect.succeed("b")),
-            b.withSummarizationLock(other, Effect.succeed("other")),
-            // The holder's own statements run while it holds the lock.
-            a.appendMessages(id, [newMessage("user", "written under the lock")]),
-            a.readWindow(id, { after: "cursor", tokenLimit: 100 })
+            b.lease.withLease(id, Effect.succeed("b")),
+            b.lease.withLease(other, Effect.succeed("other")),
+            // The holder's own statements run while it holds the lease.
+            a.repository.appendMessages(id, [newMessage("user", "written under the lock")]),
+            a.repository.readWindow(id, { after: "cursor", tokenLimit: 100 })
           ])
         )
         assert.isTrue(Option.isSome(whileAHolds))
@@ -92,18 +92,18 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
           assert.deepStrictEqual(appended.messages.map((m) => m.seq), [1])
           assert.deepStrictEqual(window.recent.map((m) => m.seq), [1])
         }
-        assert.deepStrictEqual(yield* b.withSummarizationLock(id, Effect.succeed("b")), Option.some("b"))
-        const failed = yield* Effect.exit(a.withSummarizationLock(id, Effect.fail("boom")))
+        assert.deepStrictEqual(yield* b.lease.withLease(id, Effect.succeed("b")), Option.some("b"))
+        const failed = yield* Effect.exit(a.lease.withLease(id, Effect.fail("boom")))
         assert.isTrue(Exit.isFailure(failed))
-        assert.deepStrictEqual(yield* b.withSummarizationLock(id, Effect.succeed(1)), Option.some(1))
+        assert.deepStrictEqual(yield* b.lease.withLease(id, Effect.succeed(1)), Option.some(1))
       }))
 
-    it.scoped("beyond maxLockConnections holders the lock answers None instead of draining the pool", () =>
+    it.scoped("beyond maxLockConnections holders the lease answers None instead of draining the pool", () =>
       Effect.gen(function*() {
         const a = yield* instance(1)
-        const nested = yield* a.withSummarizationLock(
+        const nested = yield* a.lease.withLease(
           freshId("pg-lock"),
-          a.withSummarizationLock(freshId("pg-lock"), Effect.succeed("second"))
+          a.lease.withLease(freshId("pg-lock"), Effect.succeed("second"))
         )
         assert.deepStrictEqual(nested, Option.some(Option.none()))
       }))

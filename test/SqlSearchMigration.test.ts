@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { pgliteClient } from "./fixtures/pglite.js"
 
@@ -16,11 +16,11 @@ layer(
 )("SqlRepository search migration", (it) => {
   it.effect("messages stored before the search column existed are found after the migration", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const sql = yield* SqlClient.SqlClient
       const ids = [freshId("before-search"), freshId("before-search")]
       for (const id of ids) {
-        yield* repo.appendMessages(id, [
+        yield* store.repository.appendMessages(id, [
           newMessage("system", "Quote ZETA-991 to nobody."),
           newMessage("user", "Where is ZETA-991?"),
           newMessage("assistant", "Looking it up.", {
@@ -28,7 +28,7 @@ layer(
           }),
           ...Array.makeBy(1200, (i) => newMessage("user", `filler ${i} about ZETA-991`))
         ])
-        yield* repo.commitSummary({
+        yield* store.summaries.commitSummary({
           conversationId: id,
           expected: { cursor: 0, version: 0 },
           narrative: "KX-4471 was looked up.",
@@ -57,7 +57,7 @@ layer(
       yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 4`
       yield* SqlRepository.migrate
       for (const id of ids) {
-        const search = (text: string) => repo.searchMessages(id, { text, before: 10_000, limit: 100 })
+        const search = (text: string) => store.index.searchMessages(id, { text, before: 10_000, limit: 100 })
         assert.deepStrictEqual((yield* search("KX-4471")).map((hit) => hit.seq), [3])
         const zeta = yield* search("ZETA-991")
         assert.strictEqual(zeta.length, 100)

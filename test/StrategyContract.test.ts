@@ -15,14 +15,14 @@ import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
 strategyContract("noop", () => ({ layer: memoryWith(NoopStrategy.layer), tokenBudget: null, verbatimTurns: "all" }))
 
 strategyContract("sliding-window", (settings) => ({
-  layer: memoryWith(SlidingWindowStrategy.layer({ promptTokenBudget: settings.promptTokenBudget })),
-  tokenBudget: settings.promptTokenBudget,
+  layer: memoryWith(SlidingWindowStrategy.layer({ tokenBudget: settings.tokenBudget })),
+  tokenBudget: settings.tokenBudget,
   verbatimTurns: "all"
 }))
 
 strategyContract("summarization", (settings) => ({
   layer: summarizingMemory({ ...settings, retries: 0 }),
-  tokenBudget: settings.promptTokenBudget,
+  tokenBudget: settings.tokenBudget,
   verbatimTurns: settings.kRawTurns
 }))
 
@@ -48,6 +48,6 @@ strategyContract("hierarchical", ({ mode: _mode, ...settings }) => ({
     Layer.provideMerge(MemoryRepository.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   ),
-  tokenBudget: settings.promptTokenBudget,
+  tokenBudget: settings.tokenBudget,
   verbatimTurns: settings.kRawTurns
 }))

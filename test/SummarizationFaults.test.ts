@@ -1,15 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Queue, Ref, Scope, TestClock } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
-import { omissionText, toPromptMessages } from "../src/domain/MemoryContext.js"
+import { omissionText } from "../src/domain/MemoryContext.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { makeJobs } from "../src/strategies/internal/summarizer/jobs.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -17,7 +19,7 @@ import { summarizingMemory } from "./fixtures/layers.js"
 
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 200,
+  tokenBudget: 200,
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 60,
   retries: 0
@@ -52,7 +54,7 @@ describe("SummarizationStrategy under faults", () => {
   it.scoped("a skill failing 30 % of the time loses nothing and never moves the cursor back", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const events = yield* memory.subscribe
       let cursor = 0
       let version = 0
@@ -60,7 +62,7 @@ describe("SummarizationStrategy under faults", () => {
         yield* memory.addMessages("c", turn(i))
         if (i % 3 === 0) yield* memory.awaitIdle("c")
         const context = yield* memory.getContext("c")
-        assert.isAtMost(context.tokenCount, options.promptTokenBudget)
+        assert.isAtMost(context.tokenCount, options.tokenBudget)
         const state = yield* repository.getSummaryState(c)
         assert.isAtLeast(state.cursor, cursor)
         assert.isAtLeast(state.version, version)
@@ -82,7 +84,7 @@ describe("SummarizationStrategy under faults", () => {
   it.scoped("a skill that never answers times out, is retried with backoff, then fails with the state unchanged", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const skill = yield* ScriptedSkill.ScriptedSkill
       const events = yield* memory.subscribe
       for (let i = 1; i <= 8; i++) yield* memory.addMessages("c", turn(i))
@@ -114,7 +116,7 @@ describe("SummarizationStrategy under faults", () => {
 
   it.scoped("closing the layer mid-job interrupts the job; the store keeps everything and a new layer resumes", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const store = yield* Storage.get
       const started = yield* Deferred.make<undefined>()
       const interrupted = yield* Deferred.make<undefined>()
       const scope = yield* Scope.make()
@@ -135,16 +137,16 @@ describe("SummarizationStrategy under faults", () => {
       yield* Deferred.await(started)
       yield* Scope.close(scope, Exit.void)
       assert.isTrue(yield* Deferred.isDone(interrupted))
-      const state = yield* repository.getSummaryState(c)
+      const state = yield* store.summaries.getSummaryState(c)
       assert.deepStrictEqual([state.cursor, state.version], [0, 0])
-      assert.strictEqual((yield* repository.listMessages(c, {})).length, 16)
+      assert.strictEqual((yield* store.repository.listMessages(c, {})).length, 16)
       // A new layer on the same store picks the conversation up at the next write.
       yield* Effect.gen(function*() {
         const service = yield* ChatMemoryService
         yield* service.addMessages("c", turn(9))
         yield* service.awaitIdle("c")
       }).pipe(Effect.provide(memoryOver(options, {})))
-      assert.isAbove((yield* repository.getSummaryState(c)).cursor, 0)
+      assert.isAbove((yield* store.summaries.getSummaryState(c)).cursor, 0)
     }).pipe(Effect.provide(MemoryRepository.layer)))
 
   it.scoped("two jobs for one conversation never run at once; a burst of 50 adds runs one job and one re-check", () =>
@@ -180,9 +182,9 @@ describe("SummarizationStrategy under faults", () => {
         { concurrency: "unbounded" }
       )
       yield* memory.awaitIdle()
-      const repository = yield* RepositoryService
-      assert.strictEqual((yield* repository.listMessages(c, {})).length, 100)
-      assert.isAbove((yield* repository.getSummaryState(c)).cursor, 0)
+      const store = yield* Storage.get
+      assert.strictEqual((yield* store.repository.listMessages(c, {})).length, 100)
+      assert.isAbove((yield* store.summaries.getSummaryState(c)).cursor, 0)
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.gen(function*() {
       const active = yield* Ref.make(0)
       return summarizingMemory(options, {
@@ -216,13 +218,13 @@ describe("SummarizationStrategy under faults", () => {
       }).pipe(Effect.provide(summarizingMemory({ ...options, lazyFallback: "sync" }, {})))
       assert.isNotNull(sync.summary)
       assert.isAbove(sync.summarizedUpTo, 0)
-      assert.isAtMost(sync.tokenCount, options.promptTokenBudget)
+      assert.isAtMost(sync.tokenCount, options.tokenBudget)
     }))
 
   it.scoped("awaitIdle waits for retries and re-checks: once it returns, nothing for that conversation runs or is scheduled", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const skill = yield* ScriptedSkill.ScriptedSkill
       const events = yield* memory.subscribe
       const summarizing = (event: MemoryEvent) => event._tag === "Summarized" || event._tag === "SummarizationFailed"

@@ -6,7 +6,7 @@ import { summaryText } from "../src/domain/MemoryContext.js"
 import type { Message } from "../src/domain/Message.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { conversation } from "./fixtures/arbitraries.js"
 import { summarizingMemory } from "./fixtures/layers.js"
@@ -70,7 +70,7 @@ describe("SummarizationStrategy properties", () => {
       const summaryTokenCap = Math.max(10, Math.floor(budget / 5))
       const options = {
         kRawTurns: k,
-        promptTokenBudget: budget,
+        tokenBudget: budget,
         chunkSummarizeThreshold: Math.floor(budget * thresholdFactor),
         summaryTokenCap,
         mode,
@@ -78,7 +78,7 @@ describe("SummarizationStrategy properties", () => {
       }
       return Effect.gen(function*() {
         const memory = yield* ChatMemoryService
-        const repository = yield* RepositoryService
+        const repository = yield* SummaryRepository
         const system = spec.system.length > 0 ? yield* memory.addMessages("prop", spec.system) : []
         const turns: Array<ReadonlyArray<Message>> = []
         let cursor = 0
@@ -115,7 +115,7 @@ describe("SummarizationStrategy properties", () => {
   it.effect("explicit threshold 6000: a 400-turn replay calls the summarizer only past it, reading at most 1.5x the conversation", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const counter = yield* TokenCounter
       const skill = yield* ScriptedSkill
       let seed = 42

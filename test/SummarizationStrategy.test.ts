@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Queue } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import * as Prompts from "../src/layers/skills/Prompts.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
@@ -15,7 +16,7 @@ import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
 // crosses it. The tail kept verbatim is what fits 200 - 60 tokens: three turns.
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 200,
+  tokenBudget: 200,
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 60,
   retries: 0
@@ -42,15 +43,16 @@ const c = ConversationId.make("c")
 
 const summaries = { summarize: (_: unknown, n: number) => Effect.succeed(`summary #${n}`) }
 
+/** The inputs of the summarize calls, as the text a model skill renders from them. */
 const summarizeInputs = Effect.map(
   Effect.flatMap(ScriptedSkill, (skill) => skill.calls),
-  (calls) => calls.flatMap((call) => (call.skill === "summarize" ? [call.input.text] : []))
+  (calls) => calls.flatMap((call) => (call.skill === "summarize" ? [Prompts.summaryInput(call.input)] : []))
 )
 
 describe("SummarizationStrategy", () => {
   it.effect("summarizes in the background once the threshold is crossed, in the EXISTING_SUMMARY / NEW_TURNS format", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* replay("c", 1, 7)
       assert.deepStrictEqual(yield* summarizeInputs, [])
       yield* replay("c", 8, 8)
@@ -100,7 +102,7 @@ describe("SummarizationStrategy", () => {
         [context.turnsShown, context.turnsCovered, context.turnsOmitted, context.summarizedUpTo],
         [4, 1, 0, 10]
       )
-      assert.isAtMost(context.tokenCount, options.promptTokenBudget)
+      assert.isAtMost(context.tokenCount, options.tokenBudget)
     }).pipe(Effect.provide(summarizingMemory(options, summaries))))
 
   it.effect("incremental mode folds the existing summary with new turns and sends each message once", () =>
@@ -115,6 +117,10 @@ describe("SummarizationStrategy", () => {
       const sent = inputs.flatMap((text) => text.split("\n").filter((line) => line.startsWith("User: ")))
       assert.strictEqual(new Set(sent).size, sent.length)
       assert.deepStrictEqual(sent, Array.from({ length: sent.length }, (_, i) => `User: ${user(i + 1)}`))
+      // As data: each stored message is in at most one call, in order.
+      const calls = yield* Effect.flatMap(ScriptedSkill, (skill) => skill.calls)
+      const seqs = calls.flatMap((call) => call.input.turns.flatMap((turn) => turn.messages.map((m) => m.seq)))
+      assert.deepStrictEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1))
     }).pipe(Effect.provide(summarizingMemory(options, summaries))))
 
   it.effect("full mode re-summarizes the original messages, never a summary of a summary", () =>
@@ -130,7 +136,7 @@ describe("SummarizationStrategy", () => {
 
   it.effect("layered mode keeps a summary per chunk, oldest first, and merges the oldest past the cap", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* replay("c", 1, 12)
       const two = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(two.layers.map((l) => l.text), ["summary #1", "summary #2"])
@@ -140,7 +146,7 @@ describe("SummarizationStrategy", () => {
 
   it.effect("layered mode merges the two oldest layers when together they pass the cap", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* replay("c", 1, 12)
       const state = yield* repository.getSummaryState(c)
       assert.strictEqual(state.layers.length, 1)
@@ -148,10 +154,14 @@ describe("SummarizationStrategy", () => {
       const inputs = yield* summarizeInputs
       const merge = inputs.find((text) => text.includes("=== NEW_TURNS ===\n=== END_NEW_TURNS ==="))
       assert.isDefined(merge)
+      // The merge reads the two layers as the summary so far, and no turn.
+      const calls = yield* Effect.flatMap(ScriptedSkill, (skill) => skill.calls)
+      const merges = calls.filter((call) => call.skill === "summarize" && call.input.turns.length === 0)
+      assert.isAtLeast(merges.length, 1)
+      for (const call of merges) assert.deepStrictEqual(call.input.existingSummary, ["x".repeat(140), "x".repeat(140)])
     }).pipe(Effect.provide(
       summarizingMemory({ ...options, mode: "layered" }, {
-        summarize: (input) =>
-          Effect.succeed(input.text.includes("NEW_TURNS ===\n===") ? "merged layers" : "x".repeat(140))
+        summarize: (input) => Effect.succeed(input.turns.length === 0 ? "merged layers" : "x".repeat(140))
       })
     )))
 
@@ -230,7 +240,7 @@ describe("SummarizationStrategy", () => {
     Effect.gen(function*() {
       const build = (o: Parameters<typeof summarizingMemory>[0]) =>
         Effect.flip(Layer.build(summarizingMemory(o)).pipe(Effect.scoped))
-      const cap = yield* build({ promptTokenBudget: 100, summaryTokenCap: 100 })
+      const cap = yield* build({ tokenBudget: 100, summaryTokenCap: 100 })
       assert.strictEqual(cap._tag === "DataValidationError" ? cap.path : "", "options.summaryTokenCap")
       const k = yield* build({ kRawTurns: 0 })
       assert.strictEqual(k._tag === "DataValidationError" ? k.path : "", "options.kRawTurns")
@@ -254,7 +264,7 @@ describe("SummarizationStrategy", () => {
   it.effect("watermarks (no threshold set): a fold starts past highWater × room and leaves at most lowWater × room", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       // room = 400 - 60 (cap) = 340 tokens; a turn is 42: due past 306 (8 turns), folds down to 85 (2 turns).
       for (let i = 1; i <= 7; i++) yield* memory.addMessages("c", turn(i))
       yield* memory.awaitIdle("c")
@@ -269,7 +279,7 @@ describe("SummarizationStrategy", () => {
       assert.isAtMost(context.tokenCount, 400)
     }).pipe(Effect.provide(summarizingMemory({
       kRawTurns: 2,
-      promptTokenBudget: 400,
+      tokenBudget: 400,
       summaryTokenCap: 60,
       highWater: 0.9,
       lowWater: 0.25,

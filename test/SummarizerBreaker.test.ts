@@ -14,7 +14,7 @@ import { summarizingMemory } from "./fixtures/layers.js"
 
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 200,
+  tokenBudget: 200,
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 60,
   retries: 0,
@@ -103,7 +103,7 @@ describe("the summarizer's breaker", () => {
       assert.isNull(context.summary)
       assert.isAbove(context.turnsOmitted, 0)
       assert.isTrue(context.omissionAnnounced)
-      assert.isAtMost(context.tokenCount, options.promptTokenBudget)
+      assert.isAtMost(context.tokenCount, options.tokenBudget)
       const fallback = (yield* waitFor(events, "FallbackUsed")).at(-1)
       assert.strictEqual(fallback?._tag === "FallbackUsed" ? fallback.reason : "", "summary-behind")
     }).pipe(Effect.provide(summarizingMemory(options, { summarize: () => Effect.fail(refused) }))))

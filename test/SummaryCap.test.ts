@@ -6,10 +6,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import * as Prompts from "../src/layers/skills/Prompts.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { capAtSentence, sentencePrefix } from "../src/strategies/internal/summarizer/cap.js"
 import { summarizingMemory } from "./fixtures/layers.js"
@@ -18,7 +19,7 @@ import { summarizingMemory } from "./fixtures/layers.js"
 // turns cross the threshold of 300.
 const options = {
   kRawTurns: 2,
-  promptTokenBudget: 200,
+  tokenBudget: 200,
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 60,
   retries: 0
@@ -81,12 +82,13 @@ describe("the summary cap", () => {
   it.effect("an answer over the cap is asked for again with the overrun stated; a shorter one is kept whole", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* fold("again")
       const calls = yield* summarizeCalls
       assert.strictEqual(calls.length, 2)
       assert.isUndefined(calls[0]?.overCap)
-      assert.strictEqual(calls[1]?.text, calls[0]?.text)
+      // The same input again: the same summary and turns.
+      assert.deepStrictEqual([calls[1]?.existingSummary, calls[1]?.turns], [calls[0]?.existingSummary, calls[0]?.turns])
       assert.strictEqual(calls[1]?.overCap?.summary, sentences(20))
       assert.isAbove(calls[1]?.overCap?.tokens ?? 0, 60)
       const state = yield* repository.getSummaryState(ConversationId.make("again"))
@@ -96,7 +98,8 @@ describe("the summary cap", () => {
       // Both calls are paid for.
       const stats = yield* memory.stats("again")
       assert.strictEqual(stats.summariesTruncated, 0)
-      assert.isAbove(stats.summarizerInputTokens, 2 * Math.ceil((calls[0]?.text.length ?? 0) / 4) - 1)
+      const input = calls[0] === undefined ? "" : Prompts.summaryInput(calls[0])
+      assert.isAbove(stats.summarizerInputTokens, 2 * Math.ceil(input.length / 4) - 1)
     }).pipe(Effect.provide(summarizingMemory(options, {
       summarize: (input) => Effect.succeed(input.overCap === undefined ? sentences(20) : sentences(3, 18))
     }))))
@@ -104,7 +107,7 @@ describe("the summary cap", () => {
   it.effect("one still over is cut at a sentence boundary and counted in the record, the event and the stats", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       const events = yield* Effect.fork(
         Stream.runCollect(Stream.take(Stream.filter(memory.events, (e) => e._tag === "Summarized"), 1))
       )
@@ -124,7 +127,7 @@ describe("the summary cap", () => {
 
   it.effect("when asking again fails, the first answer is cut rather than the fold lost", () =>
     Effect.gen(function*() {
-      const repository = yield* RepositoryService
+      const repository = yield* SummaryRepository
       yield* fold("fails")
       const state = yield* repository.getSummaryState(ConversationId.make("fails"))
       assert.isAbove(state.cursor, 0)

@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import { RepositoryService } from "../src/services/RepositoryService.js"
+import * as Storage from "../src/layers/store/Storage.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { pgliteClient } from "./fixtures/pglite.js"
 
@@ -29,18 +29,18 @@ layer(
 )("SqlRepository summary-message link migration", (it) => {
   it.effect("records written before the link existed are linked to the summary messages that name them", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const sql = yield* SqlClient.SqlClient
       const linked = freshId("before-link")
       const unlinked = freshId("before-link")
       for (const id of [linked, unlinked]) {
-        yield* repo.appendMessages(id, [
+        yield* store.repository.appendMessages(id, [
           newMessage("system", "You are helpful."),
           ...Array.makeBy(8, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `m${i}`))
         ])
       }
       // `linked`: a summary message at seq 10, a run without one, then one at 11, pruning.
-      yield* repo.commitSummary({
+      yield* store.summaries.commitSummary({
         conversationId: linked,
         expected: { cursor: 0, version: 0 },
         narrative: "one",
@@ -49,7 +49,7 @@ layer(
         record: record(2, 3),
         summaryMessage: { content: "one", tokenCount: 2 }
       })
-      yield* repo.commitSummary({
+      yield* store.summaries.commitSummary({
         conversationId: linked,
         expected: { cursor: 3, version: 1 },
         narrative: "two",
@@ -57,7 +57,7 @@ layer(
         cursor: 5,
         record: record(4, 5)
       })
-      yield* repo.commitSummary({
+      yield* store.summaries.commitSummary({
         conversationId: linked,
         expected: { cursor: 5, version: 2 },
         narrative: "three",
@@ -67,7 +67,7 @@ layer(
         summaryMessage: { content: "three", tokenCount: 2 },
         prune: true
       })
-      yield* repo.commitSummary({
+      yield* store.summaries.commitSummary({
         conversationId: unlinked,
         expected: { cursor: 0, version: 0 },
         narrative: "plain",
@@ -77,7 +77,7 @@ layer(
       })
       const links = Effect.forEach(
         [linked, unlinked],
-        (id) => Effect.map(repo.listSummarizations(id), (records) => records.map((r) => r.summaryMessageSeq))
+        (id) => Effect.map(store.summaries.listSummarizations(id), (records) => records.map((r) => r.summaryMessageSeq))
       )
       const written = yield* links
       assert.deepStrictEqual(written, [[10, null, 11], [null]])
@@ -89,7 +89,7 @@ layer(
       yield* SqlRepository.migrate
       assert.deepStrictEqual(yield* links, written)
       // From the message back to its record, too.
-      const messages = yield* repo.listMessages(linked, {})
+      const messages = yield* store.repository.listMessages(linked, {})
       assert.deepStrictEqual(
         messages.filter((m) => m.role === "summary").map((m) => [m.seq, m.metadata.summaryMetadataId]),
         [[10, 1], [11, 3]]

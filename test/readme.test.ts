@@ -8,10 +8,7 @@ import {
   ApproximateTokenCounter,
   ChatMemory,
   ChatMemoryConfig,
-  ChatMemoryLive,
-  ChatMemoryService,
-  ChatMemoryTest,
-  MemoryContext,
+  ContextPrompt,
   MemoryRepository,
   NoopStrategy,
   OpenAiSkill,
@@ -20,27 +17,29 @@ import {
   SummarizationStrategy
 } from "../src/index.js"
 // The exact counter loads gpt-tokenizer: a module of its own, not re-exported by the root.
+import { readFileSync } from "node:fs"
+import * as ChatMemoryVariables from "../src/layers/ChatMemoryVariables.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 
 const turn = Effect.gen(function*() {
-  const memory = yield* ChatMemoryService.ChatMemoryService
+  const memory = yield* ChatMemory.ChatMemoryService
   yield* memory.addMessages("order-4711", [
     { role: "user", content: "Ship order A-1001 to Lyon, not Paris." }
   ])
   const context = yield* memory.getContext("order-4711")
-  return MemoryContext.toPrompt(context)
+  return ContextPrompt.toPrompt(context)
 })
 /** Built lazily: a layer value connects nothing until provided. */
-export const MemoryLive = ChatMemoryLive.layer({
+export const MemoryLive = ChatMemory.layerLive({
   strategy: "hierarchical",
   store: { _tag: "postgres", url: Redacted.make(process.env.DATABASE_URL ?? "") },
   summarizer: { _tag: "openai", model: "gpt-4o-mini", apiKey: Redacted.make("sk-...") },
   tokenizer: "exact",
-  promptTokenBudget: 3000,
+  tokenBudget: 3000,
   kRawTurns: 3
 })
 export const MemoryLive2 = ChatMemory.layer.pipe(
-  Layer.provideMerge(SummarizationStrategy.layer({ promptTokenBudget: 4000, kRawTurns: 4, mode: "incremental" })),
+  Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: 4000, kRawTurns: 4, mode: "incremental" })),
   Layer.provideMerge(OpenAiSkill.layerConfig(ChatMemoryConfig.openAi)),
   Layer.provideMerge(PgRepository.layerConfig(ChatMemoryConfig.postgres)),
   Layer.provideMerge(ExactTokenCounter.layer)
@@ -55,22 +54,22 @@ describe("README examples", () => {
     Effect.gen(function*() {
       const prompt = yield* turn
       expect(prompt.content.map((message) => message.role)).toEqual(["user"])
-    }).pipe(Effect.provide(ChatMemoryLive.layerConfig), Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
+    }).pipe(Effect.provide(ChatMemory.layerConfig), Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
 
   it.effect("settings per call and per conversation", () =>
     Effect.gen(function*() {
-      const memory = yield* ChatMemoryService.ChatMemoryService
+      const memory = yield* ChatMemory.ChatMemoryService
       yield* memory.setSettings("order-4711", { tokenBudget: 8000, kRawTurns: 5, view: "stable" })
       const settings = yield* memory.getSettings("order-4711")
       expect([settings.tokenBudget, settings.kRawTurns, settings.view]).toEqual([8000, 5, "stable"])
       yield* memory.addMessages("order-4711", [{ role: "user", content: "Ship order A-1001 to Lyon, not Paris." }])
       const small = yield* memory.getContext("order-4711", { tokenBudget: 1500 })
       expect([small.tokenBudget, (yield* memory.getContext("order-4711")).tokenBudget]).toEqual([1500, 8000])
-    }).pipe(Effect.provide(ChatMemoryTest.layer())))
+    }).pipe(Effect.provide(ChatMemory.layerTest())))
 
   it.effect("swapping in NoopStrategy shows the whole history", () =>
     Effect.gen(function*() {
-      const memory = yield* ChatMemoryService.ChatMemoryService
+      const memory = yield* ChatMemory.ChatMemoryService
       for (let i = 0; i < 50; i++) {
         yield* memory.addMessages("c", [{ role: "user", content: `message ${i} `.repeat(50) }])
       }
@@ -80,7 +79,7 @@ describe("README examples", () => {
 
   it.effect("summarizes once the threshold is crossed", () =>
     Effect.gen(function*() {
-      const memory = yield* ChatMemoryService.ChatMemoryService
+      const memory = yield* ChatMemory.ChatMemoryService
       for (let i = 0; i < 20; i++) {
         yield* memory.addMessages("c1", [
           { role: "user", content: `question ${i} about order A-1001` },
@@ -90,8 +89,16 @@ describe("README examples", () => {
       yield* memory.awaitIdle("c1")
       const calls = yield* (yield* ScriptedSkill.ScriptedSkill).calls
       expect(calls.length).toBeGreaterThan(0)
-    }).pipe(Effect.provide(ChatMemoryTest.layer({
+    }).pipe(Effect.provide(ChatMemory.layerTest({
       chunkSummarizeThreshold: 500,
       script: { summarize: () => Effect.succeed("The user asks about order A-1001.") }
     }))))
+
+  it("the configuration table is ChatMemoryVariables' table, row for row", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+    const rows = Object.values(ChatMemoryVariables.variables).map((variable) =>
+      `| \`${variable.name}\` | ${variable.default} | ${variable.meaning} |`
+    )
+    expect(readme).toContain(["| Variable | Default | Meaning |", "| --- | --- | --- |", ...rows].join("\n") + "\n\n")
+  })
 })

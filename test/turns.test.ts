@@ -2,10 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, FastCheck as fc } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
-import { groupTurns, newestThatFit } from "../src/domain/Turn.js"
+import { groupTurns } from "../src/domain/Turn.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { loadRecentTurns } from "../src/strategies/internal/context/window.js"
+import { newestThatFit } from "../src/strategies/internal/turns.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 
 const id = ConversationId.make("turns")

@@ -9,8 +9,8 @@ import * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Console, Effect, Layer, Option, Stream } from "effect"
-import { withUserMessage } from "../domain/MemoryContext.js"
-import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import type { StrategyName } from "../domain/ConversationSettings.js"
+import { withUserMessage } from "../layers/ai/ContextPrompt.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
@@ -45,7 +45,7 @@ const exchange = (conversationId: string, line: string) =>
     yield* Console.error(`  [memory: ${Report.contextLine(context)}]`)
   })
 
-const converse = (conversationId: string, system: string, banner: string, strategy: ChatMemoryConfig.Strategy) =>
+const converse = (conversationId: string, system: string, banner: string, strategy: StrategyName) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
     const known = yield* Effect.option(

@@ -5,7 +5,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import { StrategyName } from "../domain/ConversationSettings.js"
 import * as Settings from "./Settings.js"
 
 /** The name and version the program reports (`--version`, and `mcp`'s `initialize` answer). */
@@ -43,7 +43,7 @@ const evaluate = Command.make(
       Args.optional
     ),
     strategies: Options.text("strategies").pipe(
-      Options.withDescription(`comma-separated, from ${ChatMemoryConfig.strategies.join(", ")}`),
+      Options.withDescription(`comma-separated, from ${StrategyName.literals.join(", ")}`),
       Options.withDefault("sliding-window,summarization,hierarchical")
     ),
     askModel: Options.text("ask-model").pipe(

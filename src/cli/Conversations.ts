@@ -12,6 +12,7 @@ import { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
 import type * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { RepositoryService } from "../services/RepositoryService.js"
+import { SummaryRepository } from "../services/SummaryRepository.js"
 import { CliError } from "./Errors.js"
 import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
@@ -99,11 +100,12 @@ export const inspect = ({ conversationId, flags, json }: Input & { readonly json
   withMemory(flags, conversationId, ({ options, strategySource }) =>
     Effect.gen(function*() {
       const repository = yield* RepositoryService
+      const summaries = yield* SummaryRepository
       const memory = yield* ChatMemoryService
       const stats = yield* memory.stats(conversationId)
       const info = yield* repository.getConversation(stats.conversationId)
-      const state = yield* repository.getSummaryState(stats.conversationId)
-      const records = yield* repository.listSummarizations(stats.conversationId)
+      const state = yield* summaries.getSummaryState(stats.conversationId)
+      const records = yield* summaries.listSummarizations(stats.conversationId)
       if (json) {
         return yield* printJson({
           conversation: {

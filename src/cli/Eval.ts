@@ -13,10 +13,12 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer, Option, Schema } from "effect"
 import { dirname, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { factsText, type MemoryContext, summaryText, withUserMessage } from "../domain/MemoryContext.js"
+import { StrategyName } from "../domain/ConversationSettings.js"
+import { factsText, type MemoryContext, summaryText } from "../domain/MemoryContext.js"
 import type { MessageInput } from "../domain/Message.js"
 import { recalledText } from "../domain/Recall.js"
-import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import { withUserMessage } from "../layers/ai/ContextPrompt.js"
+import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
@@ -96,7 +98,7 @@ export interface QuestionResult {
 
 /** The figures of one strategy. */
 export interface StrategyResult {
-  readonly strategy: ChatMemoryConfig.Strategy
+  readonly strategy: StrategyName
   /** Whether each question's context was asked with the question as its query (recall). */
   readonly recall: boolean
   /** The strategy, and `+ recall` when recall was on. */
@@ -148,7 +150,7 @@ export const askLanguageModel: Effect.Effect<Ask, never, LanguageModel.LanguageM
  * turn; `ask`, when given, also asks a model.
  */
 export const evaluate = (
-  strategy: ChatMemoryConfig.Strategy,
+  strategy: StrategyName,
   turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
   questions: ReadonlyArray<Question>,
   ask: Option.Option<Ask>,
@@ -270,11 +272,11 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
 
 const parseStrategies = (text: string) =>
   Effect.forEach(text.split(",").map((s) => s.trim()).filter((s) => s.length > 0), (name) => {
-    const strategy = ChatMemoryConfig.strategies.find((s) => s === name)
+    const strategy = StrategyName.literals.find((s) => s === name)
     return strategy === undefined
       ? Effect.fail(
         new CliError({
-          reason: `unknown strategy "${name}" in --strategies: ${ChatMemoryConfig.strategies.join(", ")}`
+          reason: `unknown strategy "${name}" in --strategies: ${StrategyName.literals.join(", ")}`
         })
       )
       : Effect.succeed(strategy)

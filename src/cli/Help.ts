@@ -1,8 +1,21 @@
 /**
  * Help that fits a screen: `<command> --help` with one line per argument and flag (its name, then
- * what it does), read from the command's own help documentation. @effect/cli gives each flag
- * eight lines (its type, its description, "This setting is optional." and blank lines between),
- * which put every command's help past 180 lines.
+ * what it does). Everything it says comes from @effect/cli's own help documents (`getHelp`): the
+ * descriptions, the value names, defaults and whether a flag is required, the built-in flags and
+ * the order of the commands. Only the layout is ours, for what @effect/cli's rendering
+ * (`HelpDoc.toAnsiText`, which `CliApp.run` prints for `--help`) cannot do:
+ *
+ * - a definition list in two columns: it gives each flag its name on a line of its own, then one
+ *   paragraph per line with blank lines between (the value's type, "A user-defined piece of
+ *   text.", the description, "This setting is optional."): eight lines a flag, 190 for
+ *   `context --help`. No `CliConfig` setting leaves the type or the optional note out
+ *   (`showTypes` touches the usage line only), so they are read here and said in a few words;
+ * - a short usage line: it spells every flag of the command (`[--strategy name] [--store name]
+ *   …`, several lines), where `[flags]` and the flag list say it once;
+ * - the program's command list as names and descriptions: it lists each command's full usage;
+ * - the built-in flags said once, after the command's own, not mixed into them.
+ *
+ * Span texts are read here too: @effect/cli's plain-text reading of a span is internal.
  */
 import { CliConfig, Command, CommandDescriptor, type HelpDoc } from "@effect/cli"
 import type { Span } from "@effect/cli/HelpDoc/Span"
@@ -21,17 +34,17 @@ const genericTypes = new Set([
 
 const optional = "This setting is optional."
 
-/** Help is read without @effect/cli's built-ins: they are listed once, compactly. */
+/** A command's own flags are read without @effect/cli's built-ins, which are listed apart. */
 const config = CliConfig.make({ showBuiltIns: false })
 
-/** The built-in flags of every command, which @effect/cli describes on each (listed once here). */
-const builtIns: ReadonlyArray<readonly [string, string]> = [
-  ["-h, --help", "show this help"],
-  ["--version", "show the version"],
-  ["--log-level level", "all | trace | debug | info | warning | error | fatal | none: the least severe log shown"],
-  ["--completions shell", "sh | bash | fish | zsh: print a shell completion script"],
-  ["--wizard", "build the command line by answering questions"]
-]
+/** The same help with the built-in flags (`--help`, `--version`, `--log-level`…) after the command's own. */
+const withBuiltIns = CliConfig.make({ showBuiltIns: true })
+
+/** @effect/cli's description of a choice's type: the choices, which its value name lists already. */
+const choiceType = "One of the following: "
+
+/** A flag whose value is a choice, as @effect/cli names it: `--log-level all | trace | …`. */
+const choiceName = /^(.*?) (\S+(?: \| \S+)+)$/
 
 const spanText = (span: Span): string => {
   switch (span._tag) {
@@ -139,7 +152,7 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): Array<string> =>
  */
 const describe = (block: HelpDoc.HelpDoc, kind: "argument" | "flag"): string => {
   const [type, ...rest] = paragraphs(block)
-  const texts = type === undefined || genericTypes.has(type) ? rest : [type, ...rest]
+  const texts = type === undefined || genericTypes.has(type) || type.startsWith(choiceType) ? rest : [type, ...rest]
   const isOptional = texts.some((text) => text.startsWith(optional))
   const notes = texts.flatMap((text) => {
     if (!text.startsWith(optional)) return [text]
@@ -149,12 +162,36 @@ const describe = (block: HelpDoc.HelpDoc, kind: "argument" | "flag"): string => 
   return [...notes, ...(isOptional ? [] : kind === "flag" ? ["(required)"] : [])].join(" ")
 }
 
+/**
+ * One definition as a row of the table. A choice's value is named `choice`, and its choices lead
+ * the description: listed in the name, they would push every description off the name column.
+ */
+const row = (name: string, block: HelpDoc.HelpDoc, kind: "argument" | "flag"): readonly [string, string] => {
+  const choice = choiceName.exec(name)
+  const description = describe(block, kind)
+  return choice === null ? [name, description] : [`${choice[1]} choice`, `${choice[2]}: ${description}`]
+}
+
+/** The definitions of a help document's section. */
+const definitionsOf = (help: HelpDoc.HelpDoc, title: string) =>
+  sections(help).find((part) => part.title === title)?.definitions ?? []
+
+/** A command's help as @effect/cli gives it under a configuration. */
+type HelpOf = (config: CliConfig.CliConfig) => HelpDoc.HelpDoc
+
+/** The built-in flags: those @effect/cli adds to the command's own, each with its description. */
+const builtInsOf = (help: HelpOf): Array<readonly [string, string]> => {
+  const own = new Set(definitionsOf(help(config), "OPTIONS").map(([name]) => name))
+  return definitionsOf(help(withBuiltIns), "OPTIONS").flatMap(([name, block]) =>
+    own.has(name) ? [] : [row(name, block, "flag")]
+  )
+}
+
 /** The compact help of one command: usage, description, arguments, flags and the built-ins. */
-const renderCommand = (program: string, name: string, help: HelpDoc.HelpDoc): string => {
-  const parts = sections(help)
-  const section = (title: string) => parts.find((part) => part.title === title)
-  const args = section("ARGUMENTS")?.definitions ?? []
-  const flags = section("OPTIONS")?.definitions ?? []
+const renderCommand = (program: string, name: string, helpOf: HelpOf): string => {
+  const help = helpOf(config)
+  const args = definitionsOf(help, "ARGUMENTS")
+  const flags = definitionsOf(help, "OPTIONS")
   const usageArgs = args.map(([arg, block]) =>
     paragraphs(block).some((text) => text.startsWith(optional)) ? `[${arg}]` : arg
   )
@@ -165,13 +202,13 @@ const renderCommand = (program: string, name: string, help: HelpDoc.HelpDoc): st
     `  ${[program, name, ...(flags.length > 0 ? ["[flags]"] : []), ...usageArgs].join(" ")}`,
     ...(args.length === 0
       ? []
-      : ["", "ARGUMENTS", ...table(args.map(([arg, block]) => [arg, describe(block, "argument")]))]),
+      : ["", "ARGUMENTS", ...table(args.map(([arg, block]) => row(arg, block, "argument")))]),
     ...(flags.length === 0
       ? []
-      : ["", "FLAGS", ...table(flags.map(([flag, block]) => [flag, describe(block, "flag")]))]),
+      : ["", "FLAGS", ...table(flags.map(([flag, block]) => row(flag, block, "flag")))]),
     "",
     "BUILT-IN FLAGS",
-    ...table(builtIns)
+    ...table(builtInsOf(helpOf))
   ]
   return lines.join("\n")
 }
@@ -184,9 +221,10 @@ const descriptionOf = (help: HelpDoc.HelpDoc): string =>
 const renderRoot = (
   program: string,
   version: string,
-  help: HelpDoc.HelpDoc,
+  helpOf: HelpOf,
   subcommands: HashMap.HashMap<string, CommandDescriptor.Command<unknown>>
 ): string => {
+  const help = helpOf(config)
   // Each line of @effect/cli's command list starts with the command's name.
   const names = (sections(help).find((part) => part.title === "COMMANDS")?.text ?? [])
     .map((line) => line.trim().split(/\s+/)[0] ?? "")
@@ -209,7 +247,7 @@ const renderRoot = (
     ...table(commands),
     "",
     "BUILT-IN FLAGS",
-    ...table(builtIns),
+    ...table(builtInsOf(helpOf)),
     "",
     `Flags of a command: ${program} <command> --help`
   ]
@@ -232,8 +270,8 @@ export const helpFor = <Name extends string, R, E, A>(
   const first = args[0]
   const subcommand = first === undefined ? Option.none() : HashMap.get(Command.getSubcommands(root), first)
   return Option.some(Option.match(subcommand, {
-    onNone: () => renderRoot(program, version, Command.getHelp(root, config), Command.getSubcommands(root)),
-    onSome: (command) => renderCommand(program, first ?? "", CommandDescriptor.getHelp(command, config))
+    onNone: () => renderRoot(program, version, (config) => Command.getHelp(root, config), Command.getSubcommands(root)),
+    onSome: (command) => renderCommand(program, first ?? "", (config) => CommandDescriptor.getHelp(command, config))
   }))
 }
 

@@ -10,7 +10,7 @@ import type { StrategyName } from "../domain/ConversationSettings.js"
 import * as ChatMemory from "../layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
-import { RepositoryService } from "../services/RepositoryService.js"
+import { SettingsRepository } from "../services/SettingsRepository.js"
 import * as Settings from "./Settings.js"
 
 /** Where the strategy a command runs with came from. */
@@ -36,7 +36,7 @@ const recordedStrategy = (conversationId: string) =>
     onNone: () => Effect.succeed<StrategyName | undefined>(undefined),
     onSome: (id) =>
       Effect.flatMap(
-        RepositoryService,
+        SettingsRepository,
         (repository) => Effect.map(repository.getSettings(id), (settings) => settings.strategy)
       )
   })

@@ -11,9 +11,10 @@ import { connect } from "node:net"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ConversationStats } from "../domain/ConversationStats.js"
-import { isAppendOnly, MemoryContext } from "../domain/MemoryContext.js"
+import { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent, SummarizerUnavailable } from "../domain/MemoryEvent.js"
 import type { Message, MessageInput } from "../domain/Message.js"
+import { isAppendOnly } from "../layers/ai/ContextPrompt.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
@@ -266,7 +267,7 @@ const run = (
     const stats = yield* memory.stats(conversationId)
     const largest = Math.max(0, ...perTurn.map((t) => t.contextTokens))
     // The last K turns must be there whenever they fit beside the leading system messages.
-    const budget = configuration.promptTokenBudget
+    const budget = configuration.tokenBudget
     const fitting = perTurn.filter((t) => budget === null || t.systemTokens + t.lastKTokens <= budget)
     const verbatim = fitting.filter((t) => t.lastKVerbatim).length
     const tooLarge = perTurn.length - fitting.length
@@ -283,7 +284,7 @@ const run = (
           transcript: shownPath,
           conversationId,
           configuration,
-          budget: configuration.promptTokenBudget,
+          budget: configuration.tokenBudget,
           kRawTurns,
           turns: turns.length,
           messages: messages.length,

@@ -1,8 +1,9 @@
 /**
  * Plain-text rendering for the command line: contexts, messages, tables.
  */
-import * as MemoryContext from "../domain/MemoryContext.js"
+import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { Message } from "../domain/Message.js"
+import { toPromptMessages } from "../layers/ai/ContextPrompt.js"
 
 const gutter = (label: string, text: string, width = 9): string => {
   const w = Math.max(width, label.length)
@@ -10,8 +11,8 @@ const gutter = (label: string, text: string, width = 9): string => {
 }
 
 /** The context as the model gets it: one block per prompt message, in order. */
-export const context = (value: MemoryContext.MemoryContext): string =>
-  MemoryContext.toPromptMessages(value).map((message) => {
+export const context = (value: MemoryContext): string =>
+  toPromptMessages(value).map((message) => {
     const text = typeof message.content === "string"
       ? message.content
       : message.content.map((part) =>
@@ -27,7 +28,7 @@ export const context = (value: MemoryContext.MemoryContext): string =>
   }).join("\n")
 
 /** What the context holds, in one line. */
-export const contextLine = (value: MemoryContext.MemoryContext): string =>
+export const contextLine = (value: MemoryContext): string =>
   [
     `${value.strategy}`,
     `${value.tokenCount} of ${value.tokenBudget ?? "unbounded"} tokens`,

@@ -1,93 +1,73 @@
 /**
  * The command line's memory settings: flags that override the environment variables of
- * `ChatMemoryConfig`, the options they resolve to, and how to describe them.
+ * `ChatMemoryVariables` (each variable with a flag there has it here), the options they resolve
+ * to, and how to describe them.
  */
 import { Options } from "@effect/cli"
 import { Config, ConfigProvider, Effect, Option } from "effect"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
+import * as ChatMemoryVariables from "../layers/ChatMemoryVariables.js"
 
-const { variables } = ChatMemoryConfig
+const { variables } = ChatMemoryVariables
 
-const text = (name: string, pseudoName: string, description: string) =>
-  Options.text(name).pipe(Options.withPseudoName(pseudoName), Options.withDescription(description), Options.optional)
+/** The variables a flag overrides, keyed by the option they set, in the table's order. */
+const flagged = Object.entries(variables).flatMap((
+  [key, variable]: [string, ChatMemoryVariables.Variable<unknown>]
+) => (variable.flag === undefined ? [] : [{ key, name: variable.name, flag: variable.flag }]))
 
-/** The default data directory of the command line: PGlite keeps conversations there between runs. */
-export const defaultDataDir = ".chat-memory"
+/** A flag's help: what it sets, the variable it overrides and the command line's default. */
+const help = (entry: typeof flagged[number], note?: string) =>
+  `${entry.flag.help} (${entry.name}${entry.flag.default === undefined ? "" : `; default ${entry.flag.default}`}${
+    note === undefined ? "" : `; ${note}`
+  })`
+
+const flag = (entry: typeof flagged[number], note?: string) => {
+  const text = Options.text(entry.flag.name).pipe(
+    Options.withPseudoName(entry.flag.value),
+    Options.withDescription(help(entry, note)),
+    Options.optional
+  )
+  return entry.flag.alias === undefined ? text : text.pipe(Options.withAlias(entry.flag.alias))
+}
 
 /**
- * The flags, each overriding one variable. Values are checked by the configuration itself, so a
- * bad flag and a bad variable fail alike, naming both.
+ * The flags, each overriding one variable, keyed by the option it sets. Values are checked by the
+ * configuration itself, so a bad flag and a bad variable fail alike, naming both.
  */
-export const flags = {
-  strategy: text("strategy", "name", `${ChatMemoryConfig.strategies.join(" | ")} (${variables.strategy})`),
-  store: text("store", "name", `${ChatMemoryConfig.stores.join(" | ")} (${variables.store})`),
-  dataDir: text("data-dir", "path", `PGlite data directory (${variables.dataDir}; default ./${defaultDataDir})`),
-  budget: text("budget", "tokens", `prompt token budget (${variables.promptTokenBudget})`),
-  k: text("k-raw-turns", "turns", `turns always shown verbatim (${variables.kRawTurns})`).pipe(Options.withAlias("k")),
-  threshold: text(
-    "threshold",
-    "tokens",
-    `summary + buffer tokens that trigger a summary (${variables.chunkSummarizeThreshold})`
-  ),
-  cap: text("cap", "tokens", `summary token cap (${variables.summaryTokenCap})`),
-  highWater: text("high-water", "share", `share of the room for turns that triggers a fold (${variables.highWater})`),
-  lowWater: text("low-water", "share", `share of the room left unsummarized by a fold (${variables.lowWater})`),
-  view: text("view", "name", `${ChatMemoryConfig.contextViews.join(" | ")} (${variables.view})`),
-  mode: text("mode", "name", `${ChatMemoryConfig.summaryModes.join(" | ")} (${variables.mode})`),
-  recall: text("recall", "name", `${ChatMemoryConfig.recallModes.join(" | ")} (${variables.recall})`),
-  recallBudget: text(
-    "recall-budget",
-    "share",
-    `share of the budget recalled turns may take (${variables.recallTokenBudget})`
-  ),
-  tokenizer: text("tokenizer", "name", `${ChatMemoryConfig.tokenizers.join(" | ")} (${variables.tokenizer})`),
-  summarizerModel: text("summarizer-model", "model", `the summarizer's model (${variables.summarizerModel})`)
-}
+export const flags: Readonly<Record<string, Options.Options<Option.Option<string>>>> = Object.fromEntries(
+  flagged.map((entry) => [entry.key, flag(entry)])
+)
 
 /**
  * The flags of a command that reads a stored conversation: `--strategy` defaults to the strategy
  * that wrote it (recorded in its settings).
  */
-export const readingFlags = {
-  ...flags,
-  strategy: text(
-    "strategy",
-    "name",
-    `${ChatMemoryConfig.strategies.join(" | ")} (${variables.strategy}); default: the one that wrote the conversation`
-  )
-}
+export const readingFlags: Readonly<Record<string, Options.Options<Option.Option<string>>>> = Object.fromEntries(
+  flagged.map((entry) => [
+    entry.key,
+    entry.key === "strategy" ? flag(entry, "default: the one that wrote the conversation") : flag(entry)
+  ])
+)
 
-/** The parsed flags. */
-export type Flags = { readonly [K in keyof typeof flags]: Option.Option<string> }
+/** The parsed flags, by the option each sets. */
+export type Flags = Readonly<Record<string, Option.Option<string>>>
 
 /**
  * The command line's own defaults, under the flags and the environment: PGlite in
  * `./.chat-memory`, so that `replay`, `context`, `inspect` and `chat` see each other's
  * conversations (the library's default store is in memory).
  */
-const cliDefaults = new Map([[variables.store, "pglite"], [variables.dataDir, defaultDataDir]])
+const cliDefaults = new Map(
+  flagged.flatMap((
+    { flag, name }
+  ): Array<[string, string]> => (flag.default === undefined ? [] : [[name, flag.default]]))
+)
 
-/** The variable each flag overrides, and the flag as typed. */
-const overridden = [
-  ["strategy", variables.strategy, "--strategy"],
-  ["store", variables.store, "--store"],
-  ["dataDir", variables.dataDir, "--data-dir"],
-  ["budget", variables.promptTokenBudget, "--budget"],
-  ["k", variables.kRawTurns, "--k"],
-  ["threshold", variables.chunkSummarizeThreshold, "--threshold"],
-  ["cap", variables.summaryTokenCap, "--cap"],
-  ["highWater", variables.highWater, "--high-water"],
-  ["lowWater", variables.lowWater, "--low-water"],
-  ["view", variables.view, "--view"],
-  ["mode", variables.mode, "--mode"],
-  ["recall", variables.recall, "--recall"],
-  ["recallBudget", variables.recallTokenBudget, "--recall-budget"],
-  ["tokenizer", variables.tokenizer, "--tokenizer"],
-  ["summarizerModel", variables.summarizerModel, "--summarizer-model"]
-] as const satisfies ReadonlyArray<readonly [keyof Flags, string, string]>
-
-/** The flag that sets a variable, if any. */
-export const flagOf = (variable: string): string | undefined => overridden.find(([, name]) => name === variable)?.[2]
+/** The flag that sets a variable, if any, as typed. */
+export const flagOf = (variable: string): string | undefined => {
+  const entry = flagged.find(({ name }) => name === variable)
+  return entry === undefined ? undefined : `--${entry.flag.name}`
+}
 
 /**
  * The flags laid over `environment` (the process's variables when the program runs, whatever a
@@ -95,9 +75,9 @@ export const flagOf = (variable: string): string | undefined => overridden.find(
  */
 const provider = (given: Flags, environment: ConfigProvider.ConfigProvider): ConfigProvider.ConfigProvider => {
   const map = new Map<string, string>()
-  for (const [key, variable] of overridden) {
+  for (const { key, name } of flagged) {
     const value = given[key]
-    if (Option.isSome(value)) map.set(variable, value.value)
+    if (value !== undefined && Option.isSome(value)) map.set(name, value.value)
   }
   return ConfigProvider.fromMap(map).pipe(
     ConfigProvider.orElse(() => environment),
@@ -114,7 +94,7 @@ export const resolve = (given: Flags) => withFlags(given)(ChatMemoryConfig.confi
 
 /** Whether the flags or the environment name a strategy (rather than leaving the default). */
 export const strategyNamed = (given: Flags) =>
-  withFlags(given)(Effect.map(Config.option(Config.string(variables.strategy)), Option.isSome))
+  withFlags(given)(Effect.map(Config.option(Config.string(variables.strategy.name)), Option.isSome))
 
 /** Whether the store outlives the process, so that a later command sees what this one wrote. */
 export const isPersistent = (store: ChatMemoryConfig.Store | undefined): boolean =>
@@ -134,7 +114,7 @@ export const describe = (options: ChatMemoryConfig.Options) => {
     summarizerModel: summarizer._tag === "openai" || summarizer._tag === "language-model" ? summarizer.model : null,
     summarizerUrl: summarizer._tag === "openai" ? summarizer.apiUrl ?? null : null,
     tokenizer: options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer,
-    promptTokenBudget: strategy === "noop" ? null : options.promptTokenBudget ?? null,
+    tokenBudget: strategy === "noop" ? null : options.tokenBudget ?? null,
     kRawTurns: options.kRawTurns ?? null,
     chunkSummarizeThreshold: options.chunkSummarizeThreshold ?? null,
     highWater: options.highWater ?? null,
@@ -159,9 +139,9 @@ export const describeLine = (options: ChatMemoryConfig.Options): string => {
   const knobs = d.strategy === "noop"
     ? []
     : d.strategy === "sliding-window"
-    ? [`budget ${d.promptTokenBudget}`]
+    ? [`budget ${d.tokenBudget}`]
     : [
-      `budget ${d.promptTokenBudget}`,
+      `budget ${d.tokenBudget}`,
       `K ${d.kRawTurns}`,
       d.chunkSummarizeThreshold === null
         ? `watermarks ${d.highWater}/${d.lowWater}`

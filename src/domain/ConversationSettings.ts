@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { Overrides } from "./ContextSettings.js"
 
 /**
  * The built-in strategies, by the name each reports (`MemoryManagementStrategy.name`).
@@ -29,12 +30,8 @@ export type StrategyName = typeof StrategyName.Type
  * @category schemas
  */
 export class ConversationSettings extends Schema.Class<ConversationSettings>("ConversationSettings")({
-  /** Tokens the context may take, leading system messages included. */
-  tokenBudget: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
-  /** Turns always shown verbatim after the summary when they fit. */
-  kRawTurns: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 1000)), { exact: true }),
-  /** What the context shows after the summary: the newest turns that fit, or every unsummarized turn. */
-  view: Schema.optionalWith(Schema.Literal("full", "stable"), { exact: true }),
+  /** The budget, K and view of the conversation's contexts (`ContextSettings`). */
+  ...Overrides.fields,
   /**
    * The strategy that writes the conversation's memory (its summary state, facts or none), as
    * its writer recorded it: a record, not an override. The service builds every context with the

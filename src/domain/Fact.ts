@@ -4,8 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Either, Schema } from "effect"
-import type { Message } from "./Message.js"
+import { Schema } from "effect"
 import { Identifier, StorableString } from "./Text.js"
 
 /**
@@ -47,6 +46,15 @@ export const Fact = Schema.Struct({
 export type Fact = typeof Fact.Type
 
 /**
+ * The most facts kept unless configured otherwise: the hierarchical strategy's `maxFacts` by
+ * default, and the most the offline skill returns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DefaultMaxFacts = 50
+
+/**
  * A fact as a model proposes it: added when its key is new, replacing the known one otherwise.
  *
  * @since 0.1.0
@@ -74,8 +82,13 @@ export interface FactChanges {
   readonly remove: ReadonlyArray<string>
 }
 
-/** The most source seqs a fact keeps (the newest). */
-const maxSources = 16
+/**
+ * The most source seqs a fact keeps: the newest.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxSourceSeqs = 16
 
 const withOptional = (
   fact: { readonly key: string; readonly value: string; readonly category: FactCategory },
@@ -84,7 +97,7 @@ const withOptional = (
 ): Fact => ({
   ...fact,
   ...(confidence === undefined ? {} : { confidence }),
-  ...(sourceSeqs === undefined || sourceSeqs.length === 0 ? {} : { sourceSeqs: sourceSeqs.slice(-maxSources) })
+  ...(sourceSeqs === undefined || sourceSeqs.length === 0 ? {} : { sourceSeqs: sourceSeqs.slice(-MaxSourceSeqs) })
 })
 
 /**
@@ -121,66 +134,4 @@ export const applyFactChanges = (existing: ReadonlyArray<Fact>, changes: FactCha
     }
   }
   return [...facts.values()]
-}
-
-/**
- * Facts as a store accepts them: one per key (the last occurrence wins, at its place), each valid
- * for the `Fact` schema. Returns how many were dropped as invalid.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const normalizeFacts = (
-  facts: ReadonlyArray<Fact>
-): { readonly facts: Array<Fact>; readonly invalid: number } => {
-  const byKey = new Map<string, Fact>()
-  let invalid = 0
-  for (const fact of facts) {
-    const decoded = Schema.decodeUnknownEither(Fact)(fact)
-    if (Either.isLeft(decoded)) {
-      invalid += 1
-      continue
-    }
-    byKey.delete(decoded.right.key)
-    byKey.set(decoded.right.key, decoded.right)
-  }
-  return { facts: [...byKey.values()], invalid }
-}
-
-/** Matches `value` as a whole word or phrase, case-insensitively (`ORD-1` is not in `ORD-12`). */
-const mentionOf = (value: string): RegExp | undefined => {
-  const trimmed = value.trim()
-  if (trimmed.length < 3) return undefined
-  const escaped = trimmed.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, "iu")
-}
-
-/**
- * Provenance: a fact the run left unchanged keeps its source seqs; a fact that is new or whose value
- * changed keeps the source seqs the skill gave when they lie in the folded messages, and is otherwise
- * attributed to the folded messages that mention its value as a whole (none when it is paraphrased).
- *
- * @since 0.1.0
- * @category combinators
- */
-export const attributeSources = (
-  previous: ReadonlyArray<Fact>,
-  next: ReadonlyArray<Fact>,
-  folded: ReadonlyArray<Message>
-): Array<Fact> => {
-  const before = new Map(previous.map((fact) => [fact.key, fact]))
-  const seqs = new Set(folded.map((message) => message.seq))
-  return next.map((fact) => {
-    const old = before.get(fact.key)
-    if (old !== undefined && old.value === fact.value) {
-      return withOptional(fact, fact.confidence, fact.sourceSeqs ?? old.sourceSeqs)
-    }
-    const given = (fact.sourceSeqs ?? []).filter((seq) => seqs.has(seq))
-    if (given.length > 0) return withOptional(fact, fact.confidence, given)
-    const mention = mentionOf(fact.value)
-    const found = mention === undefined
-      ? []
-      : folded.filter((message) => mention.test(message.content)).map((message) => message.seq)
-    return withOptional(fact, fact.confidence, found)
-  })
 }

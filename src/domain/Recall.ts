@@ -6,7 +6,16 @@
  */
 import { DateTime, Schema } from "effect"
 import { Message, type MessageMetadata } from "./Message.js"
-import { messageLine } from "./SummaryInput.js"
+import { messageLine } from "./Message.js"
+
+/**
+ * The longest query text a search reads, in UTF-16 code units: the rest of a longer one is left
+ * out (a question is far shorter). Recall, `searchMemory` and every store's search cut at it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxQueryLength = 2000
 
 /**
  * What recall finds a message by, lexically and by meaning: its content and, for an assistant

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Array as Arr, type Effect, ParseResult, Schema, type SchemaAST } from "effect"
-import { copyUntrusted, explain, type Limits, notData, setOwn, tooLarge } from "./internal/untrusted.js"
+import { copyUntrusted, explain, type Limits, notData, reasonOr, setOwn, tooLarge } from "./internal/untrusted.js"
 
 // PostgreSQL `text` and `jsonb` cannot hold U+0000, and an unpaired UTF-16 surrogate has no UTF-8
 // encoding (drivers replace it with U+FFFD), so either would change on its way through a SQL store.
@@ -47,17 +47,6 @@ export const toStorable = (s: string): { readonly text: string; readonly replace
   })
   return { text, replaced }
 }
-
-/**
- * A `message` annotation that keeps the reason `fromUntrusted` gave for a value it could not read
- * (a throwing getter, a cycle, a `Date`…) and says `fallback` otherwise. Without it, a schema
- * with its own message would report a throwing getter as, say, "must be a string".
- *
- * @since 0.1.0
- * @category annotations
- */
-export const reasonOr = (fallback: string) => (issue: ParseResult.ParseIssue): string =>
-  issue._tag === "Type" && issue.message !== undefined ? issue.message : fallback
 
 /**
  * A string without NUL characters or unpaired surrogates. Anything else is refused as "must be a
@@ -117,24 +106,35 @@ export const MaxJsonValues = 1_048_576
  * or proxy trap, a cycle, a `Date`, a `Map`, a class instance, a function or a bigint is refused
  * with a reason at its path (unless `schema` refuses something else first), never a defect.
  *
- * The copy is canonical (object keys in `jsonb` order, `-0` as `0`, `undefined` properties left
- * out, see `canonicalJson`), and it is decoded keeping its key order.
+ * The copy is canonical, the form every store returns JSON in: object keys in the order
+ * PostgreSQL's `jsonb` keeps them (shorter keys first, counted in UTF-8 bytes, then in byte order;
+ * as in any JavaScript object, integer-like keys such as `"2"` and `"10"` still come first, in
+ * ascending order), `-0` as `0`, properties whose value is `undefined` left out. It is decoded
+ * keeping its key order.
  *
  * Options: `maxDepth` (default `MaxJsonDepth`) and `maxValues` (default `MaxJsonValues`) bound the
  * copy; `shallow` copies the top-level array or object only, for a schema whose elements guard
- * themselves (a list of `MessageInput`s).
+ * themselves (a list of `MessageInput`s); `keepOrder` keeps the input's key order instead of
+ * `jsonb`'s, for JSON whose text must come back byte for byte (tool call params and results
+ * replayed to a provider).
  *
  * @since 0.1.0
  * @category combinators
  */
 export const fromUntrusted = <A, I, R>(
   schema: Schema.Schema<A, I, R>,
-  options?: { readonly maxDepth?: number; readonly maxValues?: number; readonly shallow?: boolean }
+  options?: {
+    readonly maxDepth?: number
+    readonly maxValues?: number
+    readonly shallow?: boolean
+    readonly keepOrder?: boolean
+  }
 ): Schema.Schema<A, I, R> => {
   const limits: Limits = {
     maxDepth: options?.maxDepth ?? MaxJsonDepth,
     maxValues: options?.maxValues ?? MaxJsonValues,
-    shallow: options?.shallow ?? false
+    shallow: options?.shallow ?? false,
+    keepOrder: options?.keepOrder ?? false
   }
   return Schema.declare([schema], {
     decode: (inner) => {
@@ -154,20 +154,6 @@ export const fromUntrusted = <A, I, R>(
     }
   })
 }
-
-const canonicalLimits: Limits = { maxDepth: MaxJsonDepth + 8, maxValues: MaxJsonValues, shallow: false }
-
-/**
- * A fresh copy of a JSON value in the form every store returns JSON: object keys in the order
- * PostgreSQL's `jsonb` keeps them (shorter keys first, counted in UTF-8 bytes, then in byte
- * order; as in any JavaScript object, integer-like keys such as `"2"` and `"10"` still come first,
- * in ascending order), `-0` as `0`, and properties whose value is `undefined` left out. Meant for
- * validated JSON: what is not JSON comes out as an opaque symbol.
- *
- * @since 0.1.0
- * @category utils
- */
-export const canonicalJson = (value: unknown): unknown => copyUntrusted(value, canonicalLimits).value
 
 // ---------------------------------------------------------------------------------------------
 // Json
@@ -263,7 +249,7 @@ const parseJson = (
  * levels deep. Any input is read safely (see `fromUntrusted`): a getter or a proxy is read once,
  * and what is not JSON (a `Date`, a `Map`, a class instance, a function, a bigint, `undefined` in
  * an array, a cycle) is refused at its path. Decoding returns a fresh copy, in canonical form (see
- * `canonicalJson`). A key that is not a `JsonKey` is refused when decoding with
+ * `fromUntrusted`). A key that is not a `JsonKey` is refused when decoding with
  * `onExcessProperty: "error"`, and otherwise left out, as by a `Schema.Record` of `JsonKey`s.
  *
  * @since 0.1.0

@@ -106,23 +106,6 @@ export const groupTurns = (all: ReadonlyArray<Message>, options?: { readonly par
 }
 
 /**
- * The number of newest turns that fit `available` tokens together (a contiguous suffix).
- *
- * @since 0.1.0
- * @category utils
- */
-export const newestThatFit = (turns: ReadonlyArray<Turn>, available: number): number => {
-  let used = 0
-  let count = 0
-  for (let i = turns.length - 1; i >= 0; i--) {
-    used += turns[i]?.tokenCount ?? 0
-    if (used > available) break
-    count += 1
-  }
-  return count
-}
-
-/**
  * The messages of `turns`, in order (a plain loop: `Array.prototype.flatMap` costs several times
  * more on the read path).
  *

@@ -1,398 +1,120 @@
 /**
- * The implementation of `ChatMemoryService`: input validation at the edge, the store, and the
- * strategy that decides what happens after a write and what the context holds.
+ * The memory, from one name: its tag (`ChatMemory.ChatMemoryService`), the service's layer over a
+ * store, a strategy and a token counter (`layer`, `layerWith`), the whole memory composed from typed
+ * options (`layerLive`) or from the environment (`layerConfig`), and the memory for a host's own
+ * tests (`layerTest`). Optional peers (PGlite, the OpenAI client, gpt-tokenizer) are loaded by the
+ * layers that use them, when they are built, not by this module.
  *
  * @since 0.1.0
  */
-import { DateTime, Effect, Layer, Metric, MetricBoundaries, PubSub, Queue, Schema, type Scope, Stream } from "effect"
-import { ConversationId } from "../domain/ConversationId.js"
-import { ConversationSettings } from "../domain/ConversationSettings.js"
-import { ConversationStats } from "../domain/ConversationStats.js"
-import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../domain/MemoryEvent.js"
-import { decodePlainInputs, MaxContentLength, MessageInputs, type NewMessage } from "../domain/Message.js"
-import { fromUntrusted, StorableString } from "../domain/Text.js"
-import { DataValidationError, decode } from "../errors/DataValidationError.js"
-import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
-import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
-import { RepositoryService } from "../services/RepositoryService.js"
-import { TokenCounter } from "../services/TokenCounter.js"
-import { searchTurns } from "../strategies/Recall.js"
-
-/** Turns a context left out without their being summarized. */
-const omittedTurns = Metric.histogram(
-  "chat_memory_context_omitted_turns",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 12 }),
-  "Turns neither shown nor covered by the summary, per context built"
-)
-
-/** Contexts whose prompt prefix differs from the conversation's previous context. */
-const prefixChanges = Metric.counter("chat_memory_context_prefix_changes_total", {
-  description:
-    "Contexts whose prompt prefix changed from the previous context of the conversation (a prefix-cache miss)",
-  incremental: true
-})
-
-const AddMessagesRequest = Schema.Struct({
-  conversationId: ConversationId,
-  // Our messages, `@effect/ai` prompt messages and response parts, each read once, inside a guard.
-  messages: MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall })
-})
-
-const GetMessagesRequest = Schema.Struct({
-  conversationId: ConversationId,
-  // Exact: an `undefined` member would print the raw input (running a hostile object's getters).
-  options: Schema.optionalWith(
-    fromUntrusted(Schema.Struct({
-      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
-      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
-    })),
-    { exact: true }
-  )
-})
-
-const isConversationId = Schema.is(ConversationId)
-
-/** How many conversations' prefix tracking a service keeps: the least recently read go first. */
-const trackedConversations = 10_000
-
-/** The contexts built for a conversation, and how many changed the prompt's prefix. */
-interface PrefixTrack {
-  readonly version: string
-  readonly contexts: number
-  readonly changes: number
-}
+import * as ChatMemoryLive from "./ChatMemoryLive.js"
+import * as ChatMemoryTest from "./ChatMemoryTest.js"
+import * as Memory from "./internal/memory.js"
 
 /**
- * The prefix tracking of the conversations read most recently: a `Map` kept in recency order
- * (read and re-inserted on each update), bounded by `trackedConversations`.
+ * The memory's tag: `yield* ChatMemory.ChatMemoryService` gives the service (`addMessages`,
+ * `getContext`, …); its laws are on its interface, `ChatMemoryService.Service`.
+ *
+ * @since 0.1.0
+ * @category tags
  */
-const makePrefixTracker = () => {
-  const tracks = new Map<ConversationId, PrefixTrack>()
-  return {
-    record: (conversationId: ConversationId, version: string) =>
-      Effect.sync(() => {
-        const before = tracks.get(conversationId)
-        tracks.delete(conversationId)
-        const changed = before === undefined || before.version !== version
-        tracks.set(conversationId, {
-          version,
-          contexts: (before?.contexts ?? 0) + 1,
-          changes: (before?.changes ?? 0) + (changed ? 1 : 0)
-        })
-        if (tracks.size > trackedConversations) {
-          const oldest = tracks.keys().next()
-          if (oldest.done !== true) tracks.delete(oldest.value)
-        }
-        return changed
-      }),
-    get: (conversationId: ConversationId) => Effect.sync(() => tracks.get(conversationId)),
-    forget: (conversationId: ConversationId) => Effect.sync(() => tracks.delete(conversationId))
-  }
-}
-
-const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
-
-const StatsRequest = ConversationRequest
-
-const GetContextRequest = Schema.Struct({
-  conversationId: ConversationId,
-  options: Schema.optionalWith(
-    fromUntrusted(Schema.Struct({
-      tokenBudget: Schema.optional(Schema.Int.pipe(Schema.positive())),
-      query: Schema.optional(StorableString)
-    })),
-    { exact: true }
-  )
-})
-
-const SearchRequest = Schema.Struct({
-  conversationId: ConversationId,
-  query: StorableString,
-  options: Schema.optionalWith(
-    fromUntrusted(Schema.Struct({
-      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
-      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
-    })),
-    { exact: true }
-  )
-})
-
-const SetSettingsRequest = Schema.Struct({
-  conversationId: ConversationId,
-  settings: fromUntrusted(ConversationSettings)
-})
-
-const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optionalWith(ConversationId, { exact: true }) })
+export { ChatMemoryService } from "../services/ChatMemoryService.js"
 
 /**
- * The options of the service.
+ * The limits of one call: messages and inputs one `addMessages` takes, and the largest page of
+ * `getMessages`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export { MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
+
+/**
+ * The options of the service (`make`, `layerWith`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /**
-   * The longest message content `addMessages` accepts, in UTF-16 code units: from 1 to
-   * `Message.MaxContentLength` (4 Mi, the default). A longer one is refused with a
-   * `DataValidationError` naming `messages[i].content`, and nothing of the call is stored.
-   */
-  readonly maxMessageLength?: number | undefined
-}
-
-const OptionsSchema = Schema.Struct({
-  maxMessageLength: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxContentLength)))
-})
+export type Options = Memory.Options
 
 /**
- * Builds the service over a repository, a strategy and a token counter. Every input is decoded at
- * this edge; the strategy's events reach subscribers through the service's own hub. Invalid
- * options fail with a `DataValidationError` naming the option.
+ * The values `Options.maxMessageLength` may take.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MaxMessageLength = Memory.MaxMessageLength
+
+/**
+ * Builds the service over a store, a strategy and a token counter; invalid options fail with a
+ * `DataValidationError` naming the option.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<
-  ChatMemoryService.Service,
-  DataValidationError,
-  RepositoryService | MemoryManagementStrategy | TokenCounter | Scope.Scope
-> =>
-  Effect.gen(function*() {
-    const { maxMessageLength = MaxContentLength } = yield* decode(OptionsSchema, "ChatMemory.make", "options")(options)
-    const repository = yield* RepositoryService
-    const strategy = yield* MemoryManagementStrategy
-    const counter = yield* TokenCounter
-    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
-    // Events are built only while someone listens: most applications never subscribe, and a turn
-    // should not pay for two event objects nobody reads.
-    let subscribers = 0
-    const subscribe = Effect.acquireRelease(
-      Effect.sync(() => (subscribers += 1)),
-      () => Effect.sync(() => (subscribers -= 1))
-    ).pipe(Effect.zipRight(PubSub.subscribe(pubsub)))
-    const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
-    const publishLazily = (event: () => MemoryEvent) =>
-      Effect.suspend(() => (subscribers > 0 ? PubSub.publish(pubsub, event()) : Effect.void))
-    // The strategy's events reach subscribers through the service's own hub.
-    const strategyEvents = yield* strategy.subscribe
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
-    const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
-    const prefixes = makePrefixTracker()
-
-    const decodeAddRequest = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
-    /** The common call (a valid id, plain `{ role, content }` messages) without the guarded decoding. */
-    const decodeAdd = (request: { readonly conversationId: unknown; readonly messages: unknown }) => {
-      if (isConversationId(request.conversationId)) {
-        const plain = decodePlainInputs(request.messages, Math.min(MaxMessagesPerCall, MaxInputsPerCall))
-        if (plain !== undefined) return Effect.succeed({ conversationId: request.conversationId, messages: plain })
-      }
-      return decodeAddRequest(request)
-    }
-    const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
-    const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
-    const decodeContext = decode(GetContextRequest, "ChatMemoryService.getContext", "")
-    const decodeSetSettings = decode(SetSettingsRequest, "ChatMemoryService.setSettings", "")
-    const decodeGetSettings = decode(ConversationRequest, "ChatMemoryService.getSettings", "")
-    const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
-
-    /** The settings of one context: the call's budget and query over the conversation's settings. */
-    const contextSettings = (
-      conversationId: ConversationId,
-      call: { readonly tokenBudget?: number | undefined; readonly query?: string | undefined } | undefined
-    ) =>
-      Effect.map(repository.getSettings(conversationId), (stored): MemoryManagementStrategy.ContextSettings => ({
-        tokenBudget: call?.tokenBudget ?? stored.tokenBudget,
-        kRawTurns: stored.kRawTurns,
-        view: stored.view,
-        query: call?.query
-      }))
-    const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
-
-    return ChatMemoryService.of({
-      addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages) {
-        const request = yield* decodeAdd({ conversationId, messages })
-        const tooLong = request.messages.find(({ message }) => message.content.length > maxMessageLength)
-        if (tooLong !== undefined) {
-          return yield* new DataValidationError({
-            operation: "ChatMemoryService.addMessages",
-            path: `messages[${tooLong.source}].content`,
-            reason: `must be at most ${maxMessageLength} characters (maxMessageLength)`
-          })
-        }
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        if (request.messages.length === 0) return []
-        const createdAt = yield* DateTime.now
-        const prepared: Array<NewMessage> = []
-        for (const { message } of request.messages) {
-          prepared.push({
-            role: message.role,
-            content: message.content,
-            metadata: message.metadata ?? {},
-            tokenCount: yield* counter.countMessage(message),
-            createdAt
-          })
-        }
-        const appended = yield* repository.appendMessages(request.conversationId, prepared)
-        yield* publishLazily(() =>
-          new MessagesAdded({
-            conversationId: request.conversationId,
-            count: appended.messages.length,
-            lastSeq: appended.messages[appended.messages.length - 1]?.seq ?? 0
-          })
-        )
-        yield* strategy.postAddMessagesHook({
-          conversationId: request.conversationId,
-          addedMessagesCount: appended.messages.length,
-          totalMessagesCount: appended.messageCount
-        })
-        return appended.messages
-      }),
-
-      getMessages: Effect.fn("ChatMemoryService.getMessages")(function*(conversationId, options) {
-        const request = yield* decodeGet(options === undefined ? { conversationId } : { conversationId, options })
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* repository.listMessages(request.conversationId, {
-          before: request.options?.before,
-          limit: request.options?.limit,
-          from: "newest"
-        })
-      }),
-
-      clearMessages: Effect.fn("ChatMemoryService.clearMessages")(function*(conversationId) {
-        const request = yield* decodeClear({ conversationId })
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        yield* strategy.forget(request.conversationId)
-        yield* repository.deleteConversation(request.conversationId)
-        yield* prefixes.forget(request.conversationId)
-        yield* Effect.logInfo("conversation cleared").pipe(
-          Effect.annotateLogs("conversationId", request.conversationId)
-        )
-      }),
-
-      getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId, options) {
-        // The common call (a valid id, no options) needs no decoding.
-        const request = options === undefined && isConversationId(conversationId)
-          ? { conversationId, options: undefined }
-          : yield* decodeContext(options === undefined ? { conversationId } : { conversationId, options })
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        const settings = yield* contextSettings(request.conversationId, request.options)
-        const context = yield* strategy.buildContext(request.conversationId, settings)
-        yield* omittedTurns(Effect.succeed(context.turnsOmitted))
-        const prefixChanged = yield* prefixes.record(context.conversationId, context.prefixVersion)
-        if (prefixChanged) yield* prefixChanges(Effect.succeed(1))
-        yield* publishLazily(() =>
-          new ContextBuilt({
-            conversationId: context.conversationId,
-            strategy: context.strategy,
-            tokenCount: context.tokenCount,
-            turnsShown: context.turnsShown,
-            turnsOmitted: context.turnsOmitted,
-            summaryTruncated: context.summaryTruncated,
-            omissionAnnounced: context.omissionAnnounced,
-            turnsRecalled: context.recalled.length,
-            recalledTokens: context.recalledTokens,
-            factsIncluded: context.facts.length,
-            summaryIncluded: context.summary !== null,
-            summarizedUpTo: context.summarizedUpTo
-          })
-        )
-        if (context.recalled.length > 0) {
-          yield* publishLazily(() =>
-            new MemoryRecalled({
-              conversationId: context.conversationId,
-              turns: context.recalled.map((turn) => ({ fromSeq: turn.fromSeq, toSeq: turn.toSeq, score: turn.score })),
-              tokenCount: context.recalledTokens
-            })
-          )
-        }
-        return context
-      }),
-
-      setSettings: Effect.fn("ChatMemoryService.setSettings")(function*(conversationId, settings) {
-        const request = yield* decodeSetSettings({ conversationId, settings })
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* repository.setSettings(request.conversationId, request.settings)
-      }),
-
-      searchMemory: Effect.fn("ChatMemoryService.searchMemory")(function*(conversationId, query, options) {
-        const request = yield* decodeSearch(
-          options === undefined ? { conversationId, query } : { conversationId, query, options }
-        )
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* searchTurns(repository, request.conversationId, {
-          query: request.query,
-          before: request.options?.before ?? Number.MAX_SAFE_INTEGER,
-          limit: request.options?.limit ?? 5
-        }, strategy.searchMessages)
-      }),
-
-      getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {
-        const request = yield* decodeGetSettings({ conversationId })
-        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* repository.getSettings(request.conversationId)
-      }),
-
-      awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
-        const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
-        yield* strategy.awaitIdle(request.conversationId)
-      }),
-
-      stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {
-        const { conversationId: id } = yield* decodeStats({ conversationId })
-        yield* Effect.annotateCurrentSpan("conversationId", id)
-        const info = yield* repository.getConversation(id)
-        const state = yield* repository.getSummaryState(id)
-        const records = yield* repository.listSummarizations(id)
-        const context = yield* strategy.buildContext(id, yield* contextSettings(id, undefined))
-        const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
-        const track = yield* prefixes.get(id)
-        return new ConversationStats({
-          conversationId: id,
-          strategy: context.strategy,
-          messagesStored: info.messageCount,
-          tokensStored: info.tokenCount,
-          contextTokens: context.tokenCount,
-          compressionRatio: info.tokenCount / Math.max(1, context.tokenCount),
-          summarizations: records.length,
-          summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
-          summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
-          summariesTruncated: records.filter((record) => record.summaryTruncated).length,
-          summarizedUpTo: state.cursor,
-          turnsShown: context.turnsShown,
-          turnsOmitted: context.turnsOmitted,
-          messagesOmitted: context.messagesOmitted,
-          lagMessages: buffer.total - buffer.summary,
-          lagTokens: buffer.tokenCount,
-          contextsBuilt: track?.contexts ?? 0,
-          prefixChanges: track?.changes ?? 0
-        }, { disableValidation: true })
-      }),
-
-      events: Stream.unwrapScoped(Effect.map(subscribe, (queue) => Stream.fromQueue(queue))),
-      subscribe
-    })
-  })
+export const make = Memory.make
 
 /**
- * The service as a layer over the repository, strategy and token counter layers.
+ * The service as a layer over the store, strategy and token counter layers: compose it by hand
+ * (`ChatMemory.layer.pipe(Layer.provideMerge(SummarizationStrategy.layer(…)), …)`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<
-  ChatMemoryService,
-  never,
-  RepositoryService | MemoryManagementStrategy | TokenCounter
-> // The default options are valid: `make()` cannot fail with a DataValidationError.
- = Layer.scoped(ChatMemoryService, Effect.orDie(make()))
+export const layer = Memory.layer
 
 /**
- * The service as a layer, with options; invalid ones fail its construction.
+ * The service as a layer over its ports, with options; invalid ones fail its construction.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = (options: Options): Layer.Layer<
-  ChatMemoryService,
-  DataValidationError,
-  RepositoryService | MemoryManagementStrategy | TokenCounter
-> => Layer.scoped(ChatMemoryService, make(options))
+export const layerWith = Memory.layerWith
+
+/**
+ * Everything the composed memory provides: the service, and the parts it is made of (the storage
+ * ports, the strategy, the summarizer skill, the token counter).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services = ChatMemoryLive.Services
+
+/**
+ * The whole memory from typed options (`ChatMemoryConfig.Options`): store, token counter,
+ * summarizer and strategy, each taking its default when left out. Invalid settings fail the
+ * construction with a `DataValidationError` naming the setting; a store that cannot be opened,
+ * with a `RepositoryError`. Closing the layer interrupts the background work and closes the store.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerLive = ChatMemoryLive.layer
+
+/**
+ * The whole memory configured from the environment (`MEMORY_STRATEGY`, `MEMORY_STORE`,
+ * `DATABASE_URL`, `OPENAI_API_KEY`…): an invalid variable fails the construction with a
+ * `ConfigError` naming it.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = ChatMemoryLive.layerConfig
+
+/**
+ * The options of the test memory: the strategy and its knobs, the summarizer's script and the store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TestOptions<E = never, R = never> = ChatMemoryTest.Options<E, R>
+
+/**
+ * The memory for a host's own tests, fresh per build: an in-memory store (or the store layer of
+ * your choice), a scripted summarizer whose calls can be read back (`ScriptedSkill`), the
+ * approximate token counter and the strategy of your choice. Provide it to each test.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerTest = ChatMemoryTest.layer

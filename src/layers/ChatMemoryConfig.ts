@@ -1,87 +1,26 @@
 /**
  * The configuration of the composed memory (`ChatMemoryLive`): the typed options, their defaults,
- * and how they are read from the environment through Effect `Config` (DESIGN §6).
+ * and how they are read from the environment through Effect `Config` (DESIGN §6), by the
+ * variables of `ChatMemoryVariables`.
  *
  * @since 0.1.0
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
 import type { SqlClient } from "@effect/sql"
 import { Config, ConfigError, Either, type Layer, Option, Redacted } from "effect"
-import { MaxContentLength } from "../domain/Message.js"
+import type { StrategyName } from "../domain/ConversationSettings.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
-import { defaults as summarizationDefaults } from "../strategies/SummarizationOptions.js"
-import type * as ChatMemory from "./ChatMemory.js"
+import { type Tokenizer, variables } from "./ChatMemoryVariables.js"
 import type * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
-import * as OpenAiModels from "./internal/openAiModels.js"
+import { isPostgresUrl } from "./internal/configValues.js"
+import type * as Memory from "./internal/memory.js"
 import type * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import type * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import type * as PgliteClient from "./store/PgliteClient.js"
 import type * as PgRepository from "./store/PgRepository.js"
 import type * as SqlRepository from "./store/SqlRepository.js"
-
-/**
- * The strategies configuration can choose.
- *
- * @since 0.1.0
- * @category constants
- */
-export const strategies = ["noop", "sliding-window", "summarization", "hierarchical"] as const
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type Strategy = typeof strategies[number]
-
-/**
- * The stores configuration can choose: in memory, embedded PGlite, or a PostgreSQL server.
- *
- * @since 0.1.0
- * @category constants
- */
-export const stores = ["memory", "pglite", "postgres"] as const
-
-/**
- * The token counters: `approximate` (characters / 4) or `exact` (OpenAI's o200k encoding).
- *
- * @since 0.1.0
- * @category constants
- */
-export const tokenizers = ["approximate", "exact"] as const
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type Tokenizer = typeof tokenizers[number]
-
-/**
- * The summary modes of the summarization strategy.
- *
- * @since 0.1.0
- * @category constants
- */
-export const summaryModes = ["incremental", "full", "layered"] as const
-
-/**
- * The views of the summarizing strategies: `full` (the newest turns that fit) or `stable`
- * (every unsummarized turn, append-only between folds).
- *
- * @since 0.1.0
- * @category constants
- */
-export const contextViews = ["full", "stable"] as const
-
-/**
- * Recall for contexts asked with a query: `lexical` (full-text search of the store, offline),
- * `hybrid` (lexical fused with a search by meaning, over an embedding model) or `off`.
- *
- * @since 0.1.0
- * @category constants
- */
-export const recallModes = ["off", "lexical", "hybrid"] as const
 
 /**
  * The embedding model of `hybrid` recall: a model behind the OpenAI API (or any compatible server,
@@ -149,15 +88,15 @@ export type Summarizer =
 /**
  * The options of the composed memory: the parts to use, and the knobs of the strategy (those of
  * `HierarchicalStrategy`, a superset of those of `SummarizationStrategy`; the sliding window reads
- * only `promptTokenBudget`, the no-op strategy none). Everything left out takes its default.
+ * only `tokenBudget`, the no-op strategy none). Everything left out takes its default.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Partial<HierarchicalOptions>, ChatMemory.Options {
+export interface Options extends Partial<HierarchicalOptions>, Memory.Options {
   /** `summarization` by default. */
-  readonly strategy?: Strategy | undefined
-  /** PGlite in memory by default. */
+  readonly strategy?: StrategyName | undefined
+  /** The in-memory store by default. */
   readonly store?: Store | undefined
   /** The extractive skill by default. */
   readonly summarizer?: Summarizer | undefined
@@ -174,109 +113,18 @@ export interface Options extends Partial<HierarchicalOptions>, ChatMemory.Option
  * @category constants
  */
 export const defaults: {
-  readonly strategy: Strategy
+  readonly strategy: StrategyName
   readonly store: Store
   readonly summarizer: Summarizer
   readonly tokenizer: Tokenizer
 } = {
-  strategy: "summarization",
+  strategy: variables.strategy.fallback,
   store: { _tag: "memory" },
   summarizer: { _tag: "extractive" },
-  tokenizer: "approximate"
+  tokenizer: variables.tokenizer.fallback
 }
 
-/**
- * The environment variables read by `config`, by the option they set.
- *
- * @since 0.1.0
- * @category constants
- */
-export const variables = {
-  strategy: "MEMORY_STRATEGY",
-  store: "MEMORY_STORE",
-  dataDir: "MEMORY_DATA_DIR",
-  databaseUrl: "DATABASE_URL",
-  kRawTurns: "MEMORY_K_RAW_TURNS",
-  promptTokenBudget: "MEMORY_PROMPT_TOKEN_BUDGET",
-  chunkSummarizeThreshold: "MEMORY_CHUNK_SUMMARIZE_THRESHOLD",
-  highWater: "MEMORY_HIGH_WATER",
-  lowWater: "MEMORY_LOW_WATER",
-  view: "MEMORY_CONTEXT_VIEW",
-  recall: "MEMORY_RECALL",
-  recallTokenBudget: "MEMORY_RECALL_TOKEN_BUDGET",
-  embeddingModel: "MEMORY_EMBEDDING_MODEL",
-  maxMessageLength: "MEMORY_MAX_MESSAGE_LENGTH",
-  summarizationConcurrency: "MEMORY_SUMMARIZATION_CONCURRENCY",
-  summaryTokenCap: "MEMORY_SUMMARY_TOKEN_CAP",
-  mode: "MEMORY_SUMMARY_MODE",
-  summarizerModel: "MEMORY_SUMMARIZER_MODEL",
-  summaryPromptId: "PROMPT_ID_SUMMARY_GLOBAL",
-  summaryPromptVersion: "PROMPT_VERSION_SUMMARY_GLOBAL",
-  tokenizer: "MEMORY_TOKENIZER",
-  openAiApiKey: "OPENAI_API_KEY",
-  openAiBaseUrl: "OPENAI_BASE_URL"
-} as const
-
-const choice = <const A extends ReadonlyArray<string>>(values: A, name: string, fallback: A[number]) =>
-  Config.literal(...values)(name).pipe(Config.withDefault(fallback))
-
-const decimalDigits = /^[0-9]+$/
-
-/**
- * A whole number written in decimal digits only: `Config.integer` would also take `0x1000`,
- * `0b11` or `1e3`, which nobody means for a token budget.
- */
-const integer = (name: string, fallback: number, max: number) =>
-  Config.string(name).pipe(
-    Config.mapOrFail((text) => {
-      const value = Number(text)
-      return decimalDigits.test(text) && value >= 1 && value <= max
-        ? Either.right(value)
-        : Either.left(
-          ConfigError.InvalidData([], `must be an integer from 1 to ${max} in decimal digits, got "${text}"`)
-        )
-    }),
-    Config.withDefault(fallback)
-  )
-
-/** A share from 0 to 1, in decimal notation (`0.9`, `0.25`, `1`). */
-const share = (name: string, fallback: number) =>
-  Config.string(name).pipe(
-    Config.mapOrFail((text) => {
-      const value = Number(text)
-      return /^[0-9]+(\.[0-9]+)?$/.test(text) && value >= 0 && value <= 1
-        ? Either.right(value)
-        : Either.left(ConfigError.InvalidData([], `must be a number from 0 to 1 (e.g. 0.9), got "${text}"`))
-    }),
-    Config.withDefault(fallback)
-  )
-
-/** An optional value that, when set, is not blank: a blank value is a mistake, not an absence. */
-const optionalNonBlank = (name: string) =>
-  Config.option(
-    Config.string(name).pipe(
-      Config.validate({
-        message: "must not be blank (unset it instead)",
-        validation: (value) => value.trim().length > 0
-      })
-    )
-  )
-
-const isPostgresUrl = (url: string): boolean =>
-  URL.canParse(url) && ["postgres:", "postgresql:"].includes(new URL(url).protocol)
-
-const isHttpUrl = (url: string): boolean => URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol)
-
-/** One word of a hosted prompt's reference: not blank, no spaces or control characters. */
-const promptWord = (name: string, example: string) =>
-  Config.option(
-    Config.string(name).pipe(
-      Config.validate({
-        message: `must be ${example}: not blank, no spaces`,
-        validation: (value) => /^[^\s\p{Cc}]+$/u.test(value)
-      })
-    )
-  )
+const { openAiApiKey, openAiBaseUrl, summaryPromptId, summaryPromptVersion } = variables
 
 /**
  * The hosted OpenAI prompt of the summarizer, from `PROMPT_ID_SUMMARY_GLOBAL` and
@@ -287,16 +135,16 @@ const promptWord = (name: string, example: string) =>
  * @category config
  */
 export const summaryPrompt: Config.Config<Option.Option<OpenAiSkill.OpenAiSkill.HostedPrompt>> = Config.all({
-  id: promptWord(variables.summaryPromptId, "a prompt id such as pmpt_abc123"),
-  version: promptWord(variables.summaryPromptVersion, "a prompt version such as 2")
+  id: summaryPromptId.config,
+  version: summaryPromptVersion.config
 }).pipe(
   Config.mapOrFail(({ id, version }) =>
     Option.isNone(id)
       ? Option.isNone(version)
         ? Either.right(Option.none())
         : Either.left(ConfigError.InvalidData(
-          [variables.summaryPromptId],
-          `is required when ${variables.summaryPromptVersion} is set`
+          [summaryPromptId.name],
+          `is required when ${summaryPromptVersion.name} is set`
         ))
       : Either.right(Option.some(Option.match(version, {
         onNone: (): OpenAiSkill.OpenAiSkill.HostedPrompt => ({ id: id.value }),
@@ -315,32 +163,23 @@ export const summaryPrompt: Config.Config<Option.Option<OpenAiSkill.OpenAiSkill.
  * @category config
  */
 export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all({
-  apiKey: Config.option(Config.redacted(variables.openAiApiKey)).pipe(
-    Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
-  ),
-  apiUrl: Config.option(
-    Config.string(variables.openAiBaseUrl).pipe(
-      Config.validate({ message: "must be an http(s) URL, e.g. http://localhost:11434/v1", validation: isHttpUrl })
-    )
-  ),
-  model: Config.string(variables.summarizerModel).pipe(
-    Config.validate({ message: "must not be empty", validation: (model) => model.trim().length > 0 }),
-    Config.withDefault(OpenAiModels.summarizer)
-  ),
+  apiKey: openAiApiKey.config,
+  apiUrl: openAiBaseUrl.config,
+  model: variables.summarizerModel.config,
   summaryPrompt
 }).pipe(
   Config.mapOrFail(({ apiKey, apiUrl, model, summaryPrompt }) =>
     Option.isNone(apiKey) && Option.isNone(apiUrl)
       ? Either.left(
         ConfigError.MissingData(
-          [variables.openAiApiKey],
-          `${variables.openAiApiKey} is required unless ${variables.openAiBaseUrl} points to a server that needs no key`
+          [openAiApiKey.name],
+          `${openAiApiKey.name} is required unless ${openAiBaseUrl.name} points to a server that needs no key`
         )
       )
       : Either.right({
         apiKey: Option.getOrUndefined(apiKey),
         apiUrl: Option.getOrUndefined(apiUrl),
-        model: model.trim(),
+        model,
         summaryPrompt: Option.getOrUndefined(summaryPrompt)
       })
   )
@@ -353,7 +192,7 @@ export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all
  * @since 0.1.0
  * @category config
  */
-export const postgres: Config.Config<PgRepository.Options> = Config.redacted(variables.databaseUrl).pipe(
+export const postgres: Config.Config<PgRepository.Options> = Config.redacted(variables.databaseUrl.name).pipe(
   Config.validate({
     message: "must be a postgres:// or postgresql:// URL",
     validation: (url) => isPostgresUrl(Redacted.value(url))
@@ -361,53 +200,33 @@ export const postgres: Config.Config<PgRepository.Options> = Config.redacted(var
   Config.map((url) => ({ url }))
 )
 
-const summarizing = new Set<Strategy>(["summarization", "hierarchical"])
+const summarizing = new Set<StrategyName>(["summarization", "hierarchical"])
 
 const raw = Config.all({
-  strategy: choice(strategies, variables.strategy, defaults.strategy),
-  // Unset: PGlite in MEMORY_DATA_DIR when that is set, else the in-memory store.
-  store: Config.option(Config.literal(...stores)(variables.store)),
-  dataDir: optionalNonBlank(variables.dataDir),
-  databaseUrl: Config.option(Config.redacted(variables.databaseUrl)),
-  kRawTurns: integer(variables.kRawTurns, summarizationDefaults.kRawTurns, 1000),
-  promptTokenBudget: integer(
-    variables.promptTokenBudget,
-    summarizationDefaults.promptTokenBudget,
-    Number.MAX_SAFE_INTEGER
-  ),
-  chunkSummarizeThreshold: Config.option(
-    Config.string(variables.chunkSummarizeThreshold).pipe(
-      Config.mapOrFail((text) =>
-        decimalDigits.test(text) && Number(text) >= 1 && Number(text) <= Number.MAX_SAFE_INTEGER
-          ? Either.right(Number(text))
-          : Either.left(ConfigError.InvalidData([], `must be a positive integer in decimal digits, got "${text}"`))
-      )
-    )
-  ),
-  highWater: share(variables.highWater, summarizationDefaults.highWater),
-  lowWater: share(variables.lowWater, summarizationDefaults.lowWater),
-  view: choice(contextViews, variables.view, summarizationDefaults.view),
-  recall: choice(recallModes, variables.recall, summarizationDefaults.recall),
-  recallTokenBudget: share(variables.recallTokenBudget, summarizationDefaults.recallTokenBudget),
-  embeddingModel: Config.string(variables.embeddingModel).pipe(
-    Config.validate({ message: "must not be blank", validation: (model) => model.trim().length > 0 }),
-    Config.withDefault(OpenAiModels.embeddings)
-  ),
-  maxMessageLength: integer(variables.maxMessageLength, MaxContentLength, MaxContentLength),
-  summarizationConcurrency: integer(
-    variables.summarizationConcurrency,
-    summarizationDefaults.summarizationConcurrency,
-    1000
-  ),
-  summaryTokenCap: integer(variables.summaryTokenCap, summarizationDefaults.summaryTokenCap, Number.MAX_SAFE_INTEGER),
-  mode: choice(summaryModes, variables.mode, summarizationDefaults.mode),
-  tokenizer: choice(tokenizers, variables.tokenizer, defaults.tokenizer),
+  strategy: variables.strategy.config,
+  store: variables.store.config,
+  dataDir: variables.dataDir.config,
+  databaseUrl: variables.databaseUrl.config,
+  tokenBudget: variables.tokenBudget.config,
+  kRawTurns: variables.kRawTurns.config,
+  highWater: variables.highWater.config,
+  lowWater: variables.lowWater.config,
+  chunkSummarizeThreshold: variables.chunkSummarizeThreshold.config,
+  view: variables.view.config,
+  recall: variables.recall.config,
+  recallTokenBudget: variables.recallTokenBudget.config,
+  embeddingModel: variables.embeddingModel.config,
+  summaryTokenCap: variables.summaryTokenCap.config,
+  mode: variables.mode.config,
+  summarizationConcurrency: variables.summarizationConcurrency.config,
+  maxMessageLength: variables.maxMessageLength.config,
+  tokenizer: variables.tokenizer.config,
   // A key or a base URL selects the OpenAI skill; with neither, the offline one.
   openAi: Config.option(openAi),
   // Read apart too: a hosted prompt without the OpenAI skill is an error, not ignored.
-  summaryPromptId: Config.option(Config.string(variables.summaryPromptId)),
+  summaryPromptId: Config.option(Config.string(summaryPromptId.name)),
   // And a summarizer model: set with nothing to reach it, it would silently mean the offline skill.
-  summarizerModel: Config.option(Config.string(variables.summarizerModel))
+  summarizerModel: Config.option(Config.string(variables.summarizerModel.name))
 })
 
 type Raw = Config.Config.Success<typeof raw>
@@ -420,68 +239,66 @@ const storeOf = (settings: Raw): Either.Either<Store, ConfigError.ConfigError> =
     case "pglite":
       return Either.right({ _tag: "pglite", dataDir: Option.getOrUndefined(settings.dataDir) })
     case "postgres": {
+      const databaseUrl = variables.databaseUrl.name
       if (Option.isNone(settings.databaseUrl)) {
         return Either.left(ConfigError.MissingData(
-          [variables.databaseUrl],
-          `${variables.databaseUrl} is required when ${variables.store} is postgres`
+          [databaseUrl],
+          `${databaseUrl} is required when ${variables.store.name} is postgres`
         ))
       }
       const url = settings.databaseUrl.value
       return isPostgresUrl(Redacted.value(url))
         ? Either.right({ _tag: "postgres", url })
-        : Either.left(ConfigError.InvalidData(
-          [variables.databaseUrl],
-          "must be a postgres:// or postgresql:// URL"
-        ))
+        : Either.left(ConfigError.InvalidData([databaseUrl], "must be a postgres:// or postgresql:// URL"))
     }
   }
 }
 
-const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError> => {
-  if (summarizing.has(settings.strategy) && settings.summaryTokenCap >= settings.promptTokenBudget) {
-    return Either.left(ConfigError.InvalidData(
-      [variables.summaryTokenCap],
-      `must be below ${variables.promptTokenBudget} (${settings.promptTokenBudget}), got ${settings.summaryTokenCap}`
-    ))
+/** What the values, each valid alone, say together: a refusal naming the variable at fault. */
+const conflict = (settings: Raw): ConfigError.ConfigError | undefined => {
+  const { highWater, lowWater, mode, recall, strategy, summarizerModel, summaryTokenCap, tokenBudget } = variables
+  const provider = `set ${openAiApiKey.name}, or ${openAiBaseUrl.name}`
+  if (summarizing.has(settings.strategy) && settings.summaryTokenCap >= settings.tokenBudget) {
+    return ConfigError.InvalidData(
+      [summaryTokenCap.name],
+      `must be below ${tokenBudget.name} (${settings.tokenBudget}), got ${settings.summaryTokenCap}`
+    )
   }
-  if (settings.lowWater >= settings.highWater || settings.highWater === 0) {
-    return Either.left(ConfigError.InvalidData(
-      [variables.lowWater],
-      `must be below ${variables.highWater} (${settings.highWater}), got ${settings.lowWater}`
-    ))
+  if (settings.lowWater >= settings.highWater) {
+    return ConfigError.InvalidData(
+      [lowWater.name],
+      `must be below ${highWater.name} (${settings.highWater}), got ${settings.lowWater}`
+    )
   }
   if (Option.isSome(settings.summaryPromptId) && Option.isNone(settings.openAi)) {
-    return Either.left(ConfigError.InvalidData(
-      [variables.summaryPromptId],
-      `a hosted prompt needs the OpenAI summarizer: set ${variables.openAiApiKey}, or ${variables.openAiBaseUrl}`
-    ))
+    return ConfigError.InvalidData([summaryPromptId.name], `a hosted prompt needs the OpenAI summarizer: ${provider}`)
   }
   if (Option.isSome(settings.summarizerModel) && Option.isNone(settings.openAi)) {
-    return Either.left(ConfigError.InvalidData(
-      [variables.summarizerModel],
-      `a summarizer model needs a server to reach it: set ${variables.openAiApiKey}, or ${variables.openAiBaseUrl} ` +
+    return ConfigError.InvalidData(
+      [summarizerModel.name],
+      `a summarizer model needs a server to reach it: ${provider} ` +
         `for an OpenAI-compatible server (e.g. http://localhost:11434/v1); unset it for the offline summarizer`
-    ))
+    )
   }
   if (settings.strategy === "hierarchical" && settings.mode === "layered") {
-    return Either.left(ConfigError.InvalidData(
-      [variables.mode],
-      `must be incremental or full with ${variables.strategy}=hierarchical, got layered`
-    ))
-  }
-  if (settings.recallTokenBudget >= 1) {
-    return Either.left(ConfigError.InvalidData(
-      [variables.recallTokenBudget],
-      `must be below 1 (the recent turns keep the rest), got ${settings.recallTokenBudget}`
-    ))
+    return ConfigError.InvalidData(
+      [mode.name],
+      `must be incremental or full with ${strategy.name}=hierarchical, got layered`
+    )
   }
   if (settings.recall === "hybrid" && summarizing.has(settings.strategy) && Option.isNone(settings.openAi)) {
-    return Either.left(ConfigError.MissingData(
-      [variables.recall],
-      `${variables.recall}=hybrid needs an embedding model server: set ${variables.openAiApiKey}, or ` +
-        `${variables.openAiBaseUrl} for an OpenAI-compatible one (model: ${variables.embeddingModel})`
-    ))
+    return ConfigError.MissingData(
+      [recall.name],
+      `${recall.name}=hybrid needs an embedding model server: ${provider} for an OpenAI-compatible one ` +
+        `(model: ${variables.embeddingModel.name})`
+    )
   }
+  return undefined
+}
+
+const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError> => {
+  const refused = conflict(settings)
+  if (refused !== undefined) return Either.left(refused)
   return Either.map(storeOf(settings), (store): Options => ({
     strategy: settings.strategy,
     store,
@@ -490,8 +307,8 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
       onSome: (openAi): Summarizer => ({ _tag: "openai", ...openAi })
     }),
     tokenizer: settings.tokenizer,
+    tokenBudget: settings.tokenBudget,
     kRawTurns: settings.kRawTurns,
-    promptTokenBudget: settings.promptTokenBudget,
     chunkSummarizeThreshold: Option.getOrUndefined(settings.chunkSummarizeThreshold),
     highWater: settings.highWater,
     lowWater: settings.lowWater,
@@ -500,12 +317,12 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
     recallTokenBudget: settings.recallTokenBudget,
     ...(settings.recall === "hybrid" && Option.isSome(settings.openAi)
       ? {
-        embeddingModel: settings.embeddingModel.trim(),
+        embeddingModel: settings.embeddingModel,
         embeddings: {
           _tag: "openai",
           apiKey: settings.openAi.value.apiKey,
           apiUrl: settings.openAi.value.apiUrl,
-          model: settings.embeddingModel.trim()
+          model: settings.embeddingModel
         }
       }
       : {}),
@@ -517,10 +334,10 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
 }
 
 /**
- * The options from the environment (the variables in `variables`, defaults as in DESIGN §6):
+ * The options from the environment (`ChatMemoryVariables.variables`, defaults as in DESIGN §6):
  * `MEMORY_STRATEGY`, `MEMORY_STORE` (`memory` by default: no dependency, nothing kept past the
  * process; `pglite` in `MEMORY_DATA_DIR`, the default when that is set, else in memory; `postgres`
- * at `DATABASE_URL`), the strategy's knobs, `MEMORY_TOKENIZER`, and the
+ * at `DATABASE_URL`), the strategy's settings, `MEMORY_TOKENIZER`, and the
  * summarizer: OpenAI (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMORY_SUMMARIZER_MODEL`, and a hosted
  * summary prompt by `PROMPT_ID_SUMMARY_GLOBAL` / `PROMPT_VERSION_SUMMARY_GLOBAL`) when a key or a
  * base URL is set, the extractive skill otherwise (`MEMORY_SUMMARIZER_MODEL` set without either is

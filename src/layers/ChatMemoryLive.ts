@@ -11,7 +11,6 @@ import type { DataValidationError } from "../errors/DataValidationError.js"
 import { RepositoryError } from "../errors/RepositoryError.js"
 import type * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
@@ -19,14 +18,16 @@ import * as NoopStrategy from "../strategies/NoopStrategy.js"
 import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
 import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
-import * as ChatMemory from "./ChatMemory.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
+import type { Tokenizer } from "./ChatMemoryVariables.js"
+import * as Memory from "./internal/memory.js"
 import * as OptionalPeer from "./internal/optionalPeer.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
 import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import * as MemoryRepository from "./store/MemoryRepository.js"
 import * as PgRepository from "./store/PgRepository.js"
 import * as SqlRepository from "./store/SqlRepository.js"
+import type * as Storage from "./store/Storage.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
@@ -38,7 +39,7 @@ import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
  */
 export type Services =
   | ChatMemoryService.ChatMemoryService
-  | RepositoryService
+  | Storage.Ports
   | MemoryManagementStrategy
   | SkillService
   | TokenCounter
@@ -50,7 +51,7 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<RepositoryService, RepositoryError> => {
+export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Storage.Ports, RepositoryError> => {
   switch (store._tag) {
     case "memory":
       return MemoryRepository.layer
@@ -77,7 +78,7 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Repositor
  * @since 0.1.0
  * @category layers
  */
-export const layerTokenCounter = (tokenizer: ChatMemoryConfig.Tokenizer): Layer.Layer<TokenCounter> =>
+export const layerTokenCounter = (tokenizer: Tokenizer): Layer.Layer<TokenCounter> =>
   tokenizer === "exact"
     // `gpt-tokenizer` is an optional peer dependency: loaded with the exact counter, when it is used.
     ? Layer.unwrapEffect(
@@ -151,7 +152,7 @@ export const layerEmbeddings = (
  */
 export const layerStrategy = (
   options: ChatMemoryConfig.Options
-): Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService | SkillService | TokenCounter> => {
+): Layer.Layer<MemoryManagementStrategy, DataValidationError, Storage.Ports | SkillService | TokenCounter> => {
   const {
     maxFactTokens,
     maxFacts,
@@ -175,7 +176,7 @@ export const layerStrategy = (
       return NoopStrategy.layer
     case "sliding-window":
       return SlidingWindowStrategy.layer(
-        knobs.promptTokenBudget === undefined ? {} : { promptTokenBudget: knobs.promptTokenBudget }
+        knobs.tokenBudget === undefined ? {} : { tokenBudget: knobs.tokenBudget }
       )
     case "summarization":
       return withEmbeddings(SummarizationStrategy.layer(summarization))
@@ -201,7 +202,7 @@ export const layerStrategy = (
 export const layer = (
   options: ChatMemoryConfig.Options = {}
 ): Layer.Layer<Services, DataValidationError | RepositoryError> =>
-  ChatMemory.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
+  Memory.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
     Layer.provideMerge(layerStrategy(options)),
     Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
     Layer.provideMerge(layerStore(options.store ?? ChatMemoryConfig.defaults.store)),

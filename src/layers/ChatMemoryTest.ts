@@ -1,19 +1,18 @@
 /**
- * The memory for a host's own tests: a fresh in-memory store (or the repository layer of your
- * choice), a scripted summarizer that records its calls, the approximate token counter, and the
+ * The memory for a host's own tests: a fresh in-memory store (or the store layer of your choice), a scripted summarizer that records its calls, the approximate token counter, and the
  * strategy of your choice.
  *
  * @since 0.1.0
  */
 import { Layer } from "effect"
+import type { StrategyName } from "../domain/ConversationSettings.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
-import * as ChatMemory from "./ChatMemory.js"
-import type * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import * as ChatMemoryLive from "./ChatMemoryLive.js"
+import * as Memory from "./internal/memory.js"
 import * as ScriptedSkill from "./skills/ScriptedSkill.js"
 import * as MemoryRepository from "./store/MemoryRepository.js"
+import type * as Storage from "./store/Storage.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
@@ -24,14 +23,14 @@ import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
  * @category models
  */
 export interface Options<E = never, R = never> extends Partial<HierarchicalOptions> {
-  readonly strategy?: ChatMemoryConfig.Strategy | undefined
+  readonly strategy?: StrategyName | undefined
   readonly script?: ScriptedSkill.ScriptedSkill.Script | undefined
   /**
-   * The store: a fresh `MemoryRepository` by default. Any `RepositoryService` layer goes: a double
-   * that records calls or fails on cue, a SQL store. Its error and requirements become the test
-   * memory's.
+   * The store: a fresh `MemoryRepository` by default. Any layer that provides the storage ports
+   * (`Storage.Ports`) goes: a double that records calls or fails on cue (`Storage.layer` builds one
+   * from its parts), a SQL store. Its error and requirements become the test memory's.
    */
-  readonly repository?: Layer.Layer<RepositoryService, E, R> | undefined
+  readonly store?: Layer.Layer<Storage.Ports, E, R> | undefined
 }
 
 /**
@@ -41,9 +40,9 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
  *
  * @example
  * ```ts
- * // A store double of your own (any RepositoryService layer), here one that needs a `Recorder`
+ * // A store double of your own (any layer of the storage ports), here one that needs a `Recorder`
  * // (its requirement becomes the test memory's).
- * const TestMemory = ChatMemoryTest.layer({ strategy: "noop", repository: RecordingRepository }).pipe(
+ * const TestMemory = ChatMemoryTest.layer({ strategy: "noop", store: RecordingRepository }).pipe(
  *   Layer.provideMerge(Recorder.layer)
  * )
  * ```
@@ -54,11 +53,11 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
 export const layer = <E = never, R = never>(
   options: Options<E, R> = {}
 ): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill, DataValidationError | E, R> => {
-  const { repository, script, ...strategy } = options
-  return ChatMemory.layer.pipe(
+  const { script, store, ...strategy } = options
+  return Memory.layer.pipe(
     Layer.provideMerge(ChatMemoryLive.layerStrategy(strategy)),
     Layer.provideMerge(ScriptedSkill.layer(script)),
-    Layer.provideMerge(repository ?? MemoryRepository.layer),
+    Layer.provideMerge(store ?? MemoryRepository.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 }

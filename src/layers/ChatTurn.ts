@@ -24,13 +24,14 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
 import { Effect, Schema, Stream } from "effect"
 import type { Concurrency } from "effect/Types"
-import { type MemoryContext, type RecordRole, withUserMessage } from "../domain/MemoryContext.js"
+import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { Message } from "../domain/Message.js"
 import { MaxContentLength } from "../domain/Message.js"
 import { StorableString } from "../domain/Text.js"
 import { type DataValidationError, decode } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { type RecordRole, withUserMessage } from "./ai/ContextPrompt.js"
 
 /**
  * The model calls of a turn when the options do not say.
@@ -71,7 +72,7 @@ export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
   readonly maxSteps?: number | undefined
   /** The context's budget for this turn (see `ChatMemoryService.getContext`). */
   readonly tokenBudget?: number | undefined
-  /** The role of the facts and summary messages in the prompt (see `MemoryContext.PromptOptions`). */
+  /** The role of the facts and summary messages in the prompt (see `ContextPrompt.PromptOptions`). */
   readonly recordRole?: RecordRole | undefined
   /**
    * Tools whose calls and results are not stored: those whose results only repeat what the memory

@@ -82,7 +82,7 @@ export declare namespace ChatMemoryService {
     /**
      * Stores messages at the end of the conversation, creating it if new: messages in the
      * library's form, `@effect/ai` prompt messages, or the response parts of `generateText` and
-     * `streamText` as they come (`Message.MessageInputs` says how they are stored).
+     * `streamText` as they come (`Message.AnyInput` says how they are stored).
      */
     readonly addMessages: (
       conversationId: string,

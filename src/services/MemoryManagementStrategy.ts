@@ -5,11 +5,12 @@
  */
 import type { Effect, Queue, Scope } from "effect"
 import { Context } from "effect"
+import type { Overrides } from "../domain/ContextSettings.js"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
-import type { RepositoryService } from "./RepositoryService.js"
+import type { MessageIndex } from "./MessageIndex.js"
 
 /**
  * A memory policy. `NoopStrategy`, `SlidingWindowStrategy`, `SummarizationStrategy` and
@@ -69,22 +70,19 @@ export declare namespace MemoryManagementStrategy {
     /**
      * How the strategy finds a conversation's messages for a query (hybrid recall fuses the store's
      * lexical search with a search by meaning); absent, `searchMemory` uses the store's lexical
-     * `searchMessages`.
+     * `MessageIndex.searchMessages`.
      */
     readonly searchMessages?: (
       conversationId: ConversationId,
-      query: RepositoryService.SearchQuery
-    ) => Effect.Effect<ReadonlyArray<RepositoryService.SearchHit>, RepositoryError>
+      query: MessageIndex.SearchQuery
+    ) => Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError>
   }
 
   /**
    * @since 0.1.0
    * @category models
    */
-  export interface ContextSettings {
-    readonly tokenBudget?: number | undefined
-    readonly kRawTurns?: number | undefined
-    readonly view?: "full" | "stable" | undefined
+  export interface ContextSettings extends Overrides {
     /** What the next model call is about: a strategy with recall adds the older turns matching it. */
     readonly query?: string | undefined
   }

@@ -1,6 +1,7 @@
 /**
  * The port to the model "skills" the memory needs: fold turns into a narrative summary, and
- * extract facts plus a narrative as structured output.
+ * extract facts plus a narrative as structured output. The input is data (the summary so far, the
+ * known facts, the turns as stored); each skill renders what it reads.
  *
  * @since 0.1.0
  */
@@ -8,6 +9,7 @@ import type { Effect } from "effect"
 import { Context } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { Fact } from "../domain/Fact.js"
+import type { Turn } from "../domain/Turn.js"
 import type { SkillExecutionError } from "../errors/SkillExecutionError.js"
 
 /**
@@ -50,8 +52,18 @@ export declare namespace SkillService {
    */
   export interface SummarizeInput {
     readonly conversationId: ConversationId
-    /** The model input: EXISTING_SUMMARY and NEW_TURNS sections. */
-    readonly text: string
+    /**
+     * The summary so far, oldest part first, as a skill wrote it: empty when there is none (the
+     * first run, and the `full` modes, which read the original messages only); the running
+     * narrative (`incremental`); or the two oldest layers to merge into one, with no turns
+     * (`layered`). A model skill reads the parts as one summary, a blank line between two.
+     */
+    readonly existingSummary: ReadonlyArray<string>
+    /**
+     * The turns to fold in, oldest first, as stored: each message with its role, content and
+     * metadata (tool calls with their params, the call a tool result answers, its `contentFormat`).
+     */
+    readonly turns: ReadonlyArray<Turn>
     /** The summary the output should not exceed, in tokens. */
     readonly maxTokens: number
     /**
@@ -79,6 +91,7 @@ export declare namespace SkillService {
    * @category models
    */
   export interface ExtractFactsInput extends Omit<SummarizeInput, "overCap"> {
+    /** The facts known so far, to be kept, updated or removed. */
     readonly existingFacts: ReadonlyArray<Fact>
   }
 

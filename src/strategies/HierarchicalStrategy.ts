@@ -7,18 +7,30 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Schema, type Scope } from "effect"
+import { DefaultMaxFacts } from "../domain/Fact.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
+import type { SettingsRepository } from "../services/SettingsRepository.js"
 import type { SkillService } from "../services/SkillService.js"
+import type { SummarizationLease } from "../services/SummarizationLease.js"
+import type { SummaryRepository } from "../services/SummaryRepository.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import * as Hierarchical from "./internal/summarizer/hierarchical.js"
+import { makeWith } from "./internal/summarizing.js"
 import { defaults as summarizationDefaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
-import * as SummarizationStrategy from "./SummarizationStrategy.js"
 
 /** Everything the strategy needs from its environment. */
-type Requirements = RepositoryService | SkillService | TokenCounter
+type Requirements =
+  | RepositoryService
+  | SummaryRepository
+  | SettingsRepository
+  | MessageIndex
+  | SummarizationLease
+  | SkillService
+  | TokenCounter
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -55,7 +67,7 @@ export type HierarchicalOptions = SummarizationOptions & typeof Extras.Type
  * @since 0.1.0
  * @category constants
  */
-export const defaults: HierarchicalOptions = { ...summarizationDefaults, maxFacts: 50 }
+export const defaults: HierarchicalOptions = { ...summarizationDefaults, maxFacts: DefaultMaxFacts }
 
 /**
  * Builds the strategy. Its background jobs and event stream live in the scope: closing it
@@ -70,7 +82,7 @@ export const make = (
   Effect.gen(function*() {
     const settings = yield* decodeOptions(options)
     const producer = yield* Hierarchical.make(settings)
-    return yield* SummarizationStrategy.makeWith(settings, producer, { name: "hierarchical", showFacts: true })
+    return yield* makeWith(settings, producer, { name: "hierarchical", showFacts: true })
   })
 
 const operation = "HierarchicalStrategy.make"
@@ -92,16 +104,16 @@ const decodeOptions = (
     const extras = yield* decode(Extras, operation, "options")({ maxFactTokens, maxFacts, maxNarrativeTokens })
     const narrativeCap = extras.maxNarrativeTokens ?? base.summaryTokenCap
     const factCap = extras.maxFactTokens ?? base.summaryTokenCap
-    const tooLarge = narrativeCap >= base.promptTokenBudget
+    const tooLarge = narrativeCap >= base.tokenBudget
       ? "maxNarrativeTokens"
-      : factCap >= base.promptTokenBudget
+      : factCap >= base.tokenBudget
       ? "maxFactTokens"
       : undefined
     if (tooLarge !== undefined) {
       return yield* new DataValidationError({
         operation,
         path: `options.${tooLarge}`,
-        reason: "must be below promptTokenBudget"
+        reason: "must be below tokenBudget"
       })
     }
     return { ...base, maxFacts: extras.maxFacts, maxNarrativeTokens: narrativeCap, maxFactTokens: factCap }

@@ -1,25 +1,18 @@
 /**
  * Searching a conversation's past by turns: what `ChatMemoryService.searchMemory`, the recall
  * toolkit and a context's recalled block are made of. The store finds the messages that match a
- * query (`RepositoryService.searchMessages`); each is widened to its whole turn (a tool call with
- * its results), read from the store.
+ * query (`MessageIndex.searchMessages`, or a ranking over it); each is widened to its whole turn (a
+ * tool call with its results), read from the log (`RepositoryService`).
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
-import { RecalledTurn } from "../domain/Recall.js"
+import { MaxQueryLength, RecalledTurn } from "../domain/Recall.js"
 import { groupTurns, type Turn } from "../domain/Turn.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
+import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
-
-/**
- * The longest query text searched: the rest of a longer one is left out of the search.
- *
- * @since 0.1.0
- * @category constants
- */
-export const maxQueryLength = 2000
 
 /** How far around a hit the first read of its turn reaches, in messages each way. */
 const firstReach = 16
@@ -62,8 +55,8 @@ const turnAt = (
  */
 export type MessageSearch = (
   conversationId: ConversationId,
-  query: RepositoryService.SearchQuery
-) => Effect.Effect<ReadonlyArray<RepositoryService.SearchHit>, RepositoryError>
+  query: MessageIndex.SearchQuery
+) => Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError>
 
 const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
   const first = turn.messages[0]
@@ -78,11 +71,11 @@ const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
 }
 
 /**
- * The turns that end before `before` and best match `query` (its first `maxQueryLength`
+ * The turns that end before `before` and best match `query` (its first `MaxQueryLength`
  * characters), best first, at most `limit`: each message hit is widened to its whole turn, and a
  * turn hit twice counts once, with its best score. An unknown conversation has none. The messages
- * are found by `search`: the store's lexical search unless told otherwise (hybrid recall fuses it
- * with a search by meaning).
+ * are found by `search`: the store's lexical search (`MessageIndex.searchMessages`), or hybrid
+ * recall's fusion of it with a search by meaning.
  *
  * @since 0.1.0
  * @category search
@@ -91,12 +84,12 @@ export const searchTurns = (
   repository: RepositoryService.Service,
   conversationId: ConversationId,
   options: { readonly query: string; readonly before: number; readonly limit: number },
-  search: MessageSearch = repository.searchMessages
+  search: MessageSearch
 ) =>
   Effect.gen(function*() {
     if (options.before <= 1 || options.query.trim().length === 0) return []
     const hits = yield* search(conversationId, {
-      text: options.query.slice(0, maxQueryLength),
+      text: options.query.slice(0, MaxQueryLength),
       before: options.before,
       limit: Math.min(100, options.limit * 3)
     })

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Schema } from "effect"
+import * as ContextSettings from "../domain/ContextSettings.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
@@ -19,7 +20,7 @@ import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/cont
  */
 export const Options = Schema.Struct({
   /** Tokens the context may take, leading system messages included. */
-  promptTokenBudget: Schema.Int.pipe(Schema.positive())
+  tokenBudget: ContextSettings.TokenBudget
 })
 
 /**
@@ -34,7 +35,7 @@ export type Options = typeof Options.Type
  * @since 0.1.0
  * @category constants
  */
-export const defaults: Options = { promptTokenBudget: 3000 }
+export const defaults: Options = { tokenBudget: ContextSettings.defaults.tokenBudget }
 
 const decodeOptions = decode(Options, "SlidingWindowStrategy.make", "options")
 
@@ -50,18 +51,18 @@ export const make = (
   options: Partial<Options> = {}
 ): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, RepositoryService> =>
   Effect.gen(function*() {
-    const { promptTokenBudget } = yield* decodeOptions({ ...defaults, ...options })
+    const { tokenBudget } = yield* decodeOptions({ ...defaults, ...options })
     const repository = yield* RepositoryService
     return MemoryManagementStrategy.of({
       name: "sliding-window",
       postAddMessagesHook: () => Effect.void,
       buildContext: Effect.fnUntraced(function*(conversationId, settings) {
-        const budget = settings?.tokenBudget ?? promptTokenBudget
+        const budget = settings?.tokenBudget ?? tokenBudget
         const window = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: budget })
         return yield* assemble(repository, { strategy: "sliding-window", window, preamble: emptyPreamble, budget })
       }, (effect, conversationId, settings) =>
         Effect.catchTag(effect, "ConversationNotFoundError", () =>
-          Effect.succeed(emptyContext(conversationId, "sliding-window", settings?.tokenBudget ?? promptTokenBudget)))),
+          Effect.succeed(emptyContext(conversationId, "sliding-window", settings?.tokenBudget ?? tokenBudget)))),
       awaitIdle: () =>
         Effect.void,
       forget: () =>

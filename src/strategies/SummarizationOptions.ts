@@ -4,9 +4,73 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import * as ContextSettings from "../domain/ContextSettings.js"
 
-const PositiveInt = Schema.Int.pipe(Schema.positive())
+const PositiveInt = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
+
+/**
+ * The explicit trigger of the chunked-summary design: a summarization is due when summary +
+ * buffer tokens pass it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ChunkSummarizeThreshold = PositiveInt
+
+/**
+ * The share of the room for turns past which the unsummarized turns trigger a fold.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HighWater = Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)).annotations({
+  description: "a share above 0, at most 1"
+})
+
+/**
+ * The share of the room for turns a fold leaves unsummarized at most.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const LowWater = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
+  description: "a share from 0 to below 1"
+})
+
+/**
+ * Hard cap on the summary, in tokens.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SummaryTokenCap = PositiveInt
+
+/**
+ * `incremental` folds the summary with new turns; `full` re-summarizes the originals; `layered`
+ * keeps a summary per chunk.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SummaryMode = Schema.Literal("incremental", "full", "layered")
+
+/**
+ * How many conversations a strategy summarizes at once in the background.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SummarizationConcurrency = Schema.Int.pipe(Schema.between(1, 1000)).annotations({
+  description: "an integer from 1 to 1000"
+})
+
+/**
+ * The name `hybrid` recall's vectors are stored under: the embedding model's.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EmbeddingModelName = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255))
 
 /**
  * Options of `SummarizationStrategy` (and the summarizing part of `HierarchicalStrategy`).
@@ -15,32 +79,24 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * @category schemas
  */
 export const Options = Schema.Struct({
-  /** Turns always shown verbatim after the summary when they fit; at least 1. */
-  kRawTurns: Schema.Int.pipe(Schema.between(1, 1000)),
-  /** Tokens the context may take, leading system messages included. */
-  promptTokenBudget: PositiveInt,
+  /** The budget, K, view and recall (`ContextSettings`). */
+  ...ContextSettings.ContextSettings.fields,
   /**
    * The explicit trigger of the chunked-summary design: a summarization is due when summary +
    * buffer tokens pass it. Unset (the default): the watermarks decide.
    */
-  chunkSummarizeThreshold: Schema.optional(PositiveInt),
+  chunkSummarizeThreshold: Schema.optional(ChunkSummarizeThreshold),
   /**
-   * With `room = promptTokenBudget − summary cap − system tokens`: a summarization is due when the
+   * With `room = tokenBudget − summary cap − system tokens`: a summarization is due when the
    * unsummarized turns (more than K) pass `highWater × room`, leaving headroom while it runs.
    */
-  highWater: Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
+  highWater: HighWater,
   /** A summarization folds the oldest turns until at most `lowWater × room` (and at least K turns) stay unsummarized. */
-  lowWater: Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)),
-  /**
-   * What the context shows after the summary: `full`, the newest turns that fit, whether or not
-   * the summary covers them (the budget is always used); `stable`, every unsummarized turn (the
-   * prompt only grows at its end between two folds, so a provider's prefix cache keeps hitting).
-   */
-  view: Schema.Literal("full", "stable"),
+  lowWater: LowWater,
   /** Hard cap on the summary, in tokens. */
-  summaryTokenCap: PositiveInt,
+  summaryTokenCap: SummaryTokenCap,
   /** `incremental` folds the summary with new turns; `full` re-summarizes the originals; `layered` keeps a summary per chunk. */
-  mode: Schema.Literal("incremental", "full", "layered"),
+  mode: SummaryMode,
   /** A summarization is also due when the buffer holds more than `threshold` messages; it then keeps about `target`. */
   messageTrigger: Schema.optional(
     Schema.Struct({ threshold: PositiveInt, target: Schema.NonNegativeInt }).pipe(
@@ -78,32 +134,22 @@ export const Options = Schema.Struct({
    * summarizer model and the summarization locks held. If the store caps its lock holders
    * (`maxLockConnections`), keep this at most that cap, or the jobs beyond it find the lock busy.
    */
-  summarizationConcurrency: Schema.Int.pipe(Schema.between(1, 1000)),
-  /**
-   * Recall for a context asked with a query: `lexical` (the default: full-text search of the
-   * store, offline) adds the older turns that best match it; `hybrid` fuses that ranking with the
-   * nearest messages by meaning (reciprocal rank fusion), from vectors an `@effect/ai`
-   * `EmbeddingModel` computes in the background (the layer must find one in its context); `off`
-   * ignores the query.
-   */
-  recall: Schema.Literal("off", "lexical", "hybrid"),
+  summarizationConcurrency: SummarizationConcurrency,
   /**
    * The name the `hybrid` vectors are stored under: the embedding model's (vectors of different
    * models are never compared). Change it when the model changes: the messages are embedded again.
    */
-  embeddingModel: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255)),
+  embeddingModel: EmbeddingModelName,
   /**
    * The longest a context waits for the search by meaning (the query's vector and the store's
    * scan of the conversation's vectors); past it, or when it fails, the context is served with
    * lexical recall and the failure is counted.
    */
-  embeddingTimeoutMillis: PositiveInt,
-  /** The share of the budget recalled turns may take from the recent turns (never their K). */
-  recallTokenBudget: Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1))
+  embeddingTimeoutMillis: PositiveInt
 }).pipe(
   Schema.filter((o) => [
-    o.summaryTokenCap < o.promptTokenBudget ||
-    { path: ["summaryTokenCap"], message: "must be below promptTokenBudget" },
+    o.summaryTokenCap < o.tokenBudget ||
+    { path: ["summaryTokenCap"], message: "must be below tokenBudget" },
     !(o.pruneSummarized && o.mode === "full") ||
     { path: ["pruneSummarized"], message: "cannot be set in full mode, which re-reads the originals" },
     o.lowWater < o.highWater || { path: ["lowWater"], message: "must be below highWater" }
@@ -123,11 +169,9 @@ export type SummarizationOptions = typeof Options.Type
  * @category constants
  */
 export const defaults: SummarizationOptions = {
-  kRawTurns: 3,
-  promptTokenBudget: 3000,
+  ...ContextSettings.defaults,
   highWater: 0.9,
   lowWater: 0.25,
-  view: "full",
   summaryTokenCap: 500,
   mode: "incremental",
   pruneSummarized: false,
@@ -140,25 +184,6 @@ export const defaults: SummarizationOptions = {
   breakerFailures: 5,
   breakerCooldownMillis: 30_000,
   summarizationConcurrency: 16,
-  recall: "lexical",
   embeddingModel: "text-embedding-3-small",
-  embeddingTimeoutMillis: 2000,
-  recallTokenBudget: 0.25
+  embeddingTimeoutMillis: 2000
 }
-
-/**
- * The options with a conversation's overrides (budget, K, view) applied: what one context, or one
- * conversation's summarization, runs with.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const withOverrides = (
-  options: SummarizationOptions,
-  overrides: MemoryManagementStrategy.ContextSettings | undefined
-): SummarizationOptions => ({
-  ...options,
-  promptTokenBudget: overrides?.tokenBudget ?? options.promptTokenBudget,
-  kRawTurns: overrides?.kRawTurns ?? options.kRawTurns,
-  view: overrides?.view ?? options.view
-})

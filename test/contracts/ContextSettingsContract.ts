@@ -8,16 +8,16 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
-import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
 import { freshId } from "../fixtures/messages.js"
 
 // With the approximate counter a turn below takes 42 tokens (see SummarizationStrategy.test).
 const defaults = {
   kRawTurns: 2,
-  promptTokenBudget: 400,
+  tokenBudget: 400,
   summaryTokenCap: 60,
   retries: 0
 } as const
@@ -43,7 +43,7 @@ const refusedField = <A, E extends { readonly _tag: string }>(effect: Effect.Eff
     (error) => ("path" in error && error._tag === "DataValidationError" ? error.path : "")
   )
 
-export const contextSettingsContract = <E>(name: string, repositoryLayer: Layer.Layer<RepositoryService, E>) =>
+export const contextSettingsContract = <E>(name: string, repositoryLayer: Layer.Layer<Storage.Ports, E>) =>
   layer(
     ChatMemory.layer.pipe(
       Layer.provideMerge(SummarizationStrategy.layer(defaults)),

@@ -1,5 +1,5 @@
 /**
- * The part of the repository contract about conversation ids, driven through the public service
+ * The part of the log's contract about conversation ids, driven through the public service
  * over the store under test: which ids are accepted (the same table on every store), and that two
  * distinct accepted ids never share messages, whatever their Unicode.
  */
@@ -7,8 +7,8 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
 import type * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
-import { type RepositoryService } from "../../src/services/RepositoryService.js"
 import { withMemory } from "../fixtures/layers.js"
 
 /** The outcome of one `addMessages` as a comparable value: the refused field and reason, or the contents stored. */
@@ -28,7 +28,7 @@ const outcome = (memory: ChatMemoryService.ChatMemoryService.Service, id: string
 const accepted = (id: string) => Either.isRight(Schema.decodeUnknownEither(ConversationId)(id))
 
 /** Registers the conversation-id tests in a contract suite. */
-export const conversationIdContract = (it: Vitest.MethodsNonLive<RepositoryService>) => {
+export const conversationIdContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
   it.effect(
     "ids are accepted or refused alike on every store, and an accepted id reads back as given",
     () =>

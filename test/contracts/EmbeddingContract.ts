@@ -1,11 +1,13 @@
 /**
- * The part of the repository contract about message vectors (hybrid recall): what is pending, what
- * is kept, how a vector search ranks, and that nothing crosses conversations, models, prunes or
- * deletes.
+ * The part of the message index contract about message vectors (hybrid recall): what is pending,
+ * what is kept, how a vector search ranks, and that nothing crosses conversations, models, prunes
+ * or deletes.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
+import * as Storage from "../../src/layers/store/Storage.js"
+import { MessageIndex } from "../../src/services/MessageIndex.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
@@ -31,10 +33,10 @@ const seed = (id: ConversationId) =>
   })
 
 /** Registers the vector tests in a contract suite. */
-export const embeddingContract = (it: Vitest.MethodsNonLive<RepositoryService>) => {
+export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
   it.effect("pending lists the searchable messages after the newest embedded one, oldest first", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* MessageIndex
       const id = freshId("vectors")
       yield* seed(id)
       // The leading system message is never searched, so never pending.
@@ -52,7 +54,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<RepositoryService>) 
 
   it.effect("search ranks by cosine similarity, below `before`, within one model", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* MessageIndex
       const id = freshId("vectors")
       yield* seed(id)
       yield* repo.storeEmbeddings(id, model, [
@@ -84,7 +86,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<RepositoryService>) 
 
   it.effect("a stored vector is replaced; empty and non-finite vectors mark a message done and are never found", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* MessageIndex
       const id = freshId("vectors")
       yield* seed(id)
       yield* repo.storeEmbeddings(id, model, [{ seq: 2, vector: axis(3, 0) }, { seq: 3, vector: [] }])
@@ -99,48 +101,55 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<RepositoryService>) 
 
   it.effect("an unknown conversation has nothing pending and nothing found; vectors for it are dropped", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("vectors")
-      assert.deepStrictEqual(yield* repo.pendingEmbeddings(id, { model, limit: 10 }), [])
-      yield* repo.storeEmbeddings(id, model, [{ seq: 1, vector: axis(2, 0) }])
-      yield* repo.appendMessages(id, [newMessage("user", "first words")])
+      assert.deepStrictEqual(yield* store.index.pendingEmbeddings(id, { model, limit: 10 }), [])
+      yield* store.index.storeEmbeddings(id, model, [{ seq: 1, vector: axis(2, 0) }])
+      yield* store.repository.appendMessages(id, [newMessage("user", "first words")])
       // The vector stored before the conversation existed was dropped: seq 1 is pending, not found.
       assert.deepStrictEqual(
-        yield* repo.searchEmbeddings(id, { model, vector: axis(2, 0), before: 100, limit: 10 }),
+        yield* store.index.searchEmbeddings(id, { model, vector: axis(2, 0), before: 100, limit: 10 }),
         []
       )
-      assert.deepStrictEqual(seqsOf(yield* repo.pendingEmbeddings(id, { model, limit: 10 })), [1])
+      assert.deepStrictEqual(seqsOf(yield* store.index.pendingEmbeddings(id, { model, limit: 10 })), [1])
       // A vector for a seq past the last message is dropped too.
-      yield* repo.storeEmbeddings(id, model, [{ seq: 7, vector: axis(2, 0) }])
-      assert.deepStrictEqual(seqsOf(yield* repo.pendingEmbeddings(id, { model, limit: 10 })), [1])
+      yield* store.index.storeEmbeddings(id, model, [{ seq: 7, vector: axis(2, 0) }])
+      assert.deepStrictEqual(seqsOf(yield* store.index.pendingEmbeddings(id, { model, limit: 10 })), [1])
     }))
 
   it.effect("deleting a conversation deletes its vectors: the same id starts over", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("vectors")
       yield* seed(id)
-      yield* repo.storeEmbeddings(id, model, [2, 3, 4, 5, 6].map((seq) => ({ seq, vector: axis(5, seq - 2) })))
-      yield* repo.deleteConversation(id)
+      yield* store.index.storeEmbeddings(id, model, [2, 3, 4, 5, 6].map((seq) => ({ seq, vector: axis(5, seq - 2) })))
+      yield* store.repository.deleteConversation(id)
       assert.deepStrictEqual(
-        yield* repo.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 }),
+        yield* store.index.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 }),
         []
       )
-      yield* repo.appendMessages(id, [newMessage("user", "a new start"), newMessage("assistant", "welcome")])
-      assert.deepStrictEqual(seqsOf(yield* repo.pendingEmbeddings(id, { model, limit: 10 })), [1, 2])
+      yield* store.repository.appendMessages(id, [
+        newMessage("user", "a new start"),
+        newMessage("assistant", "welcome")
+      ])
+      assert.deepStrictEqual(seqsOf(yield* store.index.pendingEmbeddings(id, { model, limit: 10 })), [1, 2])
       assert.deepStrictEqual(
-        yield* repo.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 }),
+        yield* store.index.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 }),
         []
       )
     }))
 
   it.effect("pruned messages lose their vectors and are never found", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("vectors")
       yield* seed(id)
-      yield* repo.storeEmbeddings(id, model, [2, 3, 4, 5, 6].map((seq) => ({ seq, vector: axis(5, 0, seq - 2, 0.1) })))
-      const committed = yield* repo.commitSummary({
+      yield* store.index.storeEmbeddings(
+        id,
+        model,
+        [2, 3, 4, 5, 6].map((seq) => ({ seq, vector: axis(5, 0, seq - 2, 0.1) }))
+      )
+      const committed = yield* store.summaries.commitSummary({
         conversationId: id,
         expected: { cursor: 0, version: 0 },
         narrative: "Window seat to Lisbon.",
@@ -161,13 +170,13 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<RepositoryService>) 
         prune: true
       })
       assert.strictEqual(committed._tag, "Committed")
-      const hits = yield* repo.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 })
+      const hits = yield* store.index.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 })
       assert.deepStrictEqual(seqsOf(hits).sort(), [4, 5, 6])
     }))
 
   it.effect("no vector of another conversation is ever found (property)", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const dims = 6
       const vector = fc.array(fc.integer({ min: -5, max: 5 }), { minLength: dims, maxLength: dims })
       const samples = fc.sample(
@@ -181,11 +190,11 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<RepositoryService>) 
       for (const sample of samples) {
         const a = freshId("vectors-a")
         const b = freshId("vectors-b")
-        yield* repo.appendMessages(a, sample.a.map((_, i) => newMessage("user", `pallet dock ${i}`)))
-        yield* repo.appendMessages(b, sample.b.map((_, i) => newMessage("user", `pallet dock ${i}`)))
-        yield* repo.storeEmbeddings(a, model, sample.a.map((v, i) => ({ seq: i + 1, vector: v })))
-        yield* repo.storeEmbeddings(b, model, sample.b.map((v, i) => ({ seq: i + 1, vector: v })))
-        const hits = yield* repo.searchEmbeddings(a, { model, vector: sample.query, before: 100, limit: 100 })
+        yield* store.repository.appendMessages(a, sample.a.map((_, i) => newMessage("user", `pallet dock ${i}`)))
+        yield* store.repository.appendMessages(b, sample.b.map((_, i) => newMessage("user", `pallet dock ${i}`)))
+        yield* store.index.storeEmbeddings(a, model, sample.a.map((v, i) => ({ seq: i + 1, vector: v })))
+        yield* store.index.storeEmbeddings(b, model, sample.b.map((v, i) => ({ seq: i + 1, vector: v })))
+        const hits = yield* store.index.searchEmbeddings(a, { model, vector: sample.query, before: 100, limit: 100 })
         // Only a's seqs, each once, and only those with a direction (when the query has one).
         const seqs = seqsOf(hits)
         assert.strictEqual(new Set(seqs).size, seqs.length)

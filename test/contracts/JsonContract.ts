@@ -1,5 +1,5 @@
 /**
- * The part of the repository contract about JSON metadata: every store returns it in one canonical
+ * The part of the log's contract about JSON metadata: every store returns it in one canonical
  * form (object keys in `jsonb` order, `-0` as `0`), the same expected value on all of them; what a
  * caller passes in or reads out never aliases what is stored; and hostile metadata is refused
  * alike on every store, through the public service.
@@ -8,6 +8,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { randomUUID } from "node:crypto"
 import type { MessageMetadata } from "../../src/domain/Message.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
 import type * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { withMemory } from "../fixtures/layers.js"
@@ -99,7 +100,7 @@ const assertCanonical = (actual: unknown, expected: unknown, message: string) =>
 }
 
 /** Registers the JSON metadata tests in a contract suite. */
-export const jsonContract = (it: Vitest.MethodsNonLive<RepositoryService>) => {
+export const jsonContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
   it.effect("metadata reads back in the one canonical form, the same value on every store", () =>
     Effect.gen(function*() {
       const repo = yield* RepositoryService

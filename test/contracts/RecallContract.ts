@@ -10,9 +10,9 @@ import type { MemoryContext } from "../../src/domain/MemoryContext.js"
 import type { Message } from "../../src/domain/Message.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
-import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
 import { freshId } from "../fixtures/messages.js"
 
@@ -62,12 +62,12 @@ const checkRecall = (context: MemoryContext, stored: ReadonlyArray<Message>) => 
   }
 }
 
-export const recallContract = <E>(name: string, repositoryLayer: Layer.Layer<RepositoryService, E>) =>
+export const recallContract = <E>(name: string, repositoryLayer: Layer.Layer<Storage.Ports, E>) =>
   layer(
     ChatMemory.layer.pipe(
       Layer.provideMerge(SummarizationStrategy.layer({
         kRawTurns: 2,
-        promptTokenBudget: budget,
+        tokenBudget: budget,
         summaryTokenCap: 120,
         recallTokenBudget: share,
         retries: 0

@@ -1,5 +1,5 @@
 /**
- * The part of the repository contract about `searchMessages`: what a search may return (the
+ * The part of the message index contract about `searchMessages`: what a search may return (the
  * searched conversation's own messages, never a summary or a leading system message, never a
  * pruned one, only before `before`), what it must find (identifiers, amounts, dates, emails, tool
  * results and tool-call params, ahead of distractors that share the question's common words), and
@@ -9,6 +9,8 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect, Either, FastCheck as fc } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import type { NewMessage } from "../../src/domain/Message.js"
+import * as Storage from "../../src/layers/store/Storage.js"
+import { MessageIndex } from "../../src/services/MessageIndex.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
@@ -72,10 +74,10 @@ const sentence = (vocabulary: ReadonlyArray<string>) =>
 const wordsOf = (text: string): ReadonlySet<string> => new Set(text.toLowerCase().split(/[^a-z]+/))
 
 /** Registers the search tests in a contract suite. */
-export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => {
+export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
   it.effect("an identifier, an amount, a date or an email ranks first among distractors sharing the common words", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* MessageIndex
       const id = freshId("search")
       const { at, lastSeq } = yield* seedNeedles(id)
       const cases: ReadonlyArray<readonly [string, string]> = [
@@ -101,7 +103,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
 
   it.effect("an OR over the words: a message holding only some of them is found, the rare word counting most", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* MessageIndex
       const id = freshId("search")
       const { at, lastSeq } = yield* seedNeedles(id)
       // No message holds every word of the question; the needle holds only the identifier.
@@ -118,14 +120,14 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
 
   it.effect("one rare word outweighs two common ones (inverse document frequency)", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
-      yield* repo.appendMessages(id, [
+      yield* store.repository.appendMessages(id, [
         ...Array.makeBy(20, (i) => newMessage("user", `The delivery total for crate ${i} was checked.`)),
         newMessage("assistant", "Noted under reference 88417."),
         ...Array.makeBy(20, (i) => newMessage("user", `The delivery total for crate ${20 + i} was checked.`))
       ])
-      const hits = yield* repo.searchMessages(id, {
+      const hits = yield* store.index.searchMessages(id, {
         text: "what was the delivery total for 88417?",
         before: 100,
         limit: 100
@@ -139,17 +141,17 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
 
   it.effect("a long conversation: common words weigh little, the needle still ranks first", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
       // Every distractor holds "delivery" and "total": more than a search ranks exhaustively.
-      yield* repo.appendMessages(id, [
+      yield* store.repository.appendMessages(id, [
         newMessage("system", "You track deliveries."),
         ...Array.makeBy(400, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `Delivery total ${i}: checked.`)),
         newMessage("assistant", "Reference ORD-2024-88417 is booked."),
         ...Array.makeBy(400, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `Delivery total ${400 + i}: ok.`))
       ])
       const needle = 402
-      const ask = (text: string, before: number) => repo.searchMessages(id, { text, before, limit: 10 })
+      const ask = (text: string, before: number) => store.index.searchMessages(id, { text, before, limit: 10 })
       assert.strictEqual((yield* ask("what was the delivery total for ORD-2024-88417?", 1000))[0]?.seq, needle)
       assert.deepStrictEqual(seqsOf(yield* ask("ORD-2024-88417", 1000)), [needle])
       assert.deepStrictEqual(yield* ask("ORD-2024-88417", needle), [])
@@ -157,9 +159,18 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
       const common = yield* ask("the delivery total?", 700)
       assert.strictEqual(common.length, 10)
       // The limit is brought into 1..100.
-      assert.strictEqual((yield* repo.searchMessages(id, { text: "delivery", before: 1000, limit: 1000 })).length, 100)
-      assert.strictEqual((yield* repo.searchMessages(id, { text: "delivery", before: 1000, limit: 0 })).length, 1)
-      assert.deepStrictEqual(yield* repo.searchMessages(id, { text: "delivery", before: Number.NaN, limit: 5 }), [])
+      assert.strictEqual(
+        (yield* store.index.searchMessages(id, { text: "delivery", before: 1000, limit: 1000 })).length,
+        100
+      )
+      assert.strictEqual(
+        (yield* store.index.searchMessages(id, { text: "delivery", before: 1000, limit: 0 })).length,
+        1
+      )
+      assert.deepStrictEqual(
+        yield* store.index.searchMessages(id, { text: "delivery", before: Number.NaN, limit: 5 }),
+        []
+      )
       const all = yield* contents(id)
       for (const hit of common) {
         assert.isBelow(hit.seq, 700)
@@ -169,7 +180,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
 
   it.effect("only messages before `before`", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* MessageIndex
       const id = freshId("search")
       const { at, lastSeq } = yield* seedNeedles(id)
       const needle = at.order ?? 0
@@ -189,13 +200,13 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
 
   it.effect("at most `limit` hits, best first", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
-      yield* repo.appendMessages(
+      yield* store.repository.appendMessages(
         id,
         Array.makeBy(30, (i) => newMessage("user", `pallet ${i} ${"pallet ".repeat(i % 4)}goes to dock ${i}`))
       )
-      const search = (limit: number) => repo.searchMessages(id, { text: "pallet", before: 100, limit })
+      const search = (limit: number) => store.index.searchMessages(id, { text: "pallet", before: 100, limit })
       assert.strictEqual((yield* search(1)).length, 1)
       assert.strictEqual((yield* search(7)).length, 7)
       const all = yield* search(100)
@@ -214,18 +225,18 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
     },
     ({ a, b, query }) =>
       Effect.gen(function*() {
-        const repo = yield* RepositoryService
+        const store = yield* Storage.get
         const idA = freshId("search-a")
         const idB = freshId("search-b")
         // Interleaved writes, so the two conversations' seqs overlap.
         for (let i = 0; i < Math.max(a.length, b.length); i++) {
           const nextA = a[i]
           const nextB = b[i]
-          if (nextA !== undefined) yield* repo.appendMessages(idA, [newMessage("user", nextA)])
-          if (nextB !== undefined) yield* repo.appendMessages(idB, [newMessage("assistant", nextB)])
+          if (nextA !== undefined) yield* store.repository.appendMessages(idA, [newMessage("user", nextA)])
+          if (nextB !== undefined) yield* store.repository.appendMessages(idB, [newMessage("assistant", nextB)])
         }
         const text = `what about ${query.join(", ")}?`
-        const hits = yield* repo.searchMessages(idA, { text, before: 1000, limit: 100 })
+        const hits = yield* store.index.searchMessages(idA, { text, before: 1000, limit: 100 })
         const byQuery = new Set(query)
         const ofA = yield* contents(idA)
         const expected = [...ofA].filter(([, content]) => [...wordsOf(content)].some((w) => byQuery.has(w)))
@@ -240,40 +251,43 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
         const onlyB = query.filter((w) => wordsOfB.includes(w))
         if (onlyB.length > 0) {
           assert.deepStrictEqual(
-            yield* repo.searchMessages(idA, { text: onlyB.join(" "), before: 1000, limit: 100 }),
+            yield* store.index.searchMessages(idA, { text: onlyB.join(" "), before: 1000, limit: 100 }),
             []
           )
         }
-        yield* repo.deleteConversation(idA)
-        yield* repo.deleteConversation(idB)
+        yield* store.repository.deleteConversation(idA)
+        yield* store.repository.deleteConversation(idB)
       }),
     { fastCheck: { numRuns: 25 } }
   )
 
   it.effect("an unknown or deleted conversation has no hits", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
       const query = { text: "ORD-2024-88417", before: 100, limit: 10 }
-      assert.deepStrictEqual(yield* repo.searchMessages(id, query), [])
-      yield* repo.appendMessages(id, [newMessage("user", "where is ORD-2024-88417?")])
-      assert.deepStrictEqual(seqsOf(yield* repo.searchMessages(id, query)), [1])
-      yield* repo.deleteConversation(id)
-      assert.deepStrictEqual(yield* repo.searchMessages(id, query), [])
+      assert.deepStrictEqual(yield* store.index.searchMessages(id, query), [])
+      yield* store.repository.appendMessages(id, [newMessage("user", "where is ORD-2024-88417?")])
+      assert.deepStrictEqual(seqsOf(yield* store.index.searchMessages(id, query)), [1])
+      yield* store.repository.deleteConversation(id)
+      assert.deepStrictEqual(yield* store.index.searchMessages(id, query), [])
       // Written again under the same id: only the new messages.
-      yield* repo.appendMessages(id, [newMessage("user", "nothing about orders"), newMessage("user", "ORD-2024-88417")])
-      assert.deepStrictEqual(seqsOf(yield* repo.searchMessages(id, query)), [2])
+      yield* store.repository.appendMessages(id, [
+        newMessage("user", "nothing about orders"),
+        newMessage("user", "ORD-2024-88417")
+      ])
+      assert.deepStrictEqual(seqsOf(yield* store.index.searchMessages(id, query)), [2])
     }))
 
   it.effect("a query of stop words or punctuation has no hits; hostile query texts are safe", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
-      yield* repo.appendMessages(id, [
+      yield* store.repository.appendMessages(id, [
         newMessage("user", "What is the status of the pallet, and where is it now?"),
         newMessage("assistant", "The pallet is at dock 7; it is not here yet.")
       ])
-      const search = (text: string) => repo.searchMessages(id, { text, before: 100, limit: 10 })
+      const search = (text: string) => store.index.searchMessages(id, { text, before: 100, limit: 10 })
       for (
         const text of ["", "   ", "the of and to is it", "What is it, and where is it now?", "?!.,;:-- ()[]{} ''\"\""]
       ) {
@@ -309,9 +323,9 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
 
   it.effect("summary messages, leading system messages and pruned messages are never hits", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
-      yield* repo.appendMessages(id, [
+      yield* store.repository.appendMessages(id, [
         newMessage("system", "Escalate ZETA-991 cases to a manager."),
         newMessage("system", "ZETA-991 is the refund policy code."),
         newMessage("user", "Hello, a question about ZETA-991."),
@@ -320,9 +334,9 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
         newMessage("user", "Here is my receipt for ZETA-991."),
         newMessage("assistant", "Thanks, ZETA-991 approved.")
       ])
-      const search = () => repo.searchMessages(id, { text: "ZETA-991", before: 100, limit: 100 })
+      const search = () => store.index.searchMessages(id, { text: "ZETA-991", before: 100, limit: 100 })
       assert.deepStrictEqual(seqsOf(yield* search()).sort(), [3, 4, 5, 6, 7])
-      const committed = yield* repo.commitSummary({
+      const committed = yield* store.summaries.commitSummary({
         conversationId: id,
         expected: { cursor: 0, version: 0 },
         narrative: "ZETA-991 was discussed.",
@@ -346,13 +360,13 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
       assert.strictEqual(committed._tag, "Committed")
       // Seq 8 is the summary message; 3 and 4 were pruned.
       assert.deepStrictEqual(seqsOf(yield* search()).sort(), [5, 6, 7])
-      yield* repo.appendMessages(id, [newMessage("user", "ZETA-991 again")])
+      yield* store.repository.appendMessages(id, [newMessage("user", "ZETA-991 again")])
       assert.deepStrictEqual(seqsOf(yield* search()).sort(), [5, 6, 7, 9])
     }))
 
   it.effect("a message of 50,000 distinct words is stored, and found by its first words", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
       const letters = "abcdefghijklmnopqrstuvwxyz"
       const word = (i: number) =>
@@ -360,16 +374,20 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
           letters[Math.floor(i / 26) % 26]
         }${letters[i % 26]}x`
       const words = Array.makeBy(50_000, word)
-      yield* repo.appendMessages(id, [newMessage("tool", words.join(" ")), newMessage("user", "bbbbx")])
-      assert.deepStrictEqual(seqsOf(yield* repo.searchMessages(id, { text: "aaabx", before: 10, limit: 5 })), [1])
-      assert.deepStrictEqual(seqsOf(yield* repo.searchMessages(id, { text: "bbbbx", before: 10, limit: 5 })), [2])
+      yield* store.repository.appendMessages(id, [newMessage("tool", words.join(" ")), newMessage("user", "bbbbx")])
+      assert.deepStrictEqual(seqsOf(yield* store.index.searchMessages(id, { text: "aaabx", before: 10, limit: 5 })), [
+        1
+      ])
+      assert.deepStrictEqual(seqsOf(yield* store.index.searchMessages(id, { text: "bbbbx", before: 10, limit: 5 })), [
+        2
+      ])
     }))
 
   it.effect("tool results are found by their content, tool calls by their params", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("search")
-      yield* repo.appendMessages(id, [
+      yield* store.repository.appendMessages(id, [
         newMessage("user", "Can you check my last order?"),
         newMessage("assistant", "Let me look that up.", {
           toolCalls: [{ id: "call_1", name: "lookup_order", params: { orderId: "ORD-7731-KX", verbose: true } }]
@@ -381,7 +399,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<RepositoryService>) => 
         newMessage("assistant", "It has shipped and should arrive soon."),
         ...Array.makeBy(20, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `Order question ${i}: shipped?`))
       ])
-      const search = (text: string) => repo.searchMessages(id, { text, before: 100, limit: 5 })
+      const search = (text: string) => store.index.searchMessages(id, { text, before: 100, limit: 5 })
       assert.strictEqual((yield* search("what happened with ORD-7731-KX?"))[0]?.seq, 2)
       assert.strictEqual((yield* search("tracking number 1Z999AA10123456784"))[0]?.seq, 3)
       assert.strictEqual((yield* search("is it still arriving 2026-05-02?"))[0]?.seq, 3)

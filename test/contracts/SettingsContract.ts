@@ -1,11 +1,12 @@
 /**
- * The part of the repository contract about per-conversation settings: defaults, replacement,
+ * The contract of per-conversation settings (`SettingsRepository`): defaults, replacement,
  * isolation, settings stored before the first message, and their removal with the conversation.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ConversationSettings from "../../src/domain/ConversationSettings.js"
-import { RepositoryService } from "../../src/services/RepositoryService.js"
+import * as Storage from "../../src/layers/store/Storage.js"
+import { SettingsRepository } from "../../src/services/SettingsRepository.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
 /** The fields a settings value holds, as a plain object: absent fields stay absent. */
@@ -15,42 +16,52 @@ const settings = (fields: ConstructorParameters<typeof ConversationSettings.Conv
   new ConversationSettings.ConversationSettings(fields)
 
 /** Registers the settings tests in a contract suite. */
-export const settingsContract = (it: Vitest.MethodsNonLive<RepositoryService>) => {
+export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
   it.effect("settings default to empty, with or without messages", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const unknown = freshId("settings")
       const stored = freshId("settings")
-      yield* repo.appendMessages(stored, [newMessage("user", "hello")])
+      yield* store.repository.appendMessages(stored, [newMessage("user", "hello")])
       for (const id of [unknown, stored]) {
-        const read = yield* repo.getSettings(id)
+        const read = yield* store.settings.getSettings(id)
         assert.instanceOf(read, ConversationSettings.ConversationSettings)
         assert.deepStrictEqual(fieldsOf(read), {})
         assert.isTrue(ConversationSettings.isEmpty(read))
       }
       // Reading settings does not create the conversation.
-      assert.strictEqual((yield* Effect.flip(repo.getConversation(unknown)))._tag, "ConversationNotFoundError")
+      assert.strictEqual(
+        (yield* Effect.flip(store.repository.getConversation(unknown)))._tag,
+        "ConversationNotFoundError"
+      )
     }))
 
   it.effect("setSettings returns what is stored and getSettings reads it back", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("settings")
-      yield* repo.appendMessages(id, [newMessage("user", "hello")])
-      const returned = yield* repo.setSettings(id, settings({ tokenBudget: 2000, kRawTurns: 5, view: "stable" }))
+      yield* store.repository.appendMessages(id, [newMessage("user", "hello")])
+      const returned = yield* store.settings.setSettings(
+        id,
+        settings({ tokenBudget: 2000, kRawTurns: 5, view: "stable" })
+      )
       assert.instanceOf(returned, ConversationSettings.ConversationSettings)
       assert.deepStrictEqual(fieldsOf(returned), { tokenBudget: 2000, kRawTurns: 5, view: "stable" })
-      const read = yield* repo.getSettings(id)
+      const read = yield* store.settings.getSettings(id)
       assert.instanceOf(read, ConversationSettings.ConversationSettings)
       assert.deepStrictEqual(fieldsOf(read), { tokenBudget: 2000, kRawTurns: 5, view: "stable" })
       // The bounds of the schema are stored as they are.
-      yield* repo.setSettings(id, settings({ tokenBudget: 1, kRawTurns: 1000, view: "full" }))
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), { tokenBudget: 1, kRawTurns: 1000, view: "full" })
+      yield* store.settings.setSettings(id, settings({ tokenBudget: 1, kRawTurns: 1000, view: "full" }))
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), {
+        tokenBudget: 1,
+        kRawTurns: 1000,
+        view: "full"
+      })
     }))
 
   it.effect("setSettings replaces the whole set: an absent field is cleared", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const repo = yield* SettingsRepository
       const id = freshId("settings")
       yield* repo.setSettings(id, settings({ tokenBudget: 2000, view: "stable" }))
       const replaced = yield* repo.setSettings(id, settings({ kRawTurns: 4 }))
@@ -66,38 +77,41 @@ export const settingsContract = (it: Vitest.MethodsNonLive<RepositoryService>) =
 
   it.effect("the settings of one conversation are never visible from another", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const first = freshId("settings")
       const second = freshId("settings")
       const bare = freshId("settings")
-      yield* repo.appendMessages(first, [newMessage("user", "first")])
-      yield* repo.appendMessages(second, [newMessage("user", "second")])
-      yield* repo.setSettings(first, settings({ tokenBudget: 1500, view: "stable" }))
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(second)), {})
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(bare)), {})
-      yield* repo.setSettings(second, settings({ kRawTurns: 7 }))
-      yield* repo.setSettings(bare, settings({ tokenBudget: 900 }))
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(first)), { tokenBudget: 1500, view: "stable" })
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(second)), { kRawTurns: 7 })
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(bare)), { tokenBudget: 900 })
+      yield* store.repository.appendMessages(first, [newMessage("user", "first")])
+      yield* store.repository.appendMessages(second, [newMessage("user", "second")])
+      yield* store.settings.setSettings(first, settings({ tokenBudget: 1500, view: "stable" }))
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(second)), {})
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(bare)), {})
+      yield* store.settings.setSettings(second, settings({ kRawTurns: 7 }))
+      yield* store.settings.setSettings(bare, settings({ tokenBudget: 900 }))
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(first)), { tokenBudget: 1500, view: "stable" })
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(second)), { kRawTurns: 7 })
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(bare)), { tokenBudget: 900 })
       // Deleting one conversation leaves the others' settings alone.
-      yield* repo.deleteConversation(second)
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(first)), { tokenBudget: 1500, view: "stable" })
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(bare)), { tokenBudget: 900 })
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(second)), {})
+      yield* store.repository.deleteConversation(second)
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(first)), { tokenBudget: 1500, view: "stable" })
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(bare)), { tokenBudget: 900 })
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(second)), {})
     }))
 
   it.effect("settings set before the first message survive the first append and later writes", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("settings")
-      yield* repo.setSettings(id, settings({ tokenBudget: 4000, kRawTurns: 2 }))
+      yield* store.settings.setSettings(id, settings({ tokenBudget: 4000, kRawTurns: 2 }))
       // Setting settings does not create the conversation.
-      assert.strictEqual((yield* Effect.flip(repo.getConversation(id)))._tag, "ConversationNotFoundError")
-      const appended = yield* repo.appendMessages(id, [newMessage("user", "u1"), newMessage("assistant", "a1")])
+      assert.strictEqual((yield* Effect.flip(store.repository.getConversation(id)))._tag, "ConversationNotFoundError")
+      const appended = yield* store.repository.appendMessages(id, [
+        newMessage("user", "u1"),
+        newMessage("assistant", "a1")
+      ])
       assert.deepStrictEqual(appended.messages.map((m) => m.seq), [1, 2])
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), { tokenBudget: 4000, kRawTurns: 2 })
-      const committed = yield* repo.commitSummary({
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), { tokenBudget: 4000, kRawTurns: 2 })
+      const committed = yield* store.summaries.commitSummary({
         conversationId: id,
         expected: { cursor: 0, version: 0 },
         narrative: "u1 asked",
@@ -119,42 +133,48 @@ export const settingsContract = (it: Vitest.MethodsNonLive<RepositoryService>) =
         prune: true
       })
       assert.strictEqual(committed._tag, "Committed")
-      yield* repo.appendMessages(id, [newMessage("user", "u2")])
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), { tokenBudget: 4000, kRawTurns: 2 })
+      yield* store.repository.appendMessages(id, [newMessage("user", "u2")])
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), { tokenBudget: 4000, kRawTurns: 2 })
     }))
 
   it.effect("deleteConversation removes the settings with the messages", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("settings")
-      yield* repo.appendMessages(id, [newMessage("user", "u1"), newMessage("assistant", "a1")])
-      yield* repo.setSettings(id, settings({ tokenBudget: 2500, kRawTurns: 3, view: "stable" }))
-      yield* repo.deleteConversation(id)
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), {})
-      assert.strictEqual((yield* Effect.flip(repo.listMessages(id, {})))._tag, "ConversationNotFoundError")
-      assert.strictEqual((yield* Effect.flip(repo.getConversation(id)))._tag, "ConversationNotFoundError")
+      yield* store.repository.appendMessages(id, [newMessage("user", "u1"), newMessage("assistant", "a1")])
+      yield* store.settings.setSettings(id, settings({ tokenBudget: 2500, kRawTurns: 3, view: "stable" }))
+      yield* store.repository.deleteConversation(id)
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), {})
+      assert.strictEqual((yield* Effect.flip(store.repository.listMessages(id, {})))._tag, "ConversationNotFoundError")
+      assert.strictEqual((yield* Effect.flip(store.repository.getConversation(id)))._tag, "ConversationNotFoundError")
       // The id starts afresh: new messages, no settings.
-      const again = yield* repo.appendMessages(id, [newMessage("user", "fresh")])
+      const again = yield* store.repository.appendMessages(id, [newMessage("user", "fresh")])
       assert.deepStrictEqual(again.messages.map((m) => m.seq), [1])
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), {})
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), {})
     }))
 
   it.effect("deleteConversation of an id with settings only clears them and succeeds; then the id holds nothing", () =>
     Effect.gen(function*() {
-      const repo = yield* RepositoryService
+      const store = yield* Storage.get
       const id = freshId("settings")
-      yield* repo.setSettings(id, settings({ view: "stable" }))
-      yield* repo.deleteConversation(id)
-      assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), {})
-      const second = yield* Effect.flip(repo.deleteConversation(id))
+      yield* store.settings.setSettings(id, settings({ view: "stable" }))
+      yield* store.repository.deleteConversation(id)
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), {})
+      const second = yield* Effect.flip(store.repository.deleteConversation(id))
       assert.strictEqual(second._tag, "ConversationNotFoundError")
       // The empty settings are stored as none: such an id holds nothing to delete.
       const emptied = freshId("settings")
-      yield* repo.setSettings(emptied, settings({ kRawTurns: 9 }))
-      yield* repo.setSettings(emptied, ConversationSettings.empty)
-      assert.strictEqual((yield* Effect.flip(repo.deleteConversation(emptied)))._tag, "ConversationNotFoundError")
+      yield* store.settings.setSettings(emptied, settings({ kRawTurns: 9 }))
+      yield* store.settings.setSettings(emptied, ConversationSettings.empty)
+      assert.strictEqual(
+        (yield* Effect.flip(store.repository.deleteConversation(emptied)))._tag,
+        "ConversationNotFoundError"
+      )
       const never = freshId("settings")
-      yield* repo.setSettings(never, ConversationSettings.empty)
-      assert.strictEqual((yield* Effect.flip(repo.deleteConversation(never)))._tag, "ConversationNotFoundError")
+      yield* store.settings.setSettings(never, ConversationSettings.empty)
+      assert.strictEqual(
+        (yield* Effect.flip(store.repository.deleteConversation(never)))._tag,
+        "ConversationNotFoundError"
+      )
     }))
 }

@@ -23,7 +23,7 @@ type Input = typeof MessageInput.Encoded
  */
 export type StrategySettings = Pick<
   SummarizationOptions,
-  | "promptTokenBudget"
+  | "tokenBudget"
   | "kRawTurns"
   | "chunkSummarizeThreshold"
   | "summaryTokenCap"
@@ -56,7 +56,7 @@ interface Scenario {
 type Step = "none" | "idle" | "context" | "both"
 
 const settingsArbitrary: fc.Arbitrary<StrategySettings> = fc.record({
-  promptTokenBudget: fc.integer({ min: 150, max: 750 }),
+  tokenBudget: fc.integer({ min: 150, max: 750 }),
   kRawTurns: fc.integer({ min: 1, max: 4 }),
   thresholdFactor: fc.double({ min: 0.5, max: 2.5, noNaN: true }),
   capFactor: fc.double({ min: 0.1, max: 0.4, noNaN: true }),
@@ -65,8 +65,8 @@ const settingsArbitrary: fc.Arbitrary<StrategySettings> = fc.record({
   summaryMessages: fc.boolean()
 }).map(({ capFactor, thresholdFactor, ...rest }) => ({
   ...rest,
-  chunkSummarizeThreshold: Math.max(1, Math.floor(rest.promptTokenBudget * thresholdFactor)),
-  summaryTokenCap: Math.max(10, Math.floor(rest.promptTokenBudget * capFactor))
+  chunkSummarizeThreshold: Math.max(1, Math.floor(rest.tokenBudget * thresholdFactor)),
+  summaryTokenCap: Math.max(10, Math.floor(rest.tokenBudget * capFactor))
 }))
 
 /**
@@ -179,7 +179,7 @@ const fastCheck = { numRuns: 20 }
 
 /** The settings of the example-based tests. */
 const fixedSettings: StrategySettings = {
-  promptTokenBudget: 600,
+  tokenBudget: 600,
   kRawTurns: 2,
   chunkSummarizeThreshold: 400,
   summaryTokenCap: 100,

@@ -12,18 +12,19 @@ import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
 import { MemoryContext } from "../../src/domain/MemoryContext.js"
 import { MaxMetadataLength } from "../../src/domain/Message.js"
-import { canonicalJson, MaxJsonValues } from "../../src/domain/Text.js"
+import { MaxJsonValues } from "../../src/domain/Text.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
+import * as Storage from "../../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../../src/services/RepositoryService.js"
 import * as NoopStrategy from "../../src/strategies/NoopStrategy.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
+import { canonicalJson } from "../fixtures/messages.js"
 import {
   anyValue,
   badOptions,
@@ -60,7 +61,7 @@ const untyped = (memory: ChatMemoryService.ChatMemoryService.Service): Untyped =
 
 /** The store under the memory, and the calls the memory made to it. */
 class Store extends Context.Tag("test/reliability/Store")<Store, {
-  readonly store: RepositoryService.Service
+  readonly store: Storage.Store
   readonly counted: FaultyRepository.FaultyRepository
 }>() {}
 
@@ -75,14 +76,14 @@ const StoreLive = Layer.effect(
 const MemoryLive = ChatMemory.layer.pipe(
   Layer.provideMerge(SummarizationStrategy.layer({
     kRawTurns: 1,
-    promptTokenBudget: 300,
+    tokenBudget: 300,
     chunkSummarizeThreshold: 400,
     summaryTokenCap: 50,
     retries: 0
   })),
   Layer.provideMerge(ScriptedSkill.layer()),
   Layer.provideMerge(ApproximateTokenCounter.layer),
-  Layer.provideMerge(Layer.effect(RepositoryService, Effect.map(Store, ({ counted }) => counted.service))),
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(Store, ({ counted }) => Storage.layerFrom(counted.store)))),
   Layer.provideMerge(StoreLive)
 )
 
@@ -118,7 +119,7 @@ const observe = (id: unknown) =>
     const count = (op: FaultyRepository.Operation) => Option.getOrElse(HashMap.get(calls, op), () => 0)
     const ids = ["fuzz-a", "fuzz-b", "fuzz-c", ...(isConversationId(id) ? [id] : [])]
     const messages = yield* Effect.forEach(ids, (candidate) =>
-      Effect.match(store.getConversation(ConversationId.make(candidate)), {
+      Effect.match(store.repository.getConversation(ConversationId.make(candidate)), {
         onFailure: () =>
           -1,
         onSuccess: (info) => info.messageCount
@@ -239,7 +240,10 @@ describe("bad input", () => {
           const { store } = yield* Store
           // The newest messages only: the conversation grows with every run, and reading all of it
           // each time made this property quadratic.
-          const stored = yield* store.listMessages(ConversationId.make(id), { limit: messages.length, from: "newest" })
+          const stored = yield* store.repository.listMessages(ConversationId.make(id), {
+            limit: messages.length,
+            from: "newest"
+          })
           const read = stored.map((m) => ({
             role: m.role,
             content: m.content,

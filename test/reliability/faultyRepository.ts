@@ -1,15 +1,25 @@
 /**
- * A `RepositoryService` over another one that fails chosen calls with a `RepositoryError` before
+ * A store over another one whose every port fails chosen calls with a `RepositoryError` before
  * they reach it, as a store that lost its connection would (a failed write applied nothing, as the
- * repository contract says), and counts every call it receives.
+ * contracts say), and counts every call it receives.
  */
 import { Effect, HashMap, Option, Ref } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import { RepositoryError } from "../../src/errors/RepositoryError.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
+import type { MessageIndex } from "../../src/services/MessageIndex.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
+import type { SettingsRepository } from "../../src/services/SettingsRepository.js"
+import type { SummarizationLease } from "../../src/services/SummarizationLease.js"
+import type { SummaryRepository } from "../../src/services/SummaryRepository.js"
 
-/** The repository's operations. */
-export type Operation = keyof RepositoryService.Service
+/** The store's operations, in every port. */
+export type Operation =
+  | keyof RepositoryService.Service
+  | keyof SummaryRepository.Service
+  | keyof SettingsRepository.Service
+  | keyof MessageIndex.Service
+  | keyof SummarizationLease.Service
 
 /** The operations that write. */
 export const writes: ReadonlyArray<Operation> = [
@@ -26,9 +36,9 @@ export const injected = "injected store fault"
 /** Whether a `RepositoryError` is one this wrapper injected. */
 export const isInjected = (error: RepositoryError): boolean => error.cause === injected
 
-/** The wrapped repository, and what it received. */
+/** The wrapped store, and what it received. */
 export interface FaultyRepository {
-  readonly service: RepositoryService.Service
+  readonly store: Storage.Store
   /** Calls received per operation, failed ones included. */
   readonly calls: Effect.Effect<HashMap.HashMap<Operation, number>>
   /** Failures injected per operation. */
@@ -36,11 +46,11 @@ export interface FaultyRepository {
 }
 
 /**
- * Wraps `inner`. `shouldFail` gets the operation and its call number (1 for the first call of that
- * operation) and decides whether the call fails.
+ * Wraps every port of `inner`. `shouldFail` gets the operation and its call number (1 for the
+ * first call of that operation) and decides whether the call fails.
  */
 export const make = (
-  inner: RepositoryService.Service,
+  inner: Storage.Store,
   shouldFail: (operation: Operation, call: number) => Effect.Effect<boolean>
 ): Effect.Effect<FaultyRepository> =>
   Effect.gen(function*() {
@@ -60,45 +70,53 @@ export const make = (
         return yield* new RepositoryError({ operation, conversationId, cause: injected })
       })
 
-    const service: RepositoryService.Service = {
-      appendMessages: (conversationId, messages) =>
-        Effect.zipRight(guard("appendMessages", conversationId), inner.appendMessages(conversationId, messages)),
-      getConversation: (conversationId) =>
-        Effect.zipRight(guard("getConversation", conversationId), inner.getConversation(conversationId)),
-      listMessages: (conversationId, query) =>
-        Effect.zipRight(guard("listMessages", conversationId), inner.listMessages(conversationId, query)),
-      countMessages: (conversationId, query) =>
-        Effect.zipRight(guard("countMessages", conversationId), inner.countMessages(conversationId, query)),
-      readWindow: (conversationId, query) =>
-        Effect.zipRight(guard("readWindow", conversationId), inner.readWindow(conversationId, query)),
-      deleteConversation: (conversationId) =>
-        Effect.zipRight(guard("deleteConversation", conversationId), inner.deleteConversation(conversationId)),
-      getSettings: (conversationId) =>
-        Effect.zipRight(guard("getSettings", conversationId), inner.getSettings(conversationId)),
-      setSettings: (conversationId, settings) =>
-        Effect.zipRight(guard("setSettings", conversationId), inner.setSettings(conversationId, settings)),
-      getSummaryState: (conversationId) =>
-        Effect.zipRight(guard("getSummaryState", conversationId), inner.getSummaryState(conversationId)),
-      commitSummary: (commit) =>
-        Effect.zipRight(guard("commitSummary", commit.conversationId), inner.commitSummary(commit)),
-      listSummarizations: (conversationId) =>
-        Effect.zipRight(guard("listSummarizations", conversationId), inner.listSummarizations(conversationId)),
-      searchMessages: (conversationId, query) =>
-        Effect.zipRight(guard("searchMessages", conversationId), inner.searchMessages(conversationId, query)),
-      pendingEmbeddings: (conversationId, query) =>
-        Effect.zipRight(guard("pendingEmbeddings", conversationId), inner.pendingEmbeddings(conversationId, query)),
-      storeEmbeddings: (conversationId, model, embeddings) =>
-        Effect.zipRight(
-          guard("storeEmbeddings", conversationId),
-          inner.storeEmbeddings(conversationId, model, embeddings)
-        ),
-      searchEmbeddings: (conversationId, query) =>
-        Effect.zipRight(guard("searchEmbeddings", conversationId), inner.searchEmbeddings(conversationId, query)),
-      withSummarizationLock: (conversationId, effect) =>
-        Effect.zipRight(
-          guard("withSummarizationLock", conversationId),
-          inner.withSummarizationLock(conversationId, effect)
-        )
+    const { index, lease, repository, settings, summaries } = inner
+    const store: Storage.Store = {
+      repository: {
+        appendMessages: (conversationId, messages) =>
+          Effect.zipRight(guard("appendMessages", conversationId), repository.appendMessages(conversationId, messages)),
+        getConversation: (conversationId) =>
+          Effect.zipRight(guard("getConversation", conversationId), repository.getConversation(conversationId)),
+        listMessages: (conversationId, query) =>
+          Effect.zipRight(guard("listMessages", conversationId), repository.listMessages(conversationId, query)),
+        countMessages: (conversationId, query) =>
+          Effect.zipRight(guard("countMessages", conversationId), repository.countMessages(conversationId, query)),
+        readWindow: (conversationId, query) =>
+          Effect.zipRight(guard("readWindow", conversationId), repository.readWindow(conversationId, query)),
+        deleteConversation: (conversationId) =>
+          Effect.zipRight(guard("deleteConversation", conversationId), repository.deleteConversation(conversationId))
+      },
+      summaries: {
+        getSummaryState: (conversationId) =>
+          Effect.zipRight(guard("getSummaryState", conversationId), summaries.getSummaryState(conversationId)),
+        commitSummary: (commit) =>
+          Effect.zipRight(guard("commitSummary", commit.conversationId), summaries.commitSummary(commit)),
+        listSummarizations: (conversationId) =>
+          Effect.zipRight(guard("listSummarizations", conversationId), summaries.listSummarizations(conversationId))
+      },
+      settings: {
+        getSettings: (conversationId) =>
+          Effect.zipRight(guard("getSettings", conversationId), settings.getSettings(conversationId)),
+        setSettings: (conversationId, values) =>
+          Effect.zipRight(guard("setSettings", conversationId), settings.setSettings(conversationId, values))
+      },
+      index: {
+        searchMessages: (conversationId, query) =>
+          Effect.zipRight(guard("searchMessages", conversationId), index.searchMessages(conversationId, query)),
+        pendingEmbeddings: (conversationId, query) =>
+          Effect.zipRight(guard("pendingEmbeddings", conversationId), index.pendingEmbeddings(conversationId, query)),
+        storeEmbeddings: (conversationId, model, embeddings) =>
+          Effect.zipRight(
+            guard("storeEmbeddings", conversationId),
+            index.storeEmbeddings(conversationId, model, embeddings)
+          ),
+        searchEmbeddings: (conversationId, query) =>
+          Effect.zipRight(guard("searchEmbeddings", conversationId), index.searchEmbeddings(conversationId, query))
+      },
+      lease: {
+        withLease: (conversationId, effect) =>
+          Effect.zipRight(guard("withLease", conversationId), lease.withLease(conversationId, effect))
+      }
     }
-    return { service, calls: Ref.get(calls), failures: Ref.get(failures) }
+    return { store, calls: Ref.get(calls), failures: Ref.get(failures) }
   })

@@ -33,9 +33,10 @@ import type { MemoryEvent } from "../../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
 import * as PgRepository from "../../src/layers/store/PgRepository.js"
+import * as Storage from "../../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
-import { RepositoryService } from "../../src/services/RepositoryService.js"
+import type { SummaryRepository } from "../../src/services/SummaryRepository.js"
 import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
 import { newMessage } from "../fixtures/messages.js"
@@ -44,7 +45,7 @@ import { type SharedRepository, sharedSchema } from "../fixtures/postgresShared.
 
 const options: Partial<SummarizationOptions> = {
   kRawTurns: 2,
-  promptTokenBudget: 400,
+  tokenBudget: 400,
   chunkSummarizeThreshold: 450,
   summaryTokenCap: 80,
   retries: 0,
@@ -108,7 +109,7 @@ const instance = (repository: SharedRepository, overlap: Overlap) =>
     const skill = Context.get(context, ScriptedSkill.ScriptedSkill)
     return {
       memory,
-      repository: Context.get(context, RepositoryService),
+      store: yield* Effect.provide(Storage.get, context),
       applied: Ref.get(applied),
       skillCalls: Effect.map(skill.calls, (calls) => calls.length),
       mostInFlight: Effect.sync(() => inFlight.most)
@@ -124,7 +125,7 @@ const turn = (label: string, i: number) => [
 
 /** Samples the summary state of `ids` until `done`, and fails if a cursor or version ever goes back. */
 const sampleMonotone = (
-  repository: RepositoryService.Service,
+  summaries: SummaryRepository.Service,
   ids: ReadonlyArray<string>,
   done: Deferred.Deferred<boolean>
 ) =>
@@ -133,7 +134,7 @@ const sampleMonotone = (
     let samples = 0
     while (!(yield* Deferred.isDone(done))) {
       for (const id of ids) {
-        const state = yield* Effect.option(repository.getSummaryState(ConversationId.make(id)))
+        const state = yield* Effect.option(summaries.getSummaryState(ConversationId.make(id)))
         if (state._tag === "None") continue
         const before = last.get(id) ?? { cursor: 0, version: 0 }
         assert.isAtLeast(state.value.cursor, before.cursor, `${id}: the cursor moved back`)
@@ -159,7 +160,7 @@ const checkConversation = (
     const [first] = instances
     if (first === undefined) return assert.fail("no instance")
     const conversationId = ConversationId.make(id)
-    const stored = yield* first.repository.listMessages(conversationId, {})
+    const stored = yield* first.store.repository.listMessages(conversationId, {})
     const total = calls.reduce((n, call) => n + call.length, 0)
     assert.deepStrictEqual(stored.map((m) => m.seq), Array.from({ length: total }, (_, i) => i + 1), `${id}: seqs`)
     const seqOf = new Map(stored.map((m) => [m.content, m.seq]))
@@ -168,8 +169,8 @@ const checkConversation = (
       const seqs = call.map((m) => seqOf.get(m.content) ?? -1)
       assert.deepStrictEqual(seqs, seqs.map((_, k) => (seqs[0] ?? 0) + k), `${id}: a call was split`)
     }
-    const state = yield* first.repository.getSummaryState(conversationId)
-    const records = yield* first.repository.listSummarizations(conversationId)
+    const state = yield* first.store.summaries.getSummaryState(conversationId)
+    const records = yield* first.store.summaries.listSummarizations(conversationId)
     assert.deepStrictEqual(records.map((r) => r.version), Array.from({ length: state.version }, (_, i) => i + 1))
     records.forEach((r, i) => assert.isAbove(r.fromSeq, records[i - 1]?.toSeq ?? 0, `${id}: ranges overlap`))
     assert.strictEqual(state.cursor, records.at(-1)?.toSeq ?? 0)
@@ -203,7 +204,7 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
             yield* writer.memory.addMessages(id, call)
             // The other instance reads the context (and triggers its own job when the summary is behind).
             if (i % 3 === 0) yield* other.memory.getContext(id)
-            const state = yield* other.repository.getSummaryState(ConversationId.make(id))
+            const state = yield* other.store.summaries.getSummaryState(ConversationId.make(id))
             assert.isAtLeast(state.cursor, last.cursor, "the cursor moved back")
             assert.isAtLeast(state.version, last.version, "the version moved back")
             last = { cursor: state.cursor, version: state.version }
@@ -234,10 +235,12 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
           instances.map((x, w) => ({ id, x, calls: Array.from({ length: 20 }, (_, i) => turn(`${id}/${w}`, i)) }))
         )
         const done = yield* Deferred.make<boolean>()
-        const samplers = yield* Effect.forEach(instances, (x) => Effect.fork(sampleMonotone(x.repository, ids, done)))
+        const samplers = yield* Effect.forEach(instances, (x) =>
+          Effect.fork(sampleMonotone(x.store.summaries, ids, done)))
         yield* Effect.forEach(
           plan,
-          ({ calls, id, x }) => Effect.forEach(calls, (call) => x.memory.addMessages(id, call), { discard: true }),
+          ({ calls, id, x }) =>
+            Effect.forEach(calls, (call) => x.memory.addMessages(id, call), { discard: true }),
           { concurrency: "unbounded", discard: true }
         )
         yield* idle(instances)
@@ -249,7 +252,7 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
           const calls = plan.filter((p) => p.id === id).flatMap((p) => p.calls)
           records += yield* checkConversation(instances, id, calls)
           // Each writer's turns are stored in the order it wrote them.
-          const stored = yield* first.repository.listMessages(ConversationId.make(id), {})
+          const stored = yield* first.store.repository.listMessages(ConversationId.make(id), {})
           for (const { calls: writer } of plan.filter((p) => p.id === id)) {
             const order = writer.map((call) => stored.findIndex((m) => m.content === call[0]?.content))
             assert.deepStrictEqual(order, [...order].sort((x, y) => x - y), `${id}: a writer's turns were reordered`)
@@ -268,37 +271,37 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
   describe("the summarization lease", () => {
     const LeaseRow = Schema.Struct({ lease_owner: Schema.String, lease_until: Schema.DateFromSelf })
 
-    /** A repository over a fresh schema, as one process would open it, and a client on that schema. */
+    /** A store over a fresh schema, as one process would open it, and a client on that schema. */
     const processOn = (schemaUrl: string, options: Omit<PgRepository.Options, "url">) =>
-      Effect.map(
+      Effect.flatMap(
         Layer.build(PgRepository.layer({ ...options, url: Redacted.make(schemaUrl) })),
-        (context) => Context.get(context, RepositoryService)
+        (context) => Effect.provide(Storage.get, context)
       )
 
     const fixture = (options: Omit<PgRepository.Options, "url"> = {}) =>
       Effect.gen(function*() {
         const schemaUrl = yield* freshSchemaUrl(url)
-        const repository = yield* processOn(schemaUrl, options)
+        const store = yield* processOn(schemaUrl, options)
         const sql = yield* PgClient.make({ url: Redacted.make(schemaUrl), maxConnections: 1 })
         const lease = (id: string) =>
           Effect.flatMap(
             sql`SELECT lease_owner, lease_until FROM chat_memory_leases WHERE conversation_id = ${id}`,
             Schema.decodeUnknown(Schema.Array(LeaseRow))
           )
-        return { schemaUrl, repository, sql, lease }
+        return { schemaUrl, store, sql, lease }
       }).pipe(Effect.provide(Reactivity.layer))
 
     it.scoped("a holder keeps no connection: more holders than the pool has connections, and writers, all go on", () =>
       Effect.gen(function*() {
-        // One connection: a lock that kept one while its effect ran would leave none to the others.
-        const { repository } = yield* fixture({ maxConnections: 1, maxLockConnections: 4 })
+        // One connection: a lease that kept one while its effect ran would leave none to the others.
+        const { store } = yield* fixture({ maxConnections: 1, maxLockConnections: 4 })
         const ids = ["held-0", "held-1", "held-2"].map((id) => ConversationId.make(id))
         const gate = yield* Deferred.make<undefined>()
         const holding = yield* Effect.forEach(ids, () => Deferred.make<undefined>())
         const holders = yield* Effect.forEach(ids, (id, i) => {
           const started = holding[i]
           return started === undefined ? Effect.die("no deferred") : Effect.fork(
-            repository.withSummarizationLock(
+            store.lease.withLease(
               id,
               Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate))
             )
@@ -307,9 +310,9 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
         yield* Effect.forEach(holding, Deferred.await, { discard: true })
         // While every holder waits (for its model), writes and reads go through the one connection.
         for (const id of ids) {
-          const appended = yield* repository.appendMessages(id, [newMessage("user", "written while held")])
+          const appended = yield* store.repository.appendMessages(id, [newMessage("user", "written while held")])
           assert.deepStrictEqual(appended.messages.map((m) => m.seq), [1])
-          const window = yield* repository.readWindow(id, { after: "cursor", tokenLimit: 100 })
+          const window = yield* store.repository.readWindow(id, { after: "cursor", tokenLimit: 100 })
           assert.deepStrictEqual(window.recent.map((m) => m.seq), [1])
         }
         yield* Deferred.succeed(gate, undefined)
@@ -319,14 +322,14 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
 
     it.scoped("a lease in force keeps others out; one that lapsed (its process died) is taken over and released", () =>
       Effect.gen(function*() {
-        const { lease, repository, sql } = yield* fixture()
+        const { lease, sql, store } = yield* fixture()
         yield* sql`INSERT INTO chat_memory_leases (conversation_id, lease_owner, lease_until) VALUES
           ('alive', 'another-process', clock_timestamp() + interval '1 hour'),
           ('dead', 'a-dead-process', clock_timestamp() - interval '1 second')`
         const alive = ConversationId.make("alive")
         const dead = ConversationId.make("dead")
-        assert.deepStrictEqual(yield* repository.withSummarizationLock(alive, Effect.succeed("ran")), Option.none())
-        const taken = yield* repository.withSummarizationLock(
+        assert.deepStrictEqual(yield* store.lease.withLease(alive, Effect.succeed("ran")), Option.none())
+        const taken = yield* store.lease.withLease(
           dead,
           Effect.map(lease("dead"), (rows) => rows.map((row) => row.lease_owner))
         )
@@ -342,11 +345,11 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
 
     it.scoped("a holder renews its lease while it runs, and is stopped with an error when it lost it", () =>
       Effect.gen(function*() {
-        const { lease, repository, sql } = yield* fixture({ leaseMillis: 30_000 })
+        const { lease, sql, store } = yield* fixture({ leaseMillis: 30_000 })
         const id = ConversationId.make("renewed")
         const holding = yield* Deferred.make<undefined>()
         const interrupted = yield* Deferred.make<undefined>()
-        const holder = yield* Effect.fork(repository.withSummarizationLock(
+        const holder = yield* Effect.fork(store.lease.withLease(
           id,
           Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never).pipe(
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))

@@ -10,6 +10,7 @@ import type { MemoryContext } from "../../src/domain/MemoryContext.js"
 import { factsText, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { SummarizationRecord, SummaryState } from "../../src/domain/SummaryState.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { TokenCounter } from "../../src/services/TokenCounter.js"
 
@@ -69,18 +70,18 @@ export interface Snapshot {
   readonly records: ReadonlyArray<SummarizationRecord>
 }
 
-export const snapshot = (repository: RepositoryService.Service, id: ConversationId) =>
+export const snapshot = (store: Storage.Store, id: ConversationId) =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const before = yield* Effect.either(repository.getSummaryState(id))
+      const before = yield* Effect.either(store.summaries.getSummaryState(id))
       if (Either.isLeft(before)) {
         assert.strictEqual(before.left._tag, "ConversationNotFoundError", before.left.message)
         return undefined
       }
-      const info = yield* repository.getConversation(id)
-      const messages = yield* repository.listMessages(id, {})
-      const records = yield* repository.listSummarizations(id)
-      const state = yield* repository.getSummaryState(id)
+      const info = yield* store.repository.getConversation(id)
+      const messages = yield* store.repository.listMessages(id, {})
+      const records = yield* store.summaries.listSummarizations(id)
+      const state = yield* store.summaries.getSummaryState(id)
       if (state.version === before.right.version) return { state, info, messages, records } satisfies Snapshot
     }
     return assert.fail(`no consistent snapshot of ${id} in 20 attempts`)

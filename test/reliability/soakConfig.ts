@@ -7,8 +7,8 @@ import type { Fact } from "../../src/domain/Fact.js"
 import { SkillExecutionError } from "../../src/errors/SkillExecutionError.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
+import * as Storage from "../../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
-import { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { SkillService } from "../../src/services/SkillService.js"
 import * as HierarchicalStrategy from "../../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
@@ -54,7 +54,7 @@ export const configFor = (seed: number): SoakConfig => {
   const summaryMessages = r.chance(0.25)
   const options: Partial<HierarchicalStrategy.HierarchicalOptions> = {
     kRawTurns: k,
-    promptTokenBudget: budget,
+    tokenBudget: budget,
     chunkSummarizeThreshold: threshold,
     summaryTokenCap,
     mode: variant === "hierarchical" ? "incremental" : variant,
@@ -184,10 +184,10 @@ export const script = (
     })
 })
 
-/** The memory of one layer generation, over the (faulty) repository the test keeps. */
+/** The memory of one layer generation, over the (faulty) store the test keeps. */
 export const memoryLayer = (
   config: SoakConfig,
-  repository: RepositoryService.Service,
+  store: Storage.Store,
   skill: ScriptedSkill.ScriptedSkill.Script
 ) => {
   const strategy = config.variant === "hierarchical"
@@ -197,6 +197,6 @@ export const memoryLayer = (
     Layer.provideMerge(strategy),
     Layer.provideMerge(ScriptedSkill.layer(skill)),
     Layer.provideMerge(ApproximateTokenCounter.layer),
-    Layer.provideMerge(Layer.succeed(RepositoryService, repository))
+    Layer.provideMerge(Storage.layerFrom(store))
   )
 }

@@ -9,9 +9,9 @@ import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"
+import type * as Storage from "../../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
-import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { FaultyRepository } from "./faultyRepository.js"
 import { isInjected } from "./faultyRepository.js"
 import { checkContext, checkStore, type ConversationModel, snapshot } from "./soakChecks.js"
@@ -20,7 +20,7 @@ import { memoryLayer, script, type SoakConfig } from "./soakConfig.js"
 export interface World {
   readonly config: SoakConfig
   /** The store itself, read by the checks. */
-  readonly store: RepositoryService.Service
+  readonly store: Storage.Store
   /** The store as the memory sees it: with injected failures. */
   readonly faulty: FaultyRepository
   /** While set, nothing fails. */
@@ -67,7 +67,7 @@ export const buildMemory = (
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
-      memoryLayer(config, faulty.service, script(config, generation, calm, tally)),
+      memoryLayer(config, faulty.store, script(config, generation, calm, tally)),
       scope
     )
     return { scope, memory: Context.get(context, ChatMemoryService) }

@@ -1,7 +1,7 @@
 /**
- * The guarded copy behind `Text.fromUntrusted`, `Text.canonicalJson` and `Text.Json`: untrusted
- * input read once, inside a guard, into a fresh canonical plain copy, with the reason for every
- * value that could not be copied.
+ * The guarded copy behind `Text.fromUntrusted` and `Text.Json`: untrusted input read once, inside a
+ * guard, into a fresh canonical plain copy, with the reason for every value that could not be
+ * copied.
  */
 import { Array as Arr, ParseResult } from "effect"
 
@@ -179,6 +179,14 @@ export const copyUntrusted = (input: unknown, limits: Limits): Copy => {
   const value = copy(input, 0)
   return { value, problems, tooLarge: overflow }
 }
+
+/**
+ * A `message` annotation that keeps the reason the guarded copy gave for a value it could not read
+ * (a throwing getter, a cycle, a `Date`…) and says `fallback` otherwise. Without it, a schema
+ * with its own message would report a throwing getter as, say, "must be a string".
+ */
+export const reasonOr = (fallback: string) => (issue: ParseResult.ParseIssue): string =>
+  issue._tag === "Type" && issue.message !== undefined ? issue.message : fallback
 
 /**
  * Gives each issue about a sentinel of the copy the reason recorded for it (instead of "Expected

@@ -4,23 +4,21 @@
  * dates, addresses, contacts, quantities, the user's goals, conditions and decisions), each value
  * once, in its newest statement, tool results as "field value" lines rather than JSON. Facts are
  * those values keyed by the words said around them, the latest value of a key winning, ordered
- * so that a cap drops general notes before identifiers and amounts.
+ * so that a cap drops general notes before identifiers and amounts. It reads the turns as stored
+ * (tool results as the data they hold), never a rendered text.
  *
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import type { Fact } from "../../domain/Fact.js"
-import { factsText } from "../../domain/MemoryContext.js"
+import { DefaultMaxFacts } from "../../domain/Fact.js"
+import { capFacts } from "../../domain/MemoryContext.js"
 import { SkillService } from "../../services/SkillService.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
-import * as HierarchicalStrategy from "../../strategies/HierarchicalStrategy.js"
 import { mergeFacts } from "./internal/extractive/facts.js"
 import { select } from "./internal/extractive/narrative.js"
 import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
-
-/** The most facts the offline skill returns: the hierarchical strategy's default cap keeps no more. */
-const maxFacts = HierarchicalStrategy.defaults.maxFacts
+import { summaryInput } from "./internal/prompts.js"
 
 /** The narrative of the statements within `maxTokens`; never empty while anything was said. */
 const narrativeOf = (
@@ -38,19 +36,6 @@ const narrativeOf = (
   })
 
 /**
- * The facts within `maxTokens` as a prompt shows them: the most important and newest (the list's
- * tail), at most `maxFacts`.
- */
-const capFacts = (counter: TokenCounter.Service, facts: ReadonlyArray<Fact>, maxTokens: number) =>
-  Effect.gen(function*() {
-    let kept = facts.slice(Math.max(0, facts.length - maxFacts))
-    while (kept.length > 0 && (yield* counter.countMessage({ content: factsText(kept) })) > maxTokens) {
-      kept = kept.slice(1)
-    }
-    return kept
-  })
-
-/**
  * Builds the offline skill over a token counter.
  *
  * @since 0.1.0
@@ -58,22 +43,28 @@ const capFacts = (counter: TokenCounter.Service, facts: ReadonlyArray<Fact>, max
  */
 export const make = Effect.gen(function*() {
   const counter = yield* TokenCounter
-  const usage = (input: string, output: string) =>
-    Effect.zipWith(counter.count(input), counter.count(output), (inputTokens, outputTokens) => ({
+  // Usage as a model skill would report it for the same call: the tokens of the input text it
+  // would read, so that the summarizer's figures compare across skills.
+  const usage = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">, output: string) =>
+    Effect.zipWith(counter.count(summaryInput(input)), counter.count(output), (inputTokens, outputTokens) => ({
       inputTokens,
       outputTokens
     }))
   return SkillService.of({
     summarize: (input) =>
       Effect.gen(function*() {
-        const { existing, fresh } = statementsOf(input.text)
+        const { existing, fresh } = statementsOf(input)
         const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens)
-        return { value, skillId: "extractive/summarize@2", model: null, usage: yield* usage(input.text, value) }
+        return { value, skillId: "extractive/summarize@2", model: null, usage: yield* usage(input, value) }
       }),
     extractFacts: (input) =>
       Effect.gen(function*() {
-        const { existing, fresh } = statementsOf(input.text)
-        const facts = yield* capFacts(counter, mergeFacts(input.existingFacts, fresh), input.maxTokens)
+        const { existing, fresh } = statementsOf(input)
+        // At most as many facts as the hierarchical strategy keeps by default.
+        const { facts } = yield* capFacts(counter.countMessage, mergeFacts(input.existingFacts, fresh), {
+          maxFacts: DefaultMaxFacts,
+          maxTokens: input.maxTokens
+        })
         // What the facts hold, the narrative need not repeat.
         const covered = new Set(
           facts.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
@@ -84,7 +75,7 @@ export const make = Effect.gen(function*() {
           value: { facts, narrative },
           skillId: "extractive/extract-facts@2",
           model: null,
-          usage: yield* usage(input.text, output)
+          usage: yield* usage(input, output)
         }
       })
   })

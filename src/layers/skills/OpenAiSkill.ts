@@ -50,11 +50,11 @@ export declare namespace OpenAiSkill {
   /**
    * A prompt kept on OpenAI's side, run by reference (the Responses API's `prompt` field). The
    * summarize requests then carry `prompt: { id, version }` and, as their input, the
-   * `SummaryInput` text alone: no system message or instructions of ours; only when an answer
-   * came back over its cap does the retry add that answer and the overrun stated, as two more
-   * turns. The request still names `model`, which overrides the prompt's own. Extract-facts
-   * requests (the hierarchical strategy) keep our prompt: their answer is a JSON object of our
-   * schema, which a summary prompt does not describe.
+   * summarizer's input text alone (`Prompts.summaryInput`): no system message or instructions of
+   * ours; only when an answer came back over its cap does the retry add that answer and the
+   * overrun stated, as two more turns. The request still names `model`, which overrides the
+   * prompt's own. Extract-facts requests (the hierarchical strategy) keep our prompt: their
+   * answer is a JSON object of our schema, which a summary prompt does not describe.
    *
    * @since 0.1.0
    * @category models

@@ -1,43 +1,36 @@
 /**
- * What the language-model skills send, as a public module: the summarizer's input text
- * (`SummaryInput`), our prompts and the messages built from them, so that a skill of your own (any
- * provider or client) can send exactly what `LanguageModelSkill` sends, or start from it. The
- * structured output of extract-facts is `LanguageModelSkill.Extraction`.
+ * What the language-model skills send, as a public module: the summarizer's input text rendered
+ * from a skill call's data (`summaryInput`), our prompts and the messages built from them, so that
+ * a skill of your own (any provider or client) can send exactly what `LanguageModelSkill` sends,
+ * or start from it. The structured output of extract-facts is `LanguageModelSkill.Extraction`.
  *
  * @since 0.1.0
  */
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../domain/Fact.js"
-import * as SummaryInput from "../../domain/SummaryInput.js"
-import type { Turn } from "../../domain/Turn.js"
 import type { SkillService } from "../../services/SkillService.js"
 import * as internal from "./internal/prompts.js"
 
 /**
- * The summarizer's input: the EXISTING_SUMMARY and NEW_TURNS sections (DESIGN §3), one blank line
- * between two turns; what nothing inside can forge (see `SummaryInput.summaryInput`).
+ * The summarizer's input text of a skill call (DESIGN §3): the EXISTING_SUMMARY section (the
+ * parts of `existingSummary`, a blank line between two, or NONE) and the NEW_TURNS section (each
+ * turn headed `Turn n:`, one line per message, tool calls in brackets, a blank line between two
+ * turns). Neither the summary nor a message can forge a marker, a turn header or a speaker: their
+ * lines that would read as one are indented.
  *
  * @since 0.1.0
  * @category input
  */
-export const summaryInput: (existing: string | null, turns: ReadonlyArray<Turn>) => string = SummaryInput.summaryInput
+export const summaryInput: (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">) => string =
+  internal.summaryInput
 
 /**
- * Reads a summarizer input back: the existing summary (null for NONE), the NEW_TURNS text and its
- * turns (see `SummaryInput.parseSummaryInput`).
+ * The version of the input format of `summaryInput`.
  *
  * @since 0.1.0
  * @category input
  */
-export const parseSummaryInput: (text: string) => SummaryInput.ParsedInput = SummaryInput.parseSummaryInput
-
-/**
- * The version of the input format (`SummaryInput.formatVersion`).
- *
- * @since 0.1.0
- * @category input
- */
-export const inputFormatVersion: number = SummaryInput.formatVersion
+export const inputFormatVersion: number = internal.inputFormatVersion
 
 /**
  * The version of our summarize prompt, as named in the skill ids (`openai/summarize@4`).

@@ -5,9 +5,9 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Ref } from "effect"
-import { parseSummaryInput } from "../../domain/SummaryInput.js"
 import type { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { SkillService } from "../../services/SkillService.js"
+import { summaryInput } from "./internal/prompts.js"
 
 /**
  * What a test can ask the scripted skill: the calls it received, in order.
@@ -60,21 +60,26 @@ export declare namespace ScriptedSkill {
   }
 }
 
+// Every line break a text may hold.
+const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/
+
 /**
- * The default summary: the existing summary, then the first words of each user line of the new
- * turns, keeping the newest lines within about `maxTokens` (at 3 characters a token, below what
- * any counter here counts), as a model told the limit does. Deterministic, never blank when there
- * is input.
+ * The default summary: the lines of the existing summary, then the first words of the first line
+ * of each user message of the new turns, keeping the newest lines within about `maxTokens` (at 3
+ * characters a token, below what any counter here counts), as a model told the limit does.
+ * Deterministic, never blank when there is input.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const defaultSummary = (input: SkillService.SummarizeInput): string => {
-  const { existing, newTurns } = parseSummaryInput(input.text)
-  const points = newTurns.split("\n")
-    .filter((line) => line.startsWith("User: "))
-    .map((line) => line.slice("User: ".length).split(/\s+/).slice(0, 8).join(" "))
-  const lines = [...(existing ?? "").split("\n"), ...points.map((point) => `- ${point}`)]
+  const points = input.turns.flatMap((turn) => turn.messages)
+    .filter((message) => message.role === "user")
+    .map((message) => (message.content.split(lineBreak)[0] ?? "").split(/\s+/).slice(0, 8).join(" "))
+  const lines = [
+    ...input.existingSummary.flatMap((part) => part.split(lineBreak)),
+    ...points.map((point) => `- ${point}`)
+  ]
     .filter((line) => line.length > 0)
   const kept: Array<string> = []
   let length = 0
@@ -86,8 +91,9 @@ export const defaultSummary = (input: SkillService.SummarizeInput): string => {
   return kept.join("\n") || "(nothing to summarize)"
 }
 
-const usage = (input: string, output: string) => ({
-  inputTokens: Math.ceil(input.length / 4),
+/** Usage as characters / 4: of the input text a model skill would read for the same call, and of the answer. */
+const usage = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">, output: string) => ({
+  inputTokens: Math.ceil(summaryInput(input).length / 4),
   outputTokens: Math.ceil(output.length / 4)
 })
 
@@ -110,7 +116,7 @@ export const make = (script: ScriptedSkill.Script = {}) =>
         Effect.gen(function*() {
           const n = yield* count({ skill: "summarize", input })
           const value = script.summarize === undefined ? defaultSummary(input) : yield* script.summarize(input, n)
-          return { value, skillId: "scripted/summarize@1", model: null, usage: usage(input.text, value) }
+          return { value, skillId: "scripted/summarize@1", model: null, usage: usage(input, value) }
         }),
       extractFacts: (input) =>
         Effect.gen(function*() {
@@ -122,7 +128,7 @@ export const make = (script: ScriptedSkill.Script = {}) =>
             value,
             skillId: "scripted/extract-facts@1",
             model: null,
-            usage: usage(input.text, `${JSON.stringify(value.facts)}${value.narrative}`)
+            usage: usage(input, `${JSON.stringify(value.facts)}${value.narrative}`)
           }
         })
     })

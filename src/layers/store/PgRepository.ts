@@ -6,10 +6,10 @@
  */
 import { Config, type ConfigError, Effect, Layer, Predicate, type Redacted } from "effect"
 import { RepositoryError } from "../../errors/RepositoryError.js"
-import type { RepositoryService } from "../../services/RepositoryService.js"
 import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlRepository from "./SqlRepository.js"
+import type * as Storage from "./Storage.js"
 
 /**
  * The connection pool's default size.
@@ -87,13 +87,13 @@ const connectError = (cause: unknown) => {
 }
 
 /**
- * The repository over a PostgreSQL pool (`@effect/sql-pg`), with cross-process summarization
- * locks (leases in the database); the migrations run when the layer is built.
+ * The SQL store over a PostgreSQL pool (`@effect/sql-pg`), providing every storage port, with
+ * cross-process summarization leases (in the database); the migrations run when the layer is built.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<RepositoryService, RepositoryError> => {
+export const layer = (options: Options): Layer.Layer<Storage.Ports, RepositoryError> => {
   const maxConnections = options.maxConnections ?? defaultMaxConnections
   return SqlRepository.layer({
     lock: "lease",
@@ -130,20 +130,20 @@ export const layer = (options: Options): Layer.Layer<RepositoryService, Reposito
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<RepositoryService, RepositoryError | ConfigError.ConfigError> =>
+): Layer.Layer<Storage.Ports, RepositoryError | ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
 
 /**
- * The repository over PGlite, in memory or in `dataDir` (created when missing), closed with the
- * layer. A PGlite database has one owner (open a data directory from one layer of one process at a
- * time), so the summarization lock is the in-process one.
+ * The SQL store over PGlite, providing every storage port, in memory or in `dataDir` (created
+ * when missing), closed with the layer. A PGlite database has one owner (open a data directory from
+ * one layer of one process at a time), so the summarization lease is the in-process one.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerPglite = (
   options: PgliteClient.Options = {}
-): Layer.Layer<RepositoryService, RepositoryError> =>
+): Layer.Layer<Storage.Ports, RepositoryError> =>
   SqlRepository.layer({ lock: "process" }).pipe(
     Layer.provide(PgliteClient.layer(options).pipe(Layer.mapError(connectError)))
   )

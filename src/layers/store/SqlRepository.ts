@@ -1,17 +1,23 @@
 /**
- * The SQL `RepositoryService`, over the generic `SqlClient` of `@effect/sql` in the PostgreSQL 15
- * dialect: PostgreSQL through `@effect/sql-pg`, or PGlite embedded.
+ * The SQL store: every storage port (`RepositoryService`, `SummaryRepository`,
+ * `SettingsRepository`, `MessageIndex`, `SummarizationLease`) over the generic `SqlClient` of
+ * `@effect/sql` in the PostgreSQL 15 dialect: PostgreSQL through `@effect/sql-pg`, or PGlite
+ * embedded.
  *
  * @since 0.1.0
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { DateTime, Effect, Layer, Option, type ParseResult, Schema } from "effect"
+import { DateTime, Effect, type Layer, Option, type ParseResult, Schema } from "effect"
 import * as ConversationSettings from "../../domain/ConversationSettings.js"
 import { Message } from "../../domain/Message.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { RepositoryError } from "../../errors/RepositoryError.js"
+import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
+import { SettingsRepository } from "../../services/SettingsRepository.js"
+import { SummarizationLease } from "../../services/SummarizationLease.js"
+import { SummaryRepository } from "../../services/SummaryRepository.js"
 import { applyCommit } from "./internal/sql/commit.js"
 import { makeEmbeddings } from "./internal/sql/embeddings.js"
 import { makeSummarizationLock } from "./internal/sql/lock.js"
@@ -19,21 +25,22 @@ import { runMigrations } from "./internal/sql/migrations.js"
 import * as Rows from "./internal/sql/rows.js"
 import { makeSearch, vectorText } from "./internal/sql/search.js"
 import { lowerBound, makeStatements, tally, upperBound } from "./internal/sql/statements.js"
+import { completeWindow } from "./internal/window.js"
+import * as Storage from "./Storage.js"
 
 /**
  * Options of the SQL repository.
  *
- * `lock` says how `withSummarizationLock` keeps other processes out: `"lease"` (the default) takes
+ * `lock` says how the summarization lease (`SummarizationLease.withLease`) keeps other processes out: `"lease"` (the default) takes
  * a lease on the conversation in the database for the duration, for databases that several
  * processes share; it holds no connection while the effect runs. `"process"` excludes holders of
- * this process only, for stores one process owns (PGlite). `"advisory"` is the former name of
- * `"lease"`.
+ * this process only, for stores one process owns (PGlite).
  *
  * @since 0.1.0
  * @category models
  */
 export interface Options {
-  readonly lock?: "lease" | "process" | "advisory" | undefined
+  readonly lock?: "lease" | "process" | undefined
   /**
    * With `"lease"`: how many summarizations this repository lets hold the lock at once; beyond
    * that the lock answers `None` (busy). Unbounded by default: a holder keeps no connection while
@@ -86,14 +93,15 @@ const settingsJson = (settings: ConversationSettings.ConversationSettings) =>
   )
 
 /**
- * Builds the repository over the `SqlClient` in context. The schema must be in place (`migrate`).
+ * Builds the store over the `SqlClient` in context: the implementations of the ports, over the
+ * same tables. The schema must be in place (`migrate`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<RepositoryService.Service, never, SqlClient.SqlClient> =>
+): Effect.Effect<Storage.Store, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const statements = makeStatements(sql)
@@ -103,13 +111,34 @@ export const make = (
     const search = makeSearch(sql)
     const embeddings = makeEmbeddings(sql)
 
-    const withSummarizationLock = yield* makeSummarizationLock(sql, {
+    const withLease = yield* makeSummarizationLock(sql, {
       shared: (options.lock ?? "lease") !== "process",
       maxHolders: options.maxLockConnections,
       leaseMillis: options.leaseMillis ?? defaultLeaseMillis
     })
 
-    return RepositoryService.of({
+    const listMessages: RepositoryService.Service["listMessages"] = Effect.fnUntraced(
+      function*(conversationId, query) {
+        const limit = query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
+          ? null
+          : Math.max(0, Math.floor(query.limit))
+        const newest = query.from === "newest"
+        const rows = yield* selectMessages({
+          id: conversationId,
+          after: lowerBound(query.after),
+          before: upperBound(query.before),
+          limit,
+          newest
+        })
+        if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
+        const messages: Array<Message> = []
+        for (const row of rows) if (row.seq !== null) messages.push(Rows.toMessage(conversationId, row))
+        return newest ? messages.reverse() : messages
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("listMessages", conversationId))
+    )
+
+    const repository = RepositoryService.of({
       appendMessages: Effect.fnUntraced(
         function*(conversationId, newMessages) {
           if (newMessages.length === 0) {
@@ -154,26 +183,7 @@ export const make = (
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("getConversation", conversationId))
       ),
 
-      listMessages: Effect.fnUntraced(
-        function*(conversationId, query) {
-          const limit = query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
-            ? null
-            : Math.max(0, Math.floor(query.limit))
-          const newest = query.from === "newest"
-          const rows = yield* selectMessages({
-            id: conversationId,
-            after: lowerBound(query.after),
-            before: upperBound(query.before),
-            limit,
-            newest
-          })
-          if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
-          const messages: Array<Message> = []
-          for (const row of rows) if (row.seq !== null) messages.push(Rows.toMessage(conversationId, row))
-          return newest ? messages.reverse() : messages
-        },
-        (effect, conversationId) => Effect.catchTags(effect, storeErrors("listMessages", conversationId))
-      ),
+      listMessages,
 
       countMessages: Effect.fnUntraced(
         function*(conversationId, query) {
@@ -234,13 +244,21 @@ export const make = (
               narrow = false
               continue
             }
+            // A page sized by the mean message falls short when the newest messages are small: the
+            // rest is read back a page at a time (a second round trip, rarely needed).
+            const completed = yield* completeWindow(
+              { recent: recent.length === row.window_limit ? recent.slice(1) : recent, reachedStart },
+              tokenLimit,
+              (before, limit) =>
+                listMessages(conversationId, { after: row.window_after, before, limit, from: "newest" })
+            )
             return {
               info,
               state: Rows.toState(conversationId, row),
               system,
               after: row.window_after,
-              recent: recent.length === row.window_limit ? recent.slice(1) : recent,
-              reachedStart
+              recent: completed.recent,
+              reachedStart: completed.reachedStart
             }
           }
         },
@@ -252,91 +270,98 @@ export const make = (
           yield* sql.withTransaction(statements.deleteConversation(conversationId))
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("deleteConversation", conversationId))
-      ),
-
-      getSettings: Effect.fnUntraced(
-        function*(conversationId) {
-          const row = yield* statements.selectSettings(conversationId)
-          return Option.match(row, { onNone: () => ConversationSettings.empty, onSome: (r) => r.settings })
-        },
-        (effect, conversationId) => Effect.catchTags(effect, settingsErrors("getSettings", conversationId))
-      ),
-
-      setSettings: Effect.fnUntraced(
-        function*(conversationId, settings) {
-          const json = yield* settingsJson(settings)
-          // The empty settings are stored as none: the id then holds nothing but what its log holds.
-          if (ConversationSettings.isEmpty(settings)) {
-            yield* statements.deleteSettings(conversationId)
-            return ConversationSettings.empty
-          }
-          const now = DateTime.toDateUtc(yield* DateTime.now)
-          const stored = yield* statements.upsertSettings({ id: conversationId, settings: json, now })
-          // An upsert with RETURNING always returns its row.
-          if (Option.isNone(stored)) return yield* Effect.dieMessage("setSettings: the upsert returned no row")
-          return stored.value.settings
-        },
-        (effect, conversationId) => Effect.catchTags(effect, settingsErrors("setSettings", conversationId))
-      ),
-
-      getSummaryState: Effect.fnUntraced(
-        function*(conversationId) {
-          return Rows.toState(conversationId, yield* findOrFail(conversationId))
-        },
-        (effect, conversationId) => Effect.catchTags(effect, storeErrors("getSummaryState", conversationId))
-      ),
-
-      commitSummary: Effect.fnUntraced(
-        function*(summaryCommit) {
-          yield* Effect.annotateCurrentSpan("conversationId", summaryCommit.conversationId)
-          const now = yield* DateTime.now
-          return yield* sql.withTransaction(commit(summaryCommit, now))
-        },
-        (effect, summaryCommit) => Effect.catchTags(effect, storeErrors("commitSummary", summaryCommit.conversationId))
-      ),
-
-      listSummarizations: Effect.fnUntraced(
-        function*(conversationId) {
-          const rows = yield* Effect.flatMap(
-            selectRecords(conversationId),
-            (rows) => requireIfEmpty(conversationId, rows)
-          )
-          return rows.map((row) => Rows.toRecord(conversationId, row))
-        },
-        (effect, conversationId) => Effect.catchTags(effect, storeErrors("listSummarizations", conversationId))
-      ),
-
-      searchMessages: Effect.fnUntraced(
-        function*(conversationId, query) {
-          return yield* search(conversationId, query)
-        },
-        (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchMessages", conversationId))
-      ),
-
-      pendingEmbeddings: Effect.fnUntraced(
-        function*(conversationId, query) {
-          return yield* embeddings.pending(conversationId, query)
-        },
-        (effect, conversationId) => Effect.catchTags(effect, storeErrors("pendingEmbeddings", conversationId))
-      ),
-
-      storeEmbeddings: Effect.fnUntraced(
-        function*(conversationId, model, vectors) {
-          yield* embeddings.store(conversationId, model, vectors)
-        },
-        (effect, conversationId) =>
-          Effect.catchTags(effect, { SqlError: storeErrors("storeEmbeddings", conversationId).SqlError })
-      ),
-
-      searchEmbeddings: Effect.fnUntraced(
-        function*(conversationId, query) {
-          return yield* embeddings.search(conversationId, query)
-        },
-        (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchEmbeddings", conversationId))
-      ),
-
-      withSummarizationLock
+      )
     })
+
+    return {
+      repository,
+      summaries: SummaryRepository.of({
+        getSummaryState: Effect.fnUntraced(
+          function*(conversationId) {
+            return Rows.toState(conversationId, yield* findOrFail(conversationId))
+          },
+          (effect, conversationId) => Effect.catchTags(effect, storeErrors("getSummaryState", conversationId))
+        ),
+
+        commitSummary: Effect.fnUntraced(
+          function*(summaryCommit) {
+            yield* Effect.annotateCurrentSpan("conversationId", summaryCommit.conversationId)
+            const now = yield* DateTime.now
+            return yield* sql.withTransaction(commit(summaryCommit, now))
+          },
+          (effect, summaryCommit) =>
+            Effect.catchTags(effect, storeErrors("commitSummary", summaryCommit.conversationId))
+        ),
+
+        listSummarizations: Effect.fnUntraced(
+          function*(conversationId) {
+            const rows = yield* Effect.flatMap(
+              selectRecords(conversationId),
+              (rows) => requireIfEmpty(conversationId, rows)
+            )
+            return rows.map((row) => Rows.toRecord(conversationId, row))
+          },
+          (effect, conversationId) => Effect.catchTags(effect, storeErrors("listSummarizations", conversationId))
+        )
+      }),
+      settings: SettingsRepository.of({
+        getSettings: Effect.fnUntraced(
+          function*(conversationId) {
+            const row = yield* statements.selectSettings(conversationId)
+            return Option.match(row, { onNone: () => ConversationSettings.empty, onSome: (r) => r.settings })
+          },
+          (effect, conversationId) => Effect.catchTags(effect, settingsErrors("getSettings", conversationId))
+        ),
+
+        setSettings: Effect.fnUntraced(
+          function*(conversationId, settings) {
+            const json = yield* settingsJson(settings)
+            // The empty settings are stored as none: the id then holds nothing but what its log holds.
+            if (ConversationSettings.isEmpty(settings)) {
+              yield* statements.deleteSettings(conversationId)
+              return ConversationSettings.empty
+            }
+            const now = DateTime.toDateUtc(yield* DateTime.now)
+            const stored = yield* statements.upsertSettings({ id: conversationId, settings: json, now })
+            // An upsert with RETURNING always returns its row.
+            if (Option.isNone(stored)) return yield* Effect.dieMessage("setSettings: the upsert returned no row")
+            return stored.value.settings
+          },
+          (effect, conversationId) => Effect.catchTags(effect, settingsErrors("setSettings", conversationId))
+        )
+      }),
+      index: MessageIndex.of({
+        searchMessages: Effect.fnUntraced(
+          function*(conversationId, query) {
+            return yield* search(conversationId, query)
+          },
+          (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchMessages", conversationId))
+        ),
+
+        pendingEmbeddings: Effect.fnUntraced(
+          function*(conversationId, query) {
+            return yield* embeddings.pending(conversationId, query)
+          },
+          (effect, conversationId) => Effect.catchTags(effect, storeErrors("pendingEmbeddings", conversationId))
+        ),
+
+        storeEmbeddings: Effect.fnUntraced(
+          function*(conversationId, model, vectors) {
+            yield* embeddings.store(conversationId, model, vectors)
+          },
+          (effect, conversationId) =>
+            Effect.catchTags(effect, { SqlError: storeErrors("storeEmbeddings", conversationId).SqlError })
+        ),
+
+        searchEmbeddings: Effect.fnUntraced(
+          function*(conversationId, query) {
+            return yield* embeddings.search(conversationId, query)
+          },
+          (effect, conversationId) => Effect.catchTags(effect, storeErrors("searchEmbeddings", conversationId))
+        )
+      }),
+      lease: SummarizationLease.of({ withLease })
+    }
   })
 
 /**
@@ -365,12 +390,13 @@ export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> 
 )
 
 /**
- * The SQL repository over the `SqlClient` in context, after running the migrations.
+ * The SQL store over the `SqlClient` in context, providing every storage port, after running the
+ * migrations.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<RepositoryService, RepositoryError, SqlClient.SqlClient> =>
-  Layer.effect(RepositoryService, Effect.zipRight(migrate, make(options)))
+): Layer.Layer<Storage.Ports, RepositoryError, SqlClient.SqlClient> =>
+  Storage.layer(Effect.zipRight(migrate, make(options)))

@@ -1,11 +1,71 @@
 /**
- * The prompts of the language-model skills, versioned: a skill id names the prompt version it
- * ran (`openai/summarize@4`), so a record says which instructions produced its summary. The
- * prompts describe the input format of `SummaryInput`: a change of that format bumps them too.
+ * What the language-model skills send: the summarizer's input text, rendered from the data of a
+ * skill call, and the prompts, versioned. A skill id names the prompt version it ran
+ * (`openai/summarize@4`), so a record says which instructions produced its summary; the prompts
+ * describe the input format: a change of that format bumps them too.
  */
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
+import { messageLine } from "../../../domain/Message.js"
 import type { SkillService } from "../../../services/SkillService.js"
+
+/**
+ * The version of the input format: a prompt describes it, so a change here bumps the prompts'
+ * versions too. Version 2 separates the turns with a blank line.
+ */
+export const inputFormatVersion = 2
+
+// Every line break a text may hold.
+const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
+
+/**
+ * A line that reads as the input's structure: a section marker, a turn header, or a speaker as
+ * `messageLine` writes one.
+ */
+const structural = /^\s*(===|Turn \d+:|(User|Assistant|Tool|System|Summary)( \(.*\))?:)/
+
+/**
+ * The existing summary, which a model wrote (possibly steered by a user): any of its lines that
+ * would read as a marker, a turn or a speaker is indented, so it stays the summary's text.
+ */
+const escapeSummary = (summary: string): string =>
+  summary.split(lineBreak).map((line) => structural.test(line) ? `  ${line}` : line).join("\n")
+
+/**
+ * The input of a summarize or extract-facts call, one blank line between two turns:
+ *
+ *     === EXISTING_SUMMARY ===
+ *     <summary, or NONE>
+ *     === END_EXISTING_SUMMARY ===
+ *
+ *     === NEW_TURNS ===
+ *     Turn 1:
+ *     User: …
+ *     Assistant: …
+ *
+ *     Turn 2:
+ *     User: …
+ *     === END_NEW_TURNS ===
+ *
+ * The parts of the existing summary are one text, a blank line between two. The markers,
+ * `Turn n:` and the speakers start lines; what the conversation and the existing summary say
+ * cannot (see `messageLine`), so neither can forge a section or a turn. No line of a message is
+ * empty (its further lines are indented), so an empty line only ever separates turns.
+ */
+export const summaryInput = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): string => {
+  const existing = input.existingSummary.join("\n\n")
+  const summary = existing.trim().length === 0 ? "NONE" : escapeSummary(existing)
+  const body = input.turns.map((turn, i) => [`Turn ${i + 1}:`, ...turn.messages.map(messageLine)].join("\n"))
+  return [
+    "=== EXISTING_SUMMARY ===",
+    summary,
+    "=== END_EXISTING_SUMMARY ===",
+    "",
+    "=== NEW_TURNS ===",
+    ...(body.length === 0 ? [] : [body.join("\n\n")]),
+    "=== END_NEW_TURNS ==="
+  ].join("\n")
+}
 
 /** The version of the summarize prompt; bump it whenever its text or the input format changes. */
 export const summarizePromptVersion = 4
@@ -122,8 +182,8 @@ export const existingFactsSection = (facts: ReadonlyArray<Fact>): string =>
 
 /**
  * The messages of a summarize call: our system prompt (left out when the instructions are
- * `hosted`, i.e. the provider's request carries them), the input text, and, when the call asks
- * again after an answer over the cap, that answer and the overrun stated.
+ * `hosted`, i.e. the provider's request carries them), the input text (`summaryInput`), and, when
+ * the call asks again after an answer over the cap, that answer and the overrun stated.
  */
 export const summarizeMessages = (
   input: SkillService.SummarizeInput,
@@ -132,7 +192,7 @@ export const summarizeMessages = (
   ...(instructions === "hosted"
     ? []
     : [{ role: "system" as const, content: summarizeSystemPrompt(input.maxTokens) }]),
-  { role: "user", content: [{ type: "text", text: input.text }] },
+  { role: "user", content: [{ type: "text", text: summaryInput(input) }] },
   ...(input.overCap === undefined ? [] : [
     { role: "assistant" as const, content: [{ type: "text" as const, text: input.overCap.summary }] },
     {
@@ -144,7 +204,7 @@ export const summarizeMessages = (
 
 /**
  * The messages of an extract-facts call: our system prompt, then the known facts and the input
- * text as two parts of one user message.
+ * text (`summaryInput`) as two parts of one user message.
  */
 export const extractFactsMessages = (input: SkillService.ExtractFactsInput): Array<Prompt.MessageEncoded> => [
   { role: "system", content: extractFactsSystemPrompt(input.maxTokens) },
@@ -152,7 +212,7 @@ export const extractFactsMessages = (input: SkillService.ExtractFactsInput): Arr
     role: "user",
     content: [
       { type: "text", text: existingFactsSection(input.existingFacts) },
-      { type: "text", text: input.text }
+      { type: "text", text: summaryInput(input) }
     ]
   }
 ]

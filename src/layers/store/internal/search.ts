@@ -5,6 +5,7 @@
  * the BM25 weighting.
  */
 import type { Role } from "../../../domain/Message.js"
+import { MaxQueryLength } from "../../../domain/Recall.js"
 
 /** BM25's term-frequency saturation. */
 export const k1 = 1.2
@@ -33,9 +34,6 @@ export const recentWindow = 2000
 
 /** The most distinct terms a query is searched by (identifier-like terms are kept first). */
 export const maxQueryTerms = 32
-
-/** The characters of a query text that are read; a question is far shorter. */
-export const maxQueryLength = 10_000
 
 /** The longest term, in code points: a longer word is cut to it, in documents and queries alike. */
 export const maxTermLength = 64
@@ -205,7 +203,7 @@ export const queryTerms = (text: string): ReadonlyArray<string> => {
   const identifiers: Array<string> = []
   const words: Array<string> = []
   const seen = new Set<string>()
-  scan(text.slice(0, maxQueryLength), (term, identifier) => {
+  scan(text.slice(0, MaxQueryLength), (term, identifier) => {
     if (seen.has(term)) return
     seen.add(term)
     ;(identifier ? identifiers : words).push(term)

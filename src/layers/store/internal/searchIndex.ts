@@ -3,7 +3,7 @@
  * conversation's log (appends, prunes) and answers `searchMessages` as the SQL stores do.
  */
 import MiniSearch from "minisearch"
-import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { MessageIndex } from "../../../services/MessageIndex.js"
 import type { MessageLog } from "./log.js"
 import * as Search from "./search.js"
 
@@ -99,7 +99,7 @@ export class SearchIndex {
   }
 
   /** The best matches of `query`, best first (ties: the newer first). */
-  search(query: RepositoryService.SearchQuery): Array<RepositoryService.SearchHit> {
+  search(query: MessageIndex.SearchQuery): Array<MessageIndex.SearchHit> {
     const terms = Search.queryTerms(query.text)
     const documents = this.index.documentCount
     const before = Number.isNaN(query.before) ? 0 : query.before
@@ -129,7 +129,7 @@ export class SearchIndex {
         found += 1
       }
     }
-    const hits: Array<RepositoryService.SearchHit> = []
+    const hits: Array<MessageIndex.SearchHit> = []
     for (const shortId of candidates) {
       const seq = this.index.seqOf(shortId)
       if (seq === undefined) continue

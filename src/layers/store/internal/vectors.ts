@@ -3,7 +3,7 @@
  * way in (so cosine similarity is a dot product), and, for the in-memory store, the index of one
  * conversation.
  */
-import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { MessageIndex } from "../../../services/MessageIndex.js"
 import { clampLimit } from "./search.js"
 
 /**
@@ -32,7 +32,7 @@ export const dot = (a: Float32Array, b: Float32Array): number => {
 }
 
 /** The best `limit` hits, best first; ties go to the newer message. */
-export const best = (hits: Array<RepositoryService.SearchHit>, limit: number): Array<RepositoryService.SearchHit> =>
+export const best = (hits: Array<MessageIndex.SearchHit>, limit: number): Array<MessageIndex.SearchHit> =>
   hits.sort((x, y) => y.score - x.score || y.seq - x.seq).slice(0, clampLimit(limit))
 
 /** The vectors of one model in one conversation. */
@@ -55,7 +55,7 @@ export class VectorIndex {
   }
 
   /** Stores vectors (normalised), replacing those of the same seqs. */
-  put(model: string, embeddings: ReadonlyArray<RepositoryService.Embedding>): void {
+  put(model: string, embeddings: ReadonlyArray<MessageIndex.Embedding>): void {
     let entry = this.models.get(model)
     if (entry === undefined) {
       entry = { upTo: 0, vectors: new Map() }
@@ -75,11 +75,11 @@ export class VectorIndex {
   }
 
   /** The vectors below `query.before` closest to `query.vector`, best first. */
-  search(query: RepositoryService.VectorQuery): Array<RepositoryService.SearchHit> {
+  search(query: MessageIndex.VectorQuery): Array<MessageIndex.SearchHit> {
     const entry = this.models.get(query.model)
     const target = normalize(query.vector)
     if (entry === undefined || target.length === 0) return []
-    const hits: Array<RepositoryService.SearchHit> = []
+    const hits: Array<MessageIndex.SearchHit> = []
     for (const [seq, vector] of entry.vectors) {
       if (seq >= query.before || vector.length === 0) continue
       hits.push({ seq, score: dot(vector, target) })

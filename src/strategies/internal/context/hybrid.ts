@@ -10,7 +10,7 @@ import { Duration, Effect, Either, Metric } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { searchableText } from "../../../domain/Recall.js"
 import type { RepositoryError } from "../../../errors/RepositoryError.js"
-import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { MessageIndex } from "../../../services/MessageIndex.js"
 import * as Metrics from "../metrics.js"
 
 /** Messages embedded per call to the model. */
@@ -35,9 +35,9 @@ const failures = (stage: "index" | "query") => Metric.tagged(Metrics.embeddingFa
  * that hold it of `1 / (fusionK + rank)`; ties go to the newer message.
  */
 export const fuse = (
-  rankings: ReadonlyArray<ReadonlyArray<RepositoryService.SearchHit>>,
+  rankings: ReadonlyArray<ReadonlyArray<MessageIndex.SearchHit>>,
   limit: number
-): Array<RepositoryService.SearchHit> => {
+): Array<MessageIndex.SearchHit> => {
   const scores = new Map<number, number>()
   for (const ranking of rankings) {
     ranking.forEach((hit, i) => scores.set(hit.seq, (scores.get(hit.seq) ?? 0) + 1 / (fusionK + i + 1)))
@@ -57,13 +57,13 @@ export interface Hybrid {
   /** The lexical hits fused with the nearest by meaning; lexical alone when that search fails or is slow. */
   readonly search: (
     conversationId: ConversationId,
-    query: RepositoryService.SearchQuery
-  ) => Effect.Effect<ReadonlyArray<RepositoryService.SearchHit>, RepositoryError>
+    query: MessageIndex.SearchQuery
+  ) => Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError>
 }
 
 /** Hybrid recall with vectors stored under `options.model`. */
 export const makeHybrid = (
-  repository: RepositoryService.Service,
+  messageIndex: MessageIndex.Service,
   embedder: EmbeddingModel.Service,
   options: { readonly model: string; readonly queryTimeoutMillis: number }
 ): Hybrid => {
@@ -72,7 +72,7 @@ export const makeHybrid = (
   /** One batch: true when there may be more to embed. */
   const indexBatch = (conversationId: ConversationId) =>
     Effect.gen(function*() {
-      const pending = yield* repository.pendingEmbeddings(conversationId, { model, limit: batchSize })
+      const pending = yield* messageIndex.pendingEmbeddings(conversationId, { model, limit: batchSize })
       if (pending.length === 0) return false
       const texts = pending.map((message) => searchableText(message).slice(0, maxEmbeddedChars))
       const wanted = texts.flatMap((text, i) => (text.trim().length > 0 ? [i] : []))
@@ -93,7 +93,7 @@ export const makeHybrid = (
       }
       // A message with nothing to embed is stored without a vector: done, never found.
       const byIndex = new Map(wanted.map((i, k) => [i, vectors[k] ?? []]))
-      yield* repository.storeEmbeddings(
+      yield* messageIndex.storeEmbeddings(
         conversationId,
         model,
         pending.map((message, i) => ({ seq: message.seq, vector: byIndex.get(i) ?? [] }))
@@ -124,19 +124,19 @@ export const makeHybrid = (
     }).pipe(Effect.withSpan("HybridRecall.index", { attributes: { conversationId } }))
 
   /** The nearest messages by meaning: the query's vector, then the store's scan of the vectors. */
-  const nearest = (conversationId: ConversationId, query: RepositoryService.SearchQuery) =>
+  const nearest = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
     Effect.flatMap(
       embedder.embed(query.text),
       (vector) =>
-        repository.searchEmbeddings(conversationId, { model, vector, before: query.before, limit: query.limit })
+        messageIndex.searchEmbeddings(conversationId, { model, vector, before: query.before, limit: query.limit })
     )
 
-  const search = (conversationId: ConversationId, query: RepositoryService.SearchQuery) =>
+  const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
     Effect.gen(function*() {
       // The search by meaning has `queryTimeoutMillis` in all (the model's answer and the store's
       // scan); past it, or failed, the context is served with the lexical hits alone.
       const [lexical, semantic] = yield* Effect.all([
-        repository.searchMessages(conversationId, query),
+        messageIndex.searchMessages(conversationId, query),
         Effect.either(
           nearest(conversationId, query).pipe(
             Effect.disconnect,

@@ -23,8 +23,8 @@ export interface RecallSettings {
   readonly minTurns: number
   /** At most this many recalled turns. */
   readonly limit: number
-  /** How messages are found: the store's lexical search unless given. */
-  readonly search?: MessageSearch | undefined
+  /** How messages are found: the store's lexical search, or hybrid recall's fusion of it. */
+  readonly search: MessageSearch
 }
 
 /**

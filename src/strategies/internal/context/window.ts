@@ -8,8 +8,9 @@ import type { Fact } from "../../../domain/Fact.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
 import type { Message } from "../../../domain/Message.js"
-import { groupTurns, messagesOf, newestThatFit, type Turn } from "../../../domain/Turn.js"
+import { groupTurns, messagesOf, type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
+import { newestThatFit } from "../turns.js"
 
 /** Newest complete turns of a range, oldest first. */
 export interface RecentTurns {

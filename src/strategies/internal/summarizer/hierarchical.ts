@@ -6,38 +6,21 @@
  * to its source messages and capped.
  */
 import { Effect } from "effect"
-import { attributeSources, type Fact, normalizeFacts } from "../../../domain/Fact.js"
-import { factsText, summaryText } from "../../../domain/MemoryContext.js"
+import type { Fact } from "../../../domain/Fact.js"
+import { capFacts, summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
-import { summaryInput } from "../../../domain/SummaryInput.js"
 import { groupTurns, messagesOf } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import { attributeSources, normalizeFacts } from "../facts.js"
 import * as Metrics from "../metrics.js"
 import { capAtSentence } from "./cap.js"
 import { chunkTurns, type Plan } from "./plan.js"
-import { callSkill, type Produced, type Producer } from "./producers.js"
+import { callSkill, existingSummary, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
-
-/**
- * The newest facts within `maxFacts` and `maxTokens` (the facts block as counted in a prompt);
- * the facts untouched for longest go first. Returns how many were dropped.
- */
-export const capFacts = (
-  counter: TokenCounter.Service,
-  facts: ReadonlyArray<Fact>,
-  limits: { readonly maxFacts: number; readonly maxTokens: number }
-): Effect.Effect<{ readonly facts: Array<Fact>; readonly dropped: number }> =>
-  Effect.gen(function*() {
-    let kept = facts.slice(Math.max(0, facts.length - limits.maxFacts))
-    const tokens = (list: ReadonlyArray<Fact>) =>
-      list.length === 0 ? Effect.succeed(0) : counter.countMessage({ content: factsText(list) })
-    while (kept.length > 0 && (yield* tokens(kept)) > limits.maxTokens) kept = kept.slice(1)
-    return { facts: kept, dropped: facts.length - kept.length }
-  })
 
 /** The settings of the hierarchical memory: the summarizing ones, and its caps resolved. */
 export interface HierarchicalSettings extends SummarizationOptions {
@@ -114,7 +97,10 @@ const keepFacts = (
     if (sanitized.replaced > 0) yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
     const normalized = normalizeFacts(sanitized.facts)
     const attributed = attributeSources(previous, normalized.facts, read)
-    const capped = yield* capFacts(counter, attributed, { maxFacts: limits.maxFacts, maxTokens: limits.maxFactTokens })
+    const capped = yield* capFacts(counter.countMessage, attributed, {
+      maxFacts: limits.maxFacts,
+      maxTokens: limits.maxFactTokens
+    })
     return { facts: capped.facts, invalid: normalized.invalid, overCap: capped.dropped }
   })
 
@@ -174,7 +160,8 @@ const produceIncremental = (
   Effect.gen(function*() {
     const output = yield* extract(limits, skill, {
       conversationId: plan.conversationId,
-      text: summaryInput(plan.state.narrative, plan.older),
+      existingSummary: existingSummary(plan.state.narrative),
+      turns: plan.older,
       maxTokens: limits.maxNarrativeTokens,
       existingFacts: plan.state.facts
     })
@@ -200,9 +187,9 @@ const produceIncremental = (
 /**
  * `full`: every original message up to the new cursor, read again, never a summary of a summary.
  * The turns are cut into chunks of at most `summarizerInputLimit` tokens, read oldest first, each
- * from no narrative (EXISTING_SUMMARY is NONE) and with the facts extracted from the chunks
- * before it in this run (drawn from the originals too), each narrative in its share of the cap;
- * the narratives are joined in order.
+ * with no existing summary and with the facts extracted from the chunks before it in this run
+ * (drawn from the originals too), each narrative in its share of the cap; the narratives are
+ * joined in order.
  */
 const produceFull = (
   limits: HierarchicalSettings,
@@ -232,7 +219,8 @@ const produceFull = (
     for (const chunk of chunks) {
       const output = yield* extract(limits, skill, {
         conversationId: plan.conversationId,
-        text: summaryInput(null, chunk),
+        existingSummary: [],
+        turns: chunk,
         maxTokens: share,
         existingFacts: kept.facts
       })

@@ -3,14 +3,17 @@
  * buffer at a turn boundary into the part to fold now and the tail kept verbatim.
  */
 import { Effect, Option } from "effect"
+import { withOverrides } from "../../../domain/ContextSettings.js"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
-import { groupTurns, newestThatFit, type Turn } from "../../../domain/Turn.js"
+import { groupTurns, type Turn } from "../../../domain/Turn.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
+import { SettingsRepository } from "../../../services/SettingsRepository.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
-import { type SummarizationOptions, withOverrides } from "../../SummarizationOptions.js"
+import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import { newestThatFit } from "../turns.js"
 
 /** What the planner must know of the producer that will fold the turns. */
 export interface Traits {
@@ -35,7 +38,7 @@ export interface BufferSize {
 
 /** The tokens the turns may take in a context: the budget less the system messages and a full preamble. */
 export const roomFor = (settings: SummarizationOptions, traits: Traits, systemTokens: number): number =>
-  Math.max(0, settings.promptTokenBudget - traits.preambleCap - systemTokens)
+  Math.max(0, settings.tokenBudget - traits.preambleCap - systemTokens)
 
 /**
  * The trigger: whether a summarization is due for a buffer of this size, and by which test. By
@@ -97,7 +100,7 @@ export const loadBuffer = (repository: RepositoryService.Service, conversationId
 
 /**
  * The planner: decides whether a summarization is due, and splits the buffer when it is. The
- * store and the counter are taken once, here.
+ * log, the settings and the counter are taken once, here.
  */
 export const makePlanner = (
   settings: SummarizationOptions,
@@ -105,16 +108,19 @@ export const makePlanner = (
 ): Effect.Effect<
   (conversationId: ConversationId, continuing: boolean) => Effect.Effect<Option.Option<Plan>, RepositoryService.Errors>,
   never,
-  RepositoryService | TokenCounter
+  RepositoryService | SettingsRepository | TokenCounter
 > =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
+    const stored = yield* SettingsRepository
     const counter = yield* TokenCounter
-    return (conversationId, continuing) => plan(repository, counter, settings, traits, conversationId, continuing)
+    return (conversationId, continuing) =>
+      plan(repository, stored, counter, settings, traits, conversationId, continuing)
   })
 
 const plan = (
   repository: RepositoryService.Service,
+  stored: SettingsRepository.Service,
   counter: TokenCounter.Service,
   defaults: SummarizationOptions,
   traits: Traits,
@@ -124,7 +130,7 @@ const plan = (
   Effect.gen(function*() {
     const { messages, window } = yield* loadBuffer(repository, conversationId)
     // The conversation's own budget and K, when it has them, decide what is due and what stays.
-    const settings = withOverrides(defaults, yield* repository.getSettings(conversationId))
+    const settings = withOverrides(defaults, yield* stored.getSettings(conversationId))
     const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
     const turns = groupTurns(messages).turns
     const currentSummary = yield* summaryTokens(counter, window.state.narrative)

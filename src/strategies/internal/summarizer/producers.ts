@@ -6,7 +6,6 @@
 import { Duration, Effect, Schedule } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
-import { summaryInput } from "../../../domain/SummaryInput.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
 import { groupTurns } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
@@ -63,6 +62,13 @@ export const callSkill = <A>(
     })
   )
 
+/** The existing summary of a skill call: the narrative so far, or none while it is blank. */
+export const existingSummary = (narrative: string): ReadonlyArray<string> =>
+  narrative.trim().length === 0 ? [] : [narrative]
+
+/** What a summarize call reads: the summary so far and the turns to fold in. */
+type Reading = Pick<SkillService.SummarizeInput, "existingSummary" | "turns">
+
 /** The producer of the summarization strategy's `mode`. */
 export const make = (
   settings: SummarizationOptions
@@ -93,20 +99,20 @@ export const make = (
       )
 
     /**
-     * Summarizes `text` into at most `maxTokens` tokens. An answer over the cap is asked for once
-     * more, with the overrun stated; if that one is still over (or the second call fails), it is
-     * cut at a sentence boundary and reported `truncated`. Usage adds up both calls.
+     * Summarizes `reading` into at most `maxTokens` tokens. An answer over the cap is asked for
+     * once more, with the overrun stated; if that one is still over (or the second call fails), it
+     * is cut at a sentence boundary and reported `truncated`. Usage adds up both calls.
      */
-    const summarizeCapped = (conversationId: Plan["conversationId"], text: string, maxTokens: number) =>
+    const summarizeCapped = (conversationId: Plan["conversationId"], reading: Reading, maxTokens: number) =>
       Effect.gen(function*() {
-        const first = yield* ask({ conversationId, text, maxTokens })
+        const first = yield* ask({ conversationId, ...reading, maxTokens })
         const tokens = yield* counter.count(first.value)
         if (tokens <= maxTokens) return { ...first, truncated: false }
         yield* Effect.logDebug("summary over its cap: asked again").pipe(
           Effect.annotateLogs({ conversationId, summaryTokens: tokens, cap: maxTokens })
         )
         const second = yield* Effect.either(
-          ask({ conversationId, text, maxTokens, overCap: { summary: first.value, tokens } })
+          ask({ conversationId, ...reading, maxTokens, overCap: { summary: first.value, tokens } })
         )
         if (second._tag === "Left") {
           yield* Effect.logWarning("asking again for a shorter summary failed: the first answer is cut").pipe(
@@ -130,7 +136,11 @@ export const make = (
     /** `incremental`: one call folding the existing summary with the new turns. */
     const incremental = (plan: Plan) =>
       Effect.map(
-        summarizeCapped(plan.conversationId, summaryInput(plan.state.narrative, plan.older), cap),
+        summarizeCapped(
+          plan.conversationId,
+          { existingSummary: existingSummary(plan.state.narrative), turns: plan.older },
+          cap
+        ),
         (output): Produced => ({
           narrative: output.value,
           facts: plan.state.facts,
@@ -159,7 +169,7 @@ export const make = (
         const share = Math.max(1, Math.floor(cap / Math.max(1, chunks.length)))
         const outputs = yield* Effect.forEach(
           chunks,
-          (chunk) => summarizeCapped(plan.conversationId, summaryInput(null, chunk), share)
+          (chunk) => summarizeCapped(plan.conversationId, { existingSummary: [], turns: chunk }, share)
         )
         const joined = yield* capAtSentence(counter, outputs.map((output) => output.value).join("\n\n"), cap)
         const first = outputs[0]
@@ -183,7 +193,7 @@ export const make = (
       Effect.gen(function*() {
         const first = plan.older[0]
         const last = plan.older[plan.older.length - 1]
-        const fresh = yield* summarizeCapped(plan.conversationId, summaryInput(null, plan.older), cap)
+        const fresh = yield* summarizeCapped(plan.conversationId, { existingSummary: [], turns: plan.older }, cap)
         let truncated = fresh.truncated
         let inputTokens = fresh.usage.inputTokens
         let outputTokens = fresh.usage.outputTokens
@@ -197,7 +207,12 @@ export const make = (
         while (layers.length >= 2 && (yield* total()) > cap) {
           const [a, b, ...rest] = layers
           if (a === undefined || b === undefined) break
-          const merged = yield* summarizeCapped(plan.conversationId, summaryInput(`${a.text}\n\n${b.text}`, []), cap)
+          // A merge reads the two layers as the summary so far, with no new turns.
+          const merged = yield* summarizeCapped(
+            plan.conversationId,
+            { existingSummary: [a.text, b.text], turns: [] },
+            cap
+          )
           truncated ||= merged.truncated
           inputTokens += merged.usage.inputTokens
           outputTokens += merged.usage.outputTokens

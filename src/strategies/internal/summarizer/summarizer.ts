@@ -1,5 +1,5 @@
 /**
- * One conversation's summarization job: under the store's summarization lock, plan, produce and
+ * One conversation's summarization job: under the store's summarization lease, plan, produce and
  * commit by compare-and-set until nothing is due; failures are logged, counted and emitted, and
  * leave the state as it was. A summarizer that keeps failing is paused by its breaker.
  */
@@ -9,7 +9,10 @@ import type { Fact } from "../../../domain/Fact.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
 import { FactsExtracted, type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
-import { RepositoryService } from "../../../services/RepositoryService.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { SettingsRepository } from "../../../services/SettingsRepository.js"
+import { SummarizationLease } from "../../../services/SummarizationLease.js"
+import { SummaryRepository } from "../../../services/SummaryRepository.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import * as Metrics from "../metrics.js"
@@ -36,7 +39,7 @@ export const factChanges = (before: ReadonlyArray<Fact>, after: ReadonlyArray<Fa
 /** A conversation's summarizer: what a job runs, in the foreground or as a background fiber. */
 export interface Summarizer {
   /**
-   * Summarizes a conversation until nothing is due, holding the store's lock for each run
+   * Summarizes a conversation until nothing is due, holding the store's lease for each run
    * (another holder, in this process or another, means the conversation is being taken care of:
    * stop). Fails with the error that stopped it, after logging, counting and emitting it; or,
    * while the breaker holds the summarizer back, with an `Unavailable` error that is only counted
@@ -73,15 +76,21 @@ const heldError = (held: Breaker.Held) =>
 
 /**
  * Builds the summarizer of a strategy: its settings, the producer of its mode, and where its
- * events go. The store and the counter are taken once, here.
+ * events go. The summary state, the lease and the counter are taken once, here (the log and the
+ * settings by the planner).
  */
 export const make = (
   settings: SummarizationOptions,
   producer: Producer,
   publish: (event: MemoryEvent) => Effect.Effect<void>
-): Effect.Effect<Summarizer, never, RepositoryService | TokenCounter> =>
+): Effect.Effect<
+  Summarizer,
+  never,
+  RepositoryService | SettingsRepository | SummaryRepository | SummarizationLease | TokenCounter
+> =>
   Effect.gen(function*() {
-    const repository = yield* RepositoryService
+    const summaries = yield* SummaryRepository
+    const lease = yield* SummarizationLease
     const counter = yield* TokenCounter
     const plan = yield* makePlanner(settings, producer)
     const breaker = yield* Breaker.make(settings, publish)
@@ -124,7 +133,7 @@ export const make = (
             tokenCount: yield* counter.countMessage({ content: summaryText(produced.narrative) })
           }
           : undefined
-        const result = yield* repository.commitSummary({
+        const result = yield* summaries.commitSummary({
           conversationId,
           expected: { cursor: planned.state.cursor, version: planned.state.version },
           narrative: produced.narrative,
@@ -217,7 +226,7 @@ export const make = (
       )
 
     /**
-     * Summarizes a conversation until nothing is due, holding the store's lock for each run (another
+     * Summarizes a conversation until nothing is due, holding the store's lease for each run (another
      * holder, in this process or another, means the conversation is being taken care of: stop).
      * Fails with the error that stopped it, after logging, counting and emitting it; or with the
      * breaker's `Unavailable` error, only counted as skipped.
@@ -228,15 +237,15 @@ export const make = (
         // many runs as the summarizer's input limit needs.
         let continuing = false
         while (true) {
-          // Most triggers find nothing due: plan first, without the lock (which costs a lease in
+          // Most triggers find nothing due: plan first, without the lease (which costs a row in
           // the database), and take it only to plan again and fold.
           if (Option.isNone(yield* plan(conversationId, continuing))) return Option.none<Breaker.Held>()
-          // A paused summarizer is not called, and its lock is not taken: the summary waits.
+          // A paused summarizer is not called, and its lease is not taken: the summary waits.
           const held = yield* breaker.held
           if (Option.isSome(held)) return held
-          const ran = yield* repository.withSummarizationLock(conversationId, runOnce(conversationId, continuing))
+          const ran = yield* lease.withLease(conversationId, runOnce(conversationId, continuing))
           if (Option.isNone(ran) || ran.value === "done") return Option.none<Breaker.Held>()
-          // Held under the lock: another run claimed the one call a half-open breaker lets through.
+          // Held under the lease: another run claimed the one call a half-open breaker lets through.
           if (ran.value === "held") return yield* breaker.held
           continuing = true
         }

@@ -1,11 +1,12 @@
 /**
- * The new turns of a summarize input as statements: short units of text, each with its speaker,
- * its place in the turns, what it carries (salient spans) and what it says (a goal, a condition,
- * a decision). Tool results written as JSON become "field value" statements: their data is kept,
- * their JSON never quoted.
+ * The existing summary and the new turns of a skill call as statements: short units of text, each
+ * with its speaker, its place in the turns, what it carries (salient spans) and what it says (a
+ * goal, a condition, a decision). The turns are read as stored, message by message; tool results
+ * stored as JSON become "field value" statements: their data is kept, their JSON never quoted.
  */
 import { Option, Predicate } from "effect"
-import { parseSummaryInput } from "../../../../domain/SummaryInput.js"
+import type { Message, Role } from "../../../../domain/Message.js"
+import type { SkillService } from "../../../../services/SkillService.js"
 import { type Span, spans } from "./salient.js"
 
 /** What a statement says, beyond the spans it carries. */
@@ -64,29 +65,35 @@ const intentOf = (text: string): Intent =>
 export const fieldWords = (name: string): string =>
   name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_\-.]+/g, " ").toLowerCase().trim()
 
-const speakerLine = /^(User|Assistant|Tool|System|Summary)(?: \(([^)]*)\))?: (.*)$/
+// Every line break a text may hold: each ends a line alike.
+const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
 
-/** A message of the input: its speaker, the tool's name when a tool spoke, and its content. */
+const speakers: Record<Role, string> = {
+  user: "User",
+  assistant: "Assistant",
+  tool: "Tool",
+  system: "System",
+  summary: "Summary"
+}
+
+/** A message as the statements read it: its speaker, the tool's name when a tool spoke, and its content. */
 interface Said {
   readonly speaker: string
   readonly tool: string | undefined
   readonly content: string
 }
 
-/** The messages of a turn's lines (continuation lines are indented by two spaces). */
-const messagesOf = (turn: string): Array<Said> => {
-  const out: Array<{ speaker: string; tool: string | undefined; content: string }> = []
-  for (const line of turn.split("\n")) {
-    const match = speakerLine.exec(line)
-    const last = out[out.length - 1]
-    if (match === null) {
-      if (last !== undefined) last.content += `\n${line.replace(/^ {2}/, "")}`
-      continue
-    }
-    out.push({ speaker: match[1] ?? "", tool: match[1] === "Tool" ? match[2] : undefined, content: match[3] ?? "" })
-  }
-  return out
-}
+/**
+ * A stored message as said: its content's lines with one kind of line break, the tool's name on
+ * one line. Its tool calls are left out: the tool's answer covers them.
+ */
+const saidOf = (message: Message): Said => ({
+  speaker: speakers[message.role],
+  tool: message.role === "tool" && message.metadata.toolName !== undefined
+    ? message.metadata.toolName.replace(/[\p{Cc}\u2028\u2029]+/gu, " ")
+    : undefined,
+  content: message.content.replace(lineBreak, "\n")
+})
 
 const parseJson = (text: string): Option.Option<unknown> => {
   const trimmed = text.trim()
@@ -110,12 +117,9 @@ const scalars = (value: unknown, field: string, out: Array<readonly [string, str
   }
 }
 
-/** A call's annotation in an assistant's line: `[calls name {…}]`, which the tool's answer covers. */
-const callAnnotation = /\s*\[calls [^\]]*\]\s*$/
-
 /** Sentences of prose: split after `.`, `!` or `?`, at line breaks and at list bullets. */
 const sentences = (text: string): Array<string> =>
-  text.replace(callAnnotation, "")
+  text
     // Not after a title or an abbreviation: "the Garden Suite for Dr. Anand Mehta" is one sentence.
     .split(
       /\n+|(?<=[.!?])(?<!\b(?:Dr|Mr|Mrs|Ms|Prof|St|No|Jr|Sr|vs|Inc|Ltd|Co)\.)\s+(?=[\p{Lu}\d("'“$])|\s+-\s+(?=\p{Lu})/u
@@ -175,14 +179,15 @@ const statement = (
 })
 
 /**
- * The statements of a summarize input: the existing summary's lines (as they are), then the new
- * turns' sentences and tool fields, in order.
+ * The statements of a skill call: the existing summary's lines (as they are), then the new turns'
+ * sentences and tool fields, in order.
  */
 export const statementsOf = (
-  input: string
+  input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">
 ): { readonly existing: Array<Statement>; readonly fresh: Array<Statement> } => {
-  const parsed = parseSummaryInput(input)
-  const existing = (parsed.existing ?? "").split("\n").map((line) => line.trim()).filter((line) => line.length > 0)
+  const existing = input.existingSummary.flatMap((part) => part.split(lineBreak))
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0)
     .map((line, i) => {
       // A tool's field kept by an earlier summary ("lookup_order: ship to …") is still a field.
       const tool = /^([a-z][A-Za-z0-9_.-]*): (.*)$/.exec(line)
@@ -192,9 +197,11 @@ export const statementsOf = (
     })
   const fresh: Array<Statement> = []
   let order = existing.length
-  for (const turn of parsed.turns) {
-    for (const said of messagesOf(turn)) {
-      const json = parseJson(said.content)
+  for (const turn of input.turns) {
+    for (const message of turn.messages) {
+      const said = saidOf(message)
+      // Content stored as JSON (a tool's structured result) is read as the data it is.
+      const json = parseJson(message.content)
       if (Option.isSome(json)) {
         const fields: Array<readonly [string, string]> = []
         scalars(json.value, "value", fields)

@@ -8,7 +8,7 @@ import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
-import type { RepositoryService } from "../../../../services/RepositoryService.js"
+import type { MessageIndex } from "../../../../services/MessageIndex.js"
 import { clampLimit } from "../search.js"
 import { normalize } from "../vectors.js"
 import * as Rows from "./rows.js"
@@ -75,19 +75,19 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
   })
 
   return {
-    pending: (conversationId: ConversationId, query: RepositoryService.PendingEmbeddingsQuery) =>
+    pending: (conversationId: ConversationId, query: MessageIndex.PendingEmbeddingsQuery) =>
       Effect.map(
         selectPending({ id: conversationId, model: query.model, limit: Math.max(1, Math.floor(query.limit)) }),
         (rows) => rows.map((row) => Rows.toMessage(conversationId, row))
       ),
-    store: (conversationId: ConversationId, model: string, embeddings: ReadonlyArray<RepositoryService.Embedding>) =>
+    store: (conversationId: ConversationId, model: string, embeddings: ReadonlyArray<MessageIndex.Embedding>) =>
       embeddings.length === 0 ? Effect.void : Effect.asVoid(insert(
         conversationId,
         model,
         embeddings.map((embedding) => embedding.seq),
         embeddings.map((embedding) => arrayText(normalize(embedding.vector)))
       )),
-    search: (conversationId: ConversationId, query: RepositoryService.VectorQuery) => {
+    search: (conversationId: ConversationId, query: MessageIndex.VectorQuery) => {
       const vector = normalize(query.vector)
       return vector.length === 0 ? Effect.succeed([]) : selectNearest({
         id: conversationId,

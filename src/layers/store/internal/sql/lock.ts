@@ -26,7 +26,7 @@ export interface LockOptions {
 const LeaseRequest = Schema.Struct({ id: Schema.String, owner: Schema.String, seconds: Schema.Number })
 
 /**
- * The lock, as `RepositoryService.withSummarizationLock`.
+ * The lock, as `SummarizationLease.withLease`.
  *
  * Why this shape. The effect run under the lock reads and writes through the repository and
  * waits for a model for seconds, so nothing may stay held on the database while it runs:
@@ -66,7 +66,7 @@ export const makeSummarizationLock = (sql: SqlClient.SqlClient, options: LockOpt
     const seconds = leaseMillis / 1000
 
     const storeError = (conversationId: ConversationId) => (cause: unknown) =>
-      new RepositoryError({ operation: "withSummarizationLock", conversationId, cause })
+      new RepositoryError({ operation: "withLease", conversationId, cause })
 
     const take = SqlSchema.findOne({
       Request: LeaseRequest,
@@ -161,5 +161,5 @@ export const makeSummarizationLock = (sql: SqlClient.SqlClient, options: LockOpt
             ? leased(conversationId, effect)
             : Effect.asSome(effect),
         (acquired) => (acquired ? Ref.update(held, HashSet.remove(conversationId)) : Effect.void)
-      ).pipe(Effect.withSpan("SqlRepository.withSummarizationLock", { attributes: { conversationId } }))
+      ).pipe(Effect.withSpan("SqlRepository.withLease", { attributes: { conversationId } }))
   })

@@ -165,10 +165,11 @@ const linkSummaryMessage = Effect.gen(function*() {
 // conversation's counters and summary state, where the window starts (`window_after`), the seq it
 // reads above (`window_floor`: the start, or a bound that narrows the index range to the rows the
 // page can hold), how many messages the page holds at most (`window_limit`, computed as
-// `windowPageSize` computes it, one more than the page, with the same float8 arithmetic), how many
-// it held (`window_rows`), and the leading system messages with the newest messages that hold more
-// than the token limit (summary messages aside) back to a user message, as one JSON array (times in
-// epoch ms). A change to the read is a new migration that replaces the function.
+// `windowPageSize` in `../window.ts` computes it, one more than the page, with the same float8
+// arithmetic), how many it held (`window_rows`), and the leading system messages with the newest
+// messages that hold more than the token limit (summary messages aside) back to a user message, as
+// one JSON array (times in epoch ms). A change to the read is a new migration that replaces the
+// function.
 const createReadWindow = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(

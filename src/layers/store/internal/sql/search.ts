@@ -26,7 +26,7 @@ import { SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
 import { MessageMetadata } from "../../../../domain/Message.js"
-import type { RepositoryService } from "../../../../services/RepositoryService.js"
+import type { MessageIndex } from "../../../../services/MessageIndex.js"
 import {
   b,
   candidateBudget,
@@ -174,7 +174,7 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
   })
 
   /** The best matches of `query` in the conversation, best first (ties: the newer first). */
-  return (conversationId: ConversationId, query: RepositoryService.SearchQuery) => {
+  return (conversationId: ConversationId, query: MessageIndex.SearchQuery) => {
     const terms = queryTerms(query.text)
     const before = Number.isNaN(query.before) ? 0 : upperBound(query.before)
     if (terms.length === 0 || before <= 1) return Effect.succeed([])

@@ -1,0 +1,139 @@
+/**
+ * The settings a context is built with, one name and one schema each: a call (`getContext`), a
+ * conversation's stored settings, the strategies' options and the configuration all use these.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * Tokens the context may take, leading system messages included.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TokenBudget = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
+
+/**
+ * Turns always shown verbatim after the summary when they fit (K).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const KRawTurns = Schema.Int.pipe(Schema.between(1, 1000)).annotations({
+  description: "an integer from 1 to 1000"
+})
+
+/**
+ * What the context shows after the summary: `full`, the newest turns that fit, whether or not
+ * the summary covers them (the budget is always used); `stable`, every unsummarized turn (the
+ * prompt only grows at its end between two folds, so a provider's prefix cache keeps hitting).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const View = Schema.Literal("full", "stable")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type View = typeof View.Type
+
+/**
+ * Recall for a context asked with a query: `lexical` (full-text search of the store, offline)
+ * adds the older turns that best match it; `hybrid` fuses that ranking with the nearest messages
+ * by meaning, from vectors an `@effect/ai` `EmbeddingModel` computes; `off` ignores the query.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RecallMode = Schema.Literal("off", "lexical", "hybrid")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RecallMode = typeof RecallMode.Type
+
+/**
+ * The share of the budget recalled turns may take from the recent turns (never their K).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RecallTokenBudget = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
+  description: "a share from 0 to below 1"
+})
+
+/**
+ * The settings of a context, each under its one name.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContextSettings = Schema.Struct({
+  tokenBudget: TokenBudget,
+  kRawTurns: KRawTurns,
+  view: View,
+  recall: RecallMode,
+  recallTokenBudget: RecallTokenBudget
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ContextSettings = typeof ContextSettings.Type
+
+/**
+ * The defaults (DESIGN §6).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults: ContextSettings = {
+  tokenBudget: 3000,
+  kRawTurns: 3,
+  view: "full",
+  recall: "lexical",
+  recallTokenBudget: 0.25
+}
+
+/**
+ * The settings a conversation (`setSettings`) or a call may set for itself, each optional: an
+ * absent one is the strategy's.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Overrides = Schema.Struct({
+  tokenBudget: Schema.optionalWith(TokenBudget, { exact: true }),
+  kRawTurns: Schema.optionalWith(KRawTurns, { exact: true }),
+  view: Schema.optionalWith(View, { exact: true })
+})
+
+/**
+ * The overrides as they are passed along: a field may also be present and `undefined` (unset).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Overrides = { readonly [K in keyof typeof Overrides.Type]?: typeof Overrides.Type[K] | undefined }
+
+/**
+ * `settings` with the overrides that are set in place of its own values.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withOverrides = <A extends Pick<ContextSettings, keyof Overrides>>(
+  settings: A,
+  overrides: Overrides | undefined
+): A =>
+  overrides === undefined ? settings : {
+    ...settings,
+    tokenBudget: overrides.tokenBudget ?? settings.tokenBudget,
+    kRawTurns: overrides.kRawTurns ?? settings.kRawTurns,
+    view: overrides.view ?? settings.view
+  }

@@ -1,0 +1,149 @@
+/**
+ * A memory context as `@effect/ai` prompt messages: what the model is sent on the next turn.
+ *
+ * @since 0.1.0
+ */
+import * as Prompt from "@effect/ai/Prompt"
+import { Option, Schema } from "effect"
+import { factsText, type MemoryContext, omissionText, summaryText } from "../../domain/MemoryContext.js"
+import type { Message } from "../../domain/Message.js"
+import { recalledText } from "../../domain/Recall.js"
+
+/**
+ * The role of the messages that carry the facts and the summary. `user` (the default) gives text
+ * a model wrote, possibly steered by a user, no more authority than a user has; `system` gives it
+ * the authority of the host's own instructions: use it only when every writer of the conversation
+ * is trusted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RecordRole = "user" | "system"
+
+/**
+ * How a context becomes prompt messages.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromptOptions {
+  /** The role of the facts and summary messages; `user` by default. */
+  readonly recordRole?: RecordRole | undefined
+}
+
+const parseJsonText = Schema.decodeUnknownOption(Schema.parseJson())
+
+/**
+ * The value of a JSON text the memory stored. The text was checked when it was added, so the
+ * fallback (the text itself) only serves a store that no longer holds what it was given.
+ */
+const jsonOf = (text: string): unknown => Option.getOrElse(parseJsonText(text), () => text)
+
+const record = (text: string, role: RecordRole): Prompt.MessageEncoded =>
+  role === "system" ? { role: "system", content: text } : { role: "user", content: [{ type: "text", text }] }
+
+const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined => {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content }
+    case "user":
+      return { role: "user", content: [{ type: "text", text: message.content }] }
+    case "assistant": {
+      const text: Array<Prompt.AssistantMessagePartEncoded> = message.content.length > 0
+        ? [{ type: "text", text: message.content }]
+        : []
+      const calls = (message.metadata.toolCalls ?? []).map((call): Prompt.AssistantMessagePartEncoded => ({
+        type: "tool-call",
+        id: call.id,
+        name: call.name,
+        // The text keeps the key order the provider was sent; `params` has the store's.
+        params: call.paramsJson === undefined ? call.params : jsonOf(call.paramsJson),
+        providerExecuted: false
+      }))
+      return { role: "assistant", content: [...text, ...calls] }
+    }
+    case "tool":
+      return {
+        role: "tool",
+        content: [{
+          type: "tool-result",
+          id: message.metadata.toolCallId ?? "",
+          name: message.metadata.toolName ?? "tool",
+          isFailure: message.metadata.isError ?? false,
+          // A structured result goes back as its value: the provider encodes it once, as the
+          // fresh call did, not a second time as a string.
+          result: message.metadata.contentFormat === "json" ? jsonOf(message.content) : message.content,
+          providerExecuted: false
+        }]
+      }
+    case "summary":
+      // Summary messages are records of the log; the context carries the summary separately.
+      return undefined
+  }
+}
+
+/**
+ * The context as `@effect/ai` prompt messages, in order. The leading system messages stay system
+ * messages; facts and the summary become messages of `options.recordRole` (`user` by default);
+ * tool calls and results become tool-call and tool-result parts, with their JSON as it was added
+ * (a structured result as its value, params in their key order: see `Message.AnyInput`), so a
+ * provider is sent what the fresh call sent.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toPromptMessages = (context: MemoryContext, options?: PromptOptions): Array<Prompt.MessageEncoded> => {
+  const role = options?.recordRole ?? "user"
+  const out: Array<Prompt.MessageEncoded> = []
+  for (const message of context.system) {
+    const encoded = toPromptMessage(message)
+    if (encoded !== undefined) out.push(encoded)
+  }
+  if (context.facts.length > 0) out.push(record(factsText(context.facts), role))
+  if (context.summary !== null) out.push(record(summaryText(context.summary), role))
+  if (context.omissionAnnounced && context.turnsOmitted > 0) out.push(record(omissionText(context.turnsOmitted), role))
+  for (const message of context.recent) {
+    const encoded = toPromptMessage(message)
+    if (encoded !== undefined) out.push(encoded)
+  }
+  if (context.recalled.length > 0) out.push(record(recalledText(context.recalled), role))
+  return out
+}
+
+/**
+ * The context as an `@effect/ai` `Prompt`, ready for `LanguageModel.generateText`.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toPrompt = (context: MemoryContext, options?: PromptOptions): Prompt.Prompt =>
+  Prompt.make(toPromptMessages(context, options))
+
+/**
+ * The full prompt for the host's next model call: the context, then the user's current message.
+ * Pass it as `prompt` to `LanguageModel.generateText`; store the user message and the response's
+ * parts as they come with `addMessages` afterwards (or let `ChatTurn.generateText` do all three).
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const withUserMessage = (context: MemoryContext, text: string, options?: PromptOptions): Prompt.Prompt =>
+  Prompt.make([...toPromptMessages(context, options), { role: "user", content: [{ type: "text", text }] }])
+
+/**
+ * Whether `next`'s prompt is `previous`'s prompt with messages appended, message for message: what
+ * a provider's prefix cache needs to hit. The recalled block at the end of `previous` is not part
+ * of what a cache keeps (it changes with each query, after the turns), so it is left out of the
+ * comparison. Contexts with equal `prefixVersion`s of one conversation are append-only; this
+ * compares the rendered prompts themselves.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const isAppendOnly = (previous: MemoryContext, next: MemoryContext, options?: PromptOptions): boolean => {
+  const before = toPromptMessages(previous, options)
+  if (previous.recalled.length > 0) before.pop()
+  const after = toPromptMessages(next, options)
+  return before.length <= after.length &&
+    before.every((message, i) => JSON.stringify(message) === JSON.stringify(after[i]))
+}

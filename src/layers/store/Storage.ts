@@ -1,0 +1,84 @@
+/**
+ * A store as one unit: the storage ports one adapter implements together (the log, the summary
+ * state, settings, the message index, the summarization lease), and the context and layer that
+ * provide them all, so that swapping a store stays a one-line change.
+ *
+ * @since 0.1.0
+ */
+import type { Scope } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { MessageIndex } from "../../services/MessageIndex.js"
+import { RepositoryService } from "../../services/RepositoryService.js"
+import { SettingsRepository } from "../../services/SettingsRepository.js"
+import { SummarizationLease } from "../../services/SummarizationLease.js"
+import { SummaryRepository } from "../../services/SummaryRepository.js"
+
+/**
+ * The tags every store provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Ports = RepositoryService | SummaryRepository | SettingsRepository | MessageIndex | SummarizationLease
+
+/**
+ * One store's implementations of the ports. They share the store's data: `repository`'s
+ * `deleteConversation` clears what the others hold, and `summaries`' pruning commits what the log
+ * and the index hold.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Store {
+  readonly repository: RepositoryService.Service
+  readonly summaries: SummaryRepository.Service
+  readonly settings: SettingsRepository.Service
+  readonly index: MessageIndex.Service
+  readonly lease: SummarizationLease.Service
+}
+
+/**
+ * The context that provides every port of `store`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const context = (store: Store): Context.Context<Ports> =>
+  Context.make(RepositoryService, store.repository).pipe(
+    Context.add(SummaryRepository, store.summaries),
+    Context.add(SettingsRepository, store.settings),
+    Context.add(MessageIndex, store.index),
+    Context.add(SummarizationLease, store.lease)
+  )
+
+/**
+ * The store in context, as one value: to wrap it (a test double that injects faults) or to build
+ * another layer from its parts.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const get: Effect.Effect<Store, never, Ports> = Effect.all({
+  repository: RepositoryService,
+  summaries: SummaryRepository,
+  settings: SettingsRepository,
+  index: MessageIndex,
+  lease: SummarizationLease
+})
+
+/**
+ * A layer that provides every port of the store `make` builds (in the layer's scope).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <E, R>(make: Effect.Effect<Store, E, R>): Layer.Layer<Ports, E, Exclude<R, Scope.Scope>> =>
+  Layer.scopedContext(Effect.map(make, context))
+
+/**
+ * A layer that provides every port of a store already built.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFrom = (store: Store): Layer.Layer<Ports> => Layer.succeedContext(context(store))

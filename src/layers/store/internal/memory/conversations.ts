@@ -1,0 +1,195 @@
+/**
+ * The in-memory store's conversation log (`RepositoryService`): appends with their counters,
+ * range reads and counts, the window read, and the deletion of a whole conversation.
+ */
+import { Chunk, DateTime, Effect, HashMap, Option, Ref, Schema } from "effect"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { Message, MessageMetadata, type NewMessage } from "../../../../domain/Message.js"
+import * as SummaryState from "../../../../domain/SummaryState.js"
+import { fromUntrusted, MaxJsonDepth } from "../../../../domain/Text.js"
+import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
+import { RepositoryService } from "../../../../services/RepositoryService.js"
+import { MessageLog } from "../log.js"
+import { SearchIndex } from "../searchIndex.js"
+import { VectorIndex } from "../vectors.js"
+import { windowStart } from "../window.js"
+import {
+  type Conversation,
+  isEmpty,
+  noMessages,
+  noMetadata,
+  readable,
+  type Snapshot,
+  type State,
+  stored
+} from "./state.js"
+
+/** The index range `[start, end)` of the messages with `after < seq < before`. */
+const rangeOf = (
+  messages: MessageLog,
+  query: { readonly after?: number | undefined; readonly before?: number | undefined }
+): readonly [number, number] => {
+  const start = query.after === undefined ? 0 : messages.indexAfter(query.after)
+  const end = query.before === undefined ? messages.size : messages.indexAfter(query.before - 1)
+  return [start, Math.max(start, end)]
+}
+
+const isMetadata = Schema.is(MessageMetadata)
+
+// The guarded copy of `Text.fromUntrusted`, in canonical form, as deep as metadata nests: tool
+// call params, at level 4, hold up to `MaxJsonDepth` levels of their own.
+const canonicalCopy = Schema.decodeUnknownOption(fromUntrusted(Schema.Unknown, { maxDepth: MaxJsonDepth + 8 }))
+
+/**
+ * Metadata as stored: a fresh copy in the canonical form the SQL stores return (`jsonb` key
+ * order, no -0, no undefined properties), so that every store answers alike; none if it is not
+ * `MessageMetadata`.
+ */
+const canonicalMetadata = (metadata: MessageMetadata): Option.Option<MessageMetadata> => {
+  if (isEmpty(metadata)) return Option.some(noMetadata)
+  return Option.filter(canonicalCopy(metadata), isMetadata)
+}
+
+const slice = (messages: MessageLog, start: number, end: number): Array<Message> => messages.slice(start, end, readable)
+
+/** The log over the store's data. */
+export const make = ({ find, ref }: State): RepositoryService.Service =>
+  RepositoryService.of({
+    appendMessages: Effect.fnUntraced(function*(conversationId, newMessages) {
+      const now = yield* DateTime.now
+      const prepared: Array<NewMessage> = []
+      for (const message of newMessages) {
+        const metadata = canonicalMetadata(message.metadata)
+        // The port takes validated metadata: anything else came past the type system.
+        if (Option.isNone(metadata)) return yield* Effect.dieMessage("appendMessages: metadata is not MessageMetadata")
+        prepared.push({ ...message, metadata: metadata.value })
+      }
+      return yield* Ref.modify(ref, (snapshot): readonly [RepositoryService.AppendResult, Snapshot] => {
+        const existing = HashMap.get(snapshot.conversations, conversationId)
+        if (newMessages.length === 0) {
+          const messageCount = Option.match(existing, { onNone: () => 0, onSome: (c) => c.info.messageCount })
+          return [{ messages: [], messageCount }, snapshot]
+        }
+        const current = Option.getOrElse(existing, () => emptyConversation(conversationId, now))
+        let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
+        const roleCounts = { ...current.info.roleCounts }
+        const added: Array<Message> = []
+        for (const message of prepared) {
+          lastSeq += 1
+          roleCounts[message.role] += 1
+          if (message.role === "system" && systemPrefixSeq === lastSeq - 1) systemPrefixSeq = lastSeq
+          else if (firstTurnRole === null) firstTurnRole = message.role
+          tokenCount += message.tokenCount
+          added.push(stored(
+            new Message({
+              conversationId,
+              seq: lastSeq,
+              role: message.role,
+              content: message.content,
+              metadata: message.metadata,
+              tokenCount: message.tokenCount,
+              createdAt: message.createdAt
+            }, { disableValidation: true })
+          ))
+        }
+        const messageCount = current.info.messageCount + added.length
+        const next: Conversation = {
+          ...current,
+          info: {
+            ...current.info,
+            lastSeq,
+            systemPrefixSeq,
+            firstTurnRole,
+            tokenCount,
+            messageCount,
+            roleCounts,
+            updatedAt: now
+          },
+          messages: current.messages.append(added)
+        }
+        return [
+          { messages: added.map(readable), messageCount },
+          { ...snapshot, conversations: HashMap.set(snapshot.conversations, conversationId, next) }
+        ]
+      })
+    }),
+
+    getConversation: Effect.fnUntraced(function*(conversationId) {
+      return (yield* find(conversationId)).info
+    }),
+
+    listMessages: Effect.fnUntraced(function*(conversationId, query) {
+      const { messages } = yield* find(conversationId)
+      const [start, end] = rangeOf(messages, query)
+      const limit = query.limit ?? Number.POSITIVE_INFINITY
+      return query.from === "newest"
+        ? slice(messages, Math.max(start, end - limit), end)
+        : slice(messages, start, Math.min(end, start + limit))
+    }),
+
+    countMessages: Effect.fnUntraced(function*(conversationId, query) {
+      const { messages } = yield* find(conversationId)
+      const [start, end] = rangeOf(messages, query)
+      const counts = { total: end - start, tokenCount: 0, ...noMessages }
+      for (let i = start; i < end; i++) {
+        const message = messages.at(i)
+        if (message === undefined) break
+        counts[message.role] += 1
+        counts.tokenCount += message.tokenCount
+      }
+      return counts
+    }),
+
+    readWindow: Effect.fnUntraced(function*(conversationId, query) {
+      const { info, messages, state } = yield* find(conversationId)
+      const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
+      const [start, end] = rangeOf(messages, { after })
+      // Reading further back costs nothing here (no round trip to save, unlike the SQL stores' page):
+      // read just the newest messages that hold more than the limit, back to a user message.
+      const first = windowStart((i) => messages.at(i), start, end, query.tokenLimit).index
+      return {
+        info,
+        state,
+        system: slice(messages, 0, messages.indexAfter(info.systemPrefixSeq)),
+        after,
+        recent: slice(messages, first, end),
+        reachedStart: first === start
+      }
+    }),
+
+    deleteConversation: Effect.fnUntraced(function*(conversationId) {
+      // Messages and settings go together (the summary state, records, search index and vectors
+      // live in the conversation); an id that holds either is found.
+      const removed = yield* Ref.modify(
+        ref,
+        ({ conversations, settings }): readonly [boolean, Snapshot] =>
+          HashMap.has(conversations, conversationId) || HashMap.has(settings, conversationId)
+            ? [true, {
+              conversations: HashMap.remove(conversations, conversationId),
+              settings: HashMap.remove(settings, conversationId)
+            }]
+            : [false, { conversations, settings }]
+      )
+      if (!removed) return yield* new ConversationNotFoundError({ conversationId })
+    })
+  })
+
+/** A conversation before its first message. */
+const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc): Conversation => ({
+  info: {
+    conversationId,
+    lastSeq: 0,
+    messageCount: 0,
+    roleCounts: noMessages,
+    tokenCount: 0,
+    systemPrefixSeq: 0,
+    firstTurnRole: null,
+    createdAt: now,
+    updatedAt: now
+  },
+  messages: MessageLog.empty(),
+  state: SummaryState.initial(conversationId),
+  records: Chunk.empty(),
+  search: new SearchIndex(),
+  vectors: new VectorIndex()
+})

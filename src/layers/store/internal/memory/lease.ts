@@ -1,0 +1,24 @@
+/**
+ * The in-memory store's summarization lease (`SummarizationLease`): the conversations whose lease
+ * is held, in a `Ref` of this store; one process owns the store, so that excludes every holder.
+ */
+import { Effect, HashSet, Ref } from "effect"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { SummarizationLease } from "../../../../services/SummarizationLease.js"
+
+/** A lease with no holder. */
+export const make: Effect.Effect<SummarizationLease.Service> = Effect.map(
+  Ref.make(HashSet.empty<ConversationId>()),
+  (held) =>
+    SummarizationLease.of({
+      withLease: (conversationId, effect) =>
+        Effect.acquireUseRelease(
+          Ref.modify(held, (holders) =>
+            HashSet.has(holders, conversationId)
+              ? [false, holders]
+              : [true, HashSet.add(holders, conversationId)]),
+          (acquired) => (acquired ? Effect.asSome(effect) : Effect.succeedNone),
+          (acquired) => (acquired ? Ref.update(held, HashSet.remove(conversationId)) : Effect.void)
+        ).pipe(Effect.withSpan("MemoryRepository.withLease", { attributes: { conversationId } }))
+    })
+)

@@ -1,0 +1,105 @@
+/**
+ * The summary state port: a conversation's running summary (narrative, facts, layers, cursor),
+ * changed only by compare-and-set, and the record of every summarization applied.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import { Context, Data } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
+import type { Fact } from "../domain/Fact.js"
+import type { SummarizationRecord, SummaryLayer, SummaryState } from "../domain/SummaryState.js"
+import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
+
+/**
+ * Stores the summary state of the conversations of the log (`RepositoryService`). Every
+ * implementation passes the summary contract suite.
+ *
+ * Laws:
+ * - A conversation's summary state exists while its log does: the initial one (cursor 0,
+ *   version 0, no narrative, no facts) from its first append, none after `deleteConversation`.
+ *   Every operation on a conversation that does not exist fails with `ConversationNotFoundError`;
+ *   a commit never creates one.
+ * - The summary state changes only through `commitSummary`, which applies when the expected
+ *   cursor and version are current and is refused (`Stale`) otherwise; an applied commit moves
+ *   the cursor forward, increments the version and writes its record in the same transaction
+ *   (and its summary message, and the prune it asks for: the pruned messages leave the log, the
+ *   message index and the embeddings).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SummaryRepository extends Context.Tag("effect-chat-memory/SummaryRepository")<
+  SummaryRepository,
+  SummaryRepository.Service
+>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace SummaryRepository {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** The summary state (the initial one, cursor 0 and version 0, before any summarization). */
+    readonly getSummaryState: (
+      conversationId: ConversationId
+    ) => Effect.Effect<SummaryState, ConversationNotFoundError | RepositoryError>
+    /** Compare-and-set of the summary state, with its record, in one transaction. */
+    readonly commitSummary: (
+      commit: SummaryCommit
+    ) => Effect.Effect<CommitResult, ConversationNotFoundError | RepositoryError>
+    /** The records of applied summarizations, oldest first. */
+    readonly listSummarizations: (
+      conversationId: ConversationId
+    ) => Effect.Effect<ReadonlyArray<SummarizationRecord>, ConversationNotFoundError | RepositoryError>
+  }
+
+  /**
+   * A summarization to apply. It applies only if the state is still at `expected`; then the
+   * state becomes (`narrative`, `facts`, `cursor`) with `version = expected.version + 1`, the
+   * record is written with that version, a `summary` message is appended when
+   * `summaryMessage` is given (its `metadata.summaryMetadataId` is the version, and the record's
+   * `summaryMessageSeq` its seq; null without one), and, when
+   * `prune` is set, the messages covered by the new cursor are deleted except the leading
+   * system messages and `summary` messages.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface SummaryCommit {
+    readonly conversationId: ConversationId
+    readonly expected: { readonly cursor: number; readonly version: number }
+    readonly narrative: string
+    readonly facts: ReadonlyArray<Fact>
+    /** The per-chunk summaries of the `layered` mode (none in other modes). */
+    readonly layers?: ReadonlyArray<SummaryLayer> | undefined
+    /** The new cursor: at least `expected.cursor`, at most the conversation's `lastSeq`. */
+    readonly cursor: number
+    readonly record: Omit<SummarizationRecord, "conversationId" | "version" | "createdAt" | "summaryMessageSeq">
+    readonly summaryMessage?: { readonly content: string; readonly tokenCount: number } | undefined
+    readonly prune?: boolean | undefined
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export type CommitResult = Data.TaggedEnum<{
+    /** Applied: the new state and its record. */
+    Committed: { readonly state: SummaryState; readonly record: SummarizationRecord }
+    /** Refused: the state had moved on; nothing changed. */
+    Stale: { readonly current: SummaryState }
+  }>
+}
+
+/**
+ * Constructors and matchers of `SummaryRepository.CommitResult`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const CommitResult = Data.taggedEnum<SummaryRepository.CommitResult>()

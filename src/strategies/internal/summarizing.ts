@@ -1,0 +1,241 @@
+/**
+ * The policy every summarizing strategy shares (`SummarizationStrategy`, `HierarchicalStrategy`),
+ * over the producer of its summaries.
+ */
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
+import { Effect, Option, PubSub, type Scope } from "effect"
+import { withOverrides } from "../../domain/ContextSettings.js"
+import type { ConversationId } from "../../domain/ConversationId.js"
+import { omissionText } from "../../domain/MemoryContext.js"
+import { FallbackUsed, type MemoryEvent } from "../../domain/MemoryEvent.js"
+import { groupTurns } from "../../domain/Turn.js"
+import { DataValidationError } from "../../errors/DataValidationError.js"
+import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
+import { MessageIndex } from "../../services/MessageIndex.js"
+import { RepositoryService } from "../../services/RepositoryService.js"
+import type { SettingsRepository } from "../../services/SettingsRepository.js"
+import type { SummarizationLease } from "../../services/SummarizationLease.js"
+import type { SummaryRepository } from "../../services/SummaryRepository.js"
+import { TokenCounter } from "../../services/TokenCounter.js"
+import type { SummarizationOptions } from "../SummarizationOptions.js"
+import { makeHybrid } from "./context/hybrid.js"
+import { memoCounter } from "./context/memoCounter.js"
+import { summaryPreamble } from "./context/preamble.js"
+import { withRecall } from "./context/recall.js"
+import { assemble, emptyContext } from "./context/window.js"
+import * as Metrics from "./metrics.js"
+import { type Jobs, makeJobs } from "./summarizer/jobs.js"
+import { loadBuffer, summaryTokens, trigger } from "./summarizer/plan.js"
+import type * as Producers from "./summarizer/producers.js"
+import * as Summarizer from "./summarizer/summarizer.js"
+
+/** How many recalled turns a context considers at most (best first, while the block fits). */
+const recallCandidates = 8
+
+/**
+ * The storage ports the policy reads and writes: the log, the summary state (the summarizer
+ * commits), the settings (the planner reads them), the index (recall) and the lease.
+ */
+export type Ports = RepositoryService | SummaryRepository | SettingsRepository | MessageIndex | SummarizationLease
+
+/**
+ * The policy of every summarizing strategy, over the producer of its summaries: after a write,
+ * trigger the conversation's background job; for a context, show the summary state in front of
+ * the newest turns, and when the summary is behind, serve the window (`lazyFallback: "window"`)
+ * or summarize first (`"sync"`). `HierarchicalStrategy` is this policy with a facts producer.
+ * With `recall: "hybrid"`, an `EmbeddingModel` must be in context (a `DataValidationError` naming
+ * `options.recall` otherwise): writes also trigger the conversation's embedding job.
+ */
+export const makeWith = (
+  settings: SummarizationOptions,
+  producer: Producers.Producer,
+  view: {
+    readonly name: "summarization" | "hierarchical"
+    /** Whether the context shows the facts of the summary state. */
+    readonly showFacts: boolean
+  }
+): Effect.Effect<
+  MemoryManagementStrategy.Service,
+  DataValidationError,
+  Ports | TokenCounter | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const repository = yield* RepositoryService
+    const messageIndex = yield* MessageIndex
+    const hybrid = settings.recall === "hybrid" ? yield* hybridRecall(messageIndex, settings, view.name) : undefined
+    const embeddingJobs = hybrid === undefined
+      ? undefined
+      : yield* makeJobs(hybrid.index, { concurrency: settings.summarizationConcurrency })
+    // The summary and facts shown on every read are counted once per text, not once per read.
+    const shownCounter = yield* memoCounter(yield* TokenCounter)
+    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+    const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
+    const summarizer = yield* Summarizer.make(settings, producer, publish)
+    // A job ends with the conversations the paused summarizer held back, due again: their jobs start.
+    const jobs: Jobs = yield* makeJobs(
+      (conversationId) =>
+        Effect.flatMap(
+          summarizer.backgroundJob(conversationId),
+          (woken) => Effect.forEach(woken, (other) => jobs.trigger(other), { discard: true })
+        ),
+      { concurrency: settings.summarizationConcurrency }
+    )
+
+    // The `full` view reads the newest turns whether or not the summary covers them; the
+    // `stable` view, every turn after the cursor.
+    const readWindow = (conversationId: ConversationId, settings: SummarizationOptions) =>
+      repository.readWindow(conversationId, {
+        after: settings.view === "full" ? "system-prefix" : "cursor",
+        tokenLimit: settings.tokenBudget
+      })
+
+    const contextOf = (window: RepositoryService.WindowRead, settings: SummarizationOptions) =>
+      Effect.gen(function*() {
+        // `assemble` truncates the summary to make room for the newest turns, or to keep within
+        // the budget when not even they fit; facts are protected and always shown whole.
+        const facts = view.showFacts ? window.state.facts : []
+        const { preamble, shrink, withoutSummary } = yield* summaryPreamble(shownCounter, window.state, { facts })
+        return yield* assemble(repository, {
+          strategy: view.name,
+          window,
+          preamble,
+          budget: settings.tokenBudget,
+          minTurns: settings.kRawTurns,
+          shrink,
+          withoutSummary,
+          coveredUpTo: window.state.cursor,
+          announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) })
+        })
+      })
+
+    /**
+     * Whether a summarization is due that has not happened: the background is behind. The buffer
+     * (every message after the cursor) is grouped into turns as the planner groups it (a tool
+     * result answering an older call joins turns; the context's count of omitted turns does not
+     * know that), so that "behind" means exactly "the planner has a fold to run". The buffer is
+     * read whole only when the window did not already hold it.
+     */
+    const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number, settings: SummarizationOptions) =>
+      Effect.gen(function*() {
+        if (turnsInBuffer <= settings.kRawTurns) return false
+        const start = Math.max(window.after, window.state.cursor, window.info.systemPrefixSeq)
+        const oldest = window.recent[0]?.seq ?? window.info.lastSeq + 1
+        const loaded = window.reachedStart || oldest <= start + 1
+          ? window.recent
+          : (yield* loadBuffer(repository, window.info.conversationId)).messages
+        const buffer = loaded.filter((m) => m.seq > start && m.role !== "summary")
+        const turns = groupTurns(buffer).turns
+        const due = trigger(settings, producer, {
+          summaryTokens: yield* summaryTokens(shownCounter, window.state.narrative),
+          tokens: turns.reduce((n, turn) => n + turn.tokenCount, 0),
+          messages: buffer.length,
+          turns: turns.length,
+          systemTokens: window.system.reduce((n, m) => n + m.tokenCount, 0)
+        })
+        return due !== undefined
+      })
+
+    const fallback = (conversationId: ConversationId, reason: FallbackUsed["reason"], detail: string) =>
+      Effect.zipRight(
+        Metrics.fallbacks(Effect.succeed(1)),
+        publish(new FallbackUsed({ conversationId, reason, detail }))
+      )
+
+    /** Summarizes now: joins the running job, or runs one inline. */
+    const summarizeNow = (conversationId: ConversationId) =>
+      Effect.flatMap(
+        jobs.isRunning(conversationId),
+        (running) => (running ? jobs.awaitIdle(conversationId) : summarizer.summarizeConversation(conversationId))
+      )
+
+    /**
+     * The context in `options`' budget, with the policy for a summary that is behind: serve the
+     * window and trigger a job (`lazyFallback: "window"`), or summarize first (`"sync"`).
+     */
+    const policyContext = (conversationId: ConversationId, options: SummarizationOptions) =>
+      Effect.gen(function*() {
+        const window = yield* readWindow(conversationId, options)
+        const context = yield* contextOf(window, options)
+        if (context.turnsOmitted === 0) return context
+        const unsummarized = context.turnsShown - context.turnsCovered + context.turnsOmitted
+        if (!(yield* isBehind(window, unsummarized, options))) return context
+        if (settings.lazyFallback === "window") {
+          yield* jobs.trigger(conversationId)
+          yield* fallback(conversationId, "summary-behind", `${context.turnsOmitted} turns omitted, summary behind`)
+          return context
+        }
+        const outcome = yield* Effect.either(summarizeNow(conversationId))
+        if (outcome._tag === "Left") {
+          if (outcome.left._tag === "ConversationNotFoundError") return yield* outcome.left
+          yield* fallback(conversationId, "failure", outcome.left.message)
+          return context
+        }
+        return yield* contextOf(yield* readWindow(conversationId, options), options)
+      })
+
+    return MemoryManagementStrategy.of({
+      name: view.name,
+      postAddMessagesHook: ({ conversationId }) =>
+        embeddingJobs === undefined
+          ? jobs.trigger(conversationId)
+          : Effect.zipRight(jobs.trigger(conversationId), embeddingJobs.trigger(conversationId)),
+      buildContext: Effect.fnUntraced(
+        function*(conversationId, overrides) {
+          const options = withOverrides(settings, overrides)
+          const query = overrides?.query
+          if (query === undefined || options.recall === "off") return yield* policyContext(conversationId, options)
+          return yield* withRecall(repository, shownCounter, conversationId, {
+            query,
+            budget: options.tokenBudget,
+            share: options.recallTokenBudget,
+            minTurns: options.kRawTurns,
+            limit: recallCandidates,
+            // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
+            search: options.recall === "hybrid" && hybrid !== undefined ? hybrid.search : messageIndex.searchMessages
+          }, {
+            build: (budget) => policyContext(conversationId, { ...options, tokenBudget: budget }),
+            rebuild: (budget) => {
+              const within = { ...options, tokenBudget: budget }
+              return Effect.flatMap(readWindow(conversationId, within), (window) => contextOf(window, within))
+            }
+          })
+        },
+        // An unknown (or cleared) conversation has an empty history, not an error.
+        (effect, conversationId, overrides) =>
+          Effect.catchTag(effect, "ConversationNotFoundError", () =>
+            Effect.succeed(
+              emptyContext(conversationId, view.name, withOverrides(settings, overrides).tokenBudget)
+            ))
+      ),
+      awaitIdle: (conversationId) =>
+        embeddingJobs === undefined
+          ? jobs.awaitIdle(conversationId)
+          : Effect.zipRight(jobs.awaitIdle(conversationId), embeddingJobs.awaitIdle(conversationId)),
+      forget: (conversationId) =>
+        embeddingJobs === undefined
+          ? jobs.cancel(conversationId)
+          : Effect.zipRight(jobs.cancel(conversationId), embeddingJobs.cancel(conversationId)),
+      subscribe: PubSub.subscribe(pubsub),
+      ...(hybrid === undefined ? {} : { searchMessages: hybrid.search })
+    })
+  })
+
+/** Hybrid recall over the `EmbeddingModel` in context; none there is a configuration mistake. */
+const hybridRecall = (messageIndex: MessageIndex.Service, settings: SummarizationOptions, name: string) =>
+  Effect.flatMap(Effect.serviceOption(EmbeddingModel.EmbeddingModel), (embedder) =>
+    Option.match(embedder, {
+      onNone: () =>
+        Effect.fail(
+          new DataValidationError({
+            operation: name === "hierarchical" ? "HierarchicalStrategy.make" : "SummarizationStrategy.make",
+            path: "options.recall",
+            reason: "\"hybrid\" needs an @effect/ai EmbeddingModel in the layer's context " +
+              "(e.g. OpenAiEmbeddingModel.model(...), or ChatMemoryLive's `embeddings` option)"
+          })
+        ),
+      onSome: (service) =>
+        Effect.succeed(makeHybrid(messageIndex, service, {
+          model: settings.embeddingModel,
+          queryTimeoutMillis: settings.embeddingTimeoutMillis
+        }))
+    }))

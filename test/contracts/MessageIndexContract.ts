@@ -1,0 +1,15 @@
+/**
+ * The contract of the message index (`MessageIndex`): the lexical search of a conversation's
+ * messages (`SearchContract`) and the embeddings with their search by similarity
+ * (`EmbeddingContract`).
+ */
+import type { Vitest } from "@effect/vitest"
+import type * as Storage from "../../src/layers/store/Storage.js"
+import { embeddingContract } from "./EmbeddingContract.js"
+import { searchContract } from "./SearchContract.js"
+
+/** Registers the index's contract in a suite whose layer provides a store. */
+export const messageIndexContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+  searchContract(it)
+  embeddingContract(it)
+}

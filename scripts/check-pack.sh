@@ -27,7 +27,7 @@ cat >"$work/consumer/package.json" <<'JSON'
 JSON
 cat >"$work/consumer/main.ts" <<'TS'
 import { Effect, Layer } from "effect"
-import { ApproximateTokenCounter, ChatMemory, ChatMemoryService, SlidingWindowStrategy } from "effect-chat-memory"
+import { ApproximateTokenCounter, ChatMemory, SlidingWindowStrategy } from "effect-chat-memory"
 import * as MemoryRepository from "effect-chat-memory/layers/store/MemoryRepository"
 import * as NoopStrategy from "effect-chat-memory/strategies/NoopStrategy"
 
@@ -37,12 +37,12 @@ const MemoryLive = ChatMemory.layer.pipe(
   Layer.provideMerge(ApproximateTokenCounter.layer)
 )
 const program = Effect.gen(function*() {
-  const memory = yield* ChatMemoryService.ChatMemoryService
+  const memory = yield* ChatMemory.ChatMemoryService
   yield* memory.addMessages("c", [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }])
   const context = yield* memory.getContext("c")
   // A subpath export resolves too.
   const whole = yield* Effect.provide(
-    Effect.flatMap(ChatMemoryService.ChatMemoryService, (m) => m.addMessages("d", [{ role: "user", content: "x" }])),
+    Effect.flatMap(ChatMemory.ChatMemoryService, (m) => m.addMessages("d", [{ role: "user", content: "x" }])),
     ChatMemory.layer.pipe(
       Layer.provideMerge(NoopStrategy.layer),
       Layer.provideMerge(MemoryRepository.layer),
@@ -95,14 +95,14 @@ cp "$work/$tarball" "$app/"
   fi
   cat >turn.mjs <<'JS'
 import { Effect } from "effect"
-import { ChatMemoryLive, ChatMemoryService } from "effect-chat-memory"
+import { ChatMemory } from "effect-chat-memory"
 
 const turn = Effect.gen(function*() {
-  const memory = yield* ChatMemoryService.ChatMemoryService
+  const memory = yield* ChatMemory.ChatMemoryService
   yield* memory.addMessages("c", [{ role: "user", content: "Ship order A-1001 to Lyon." }])
   return yield* memory.getContext("c")
 })
-const context = await Effect.runPromise(Effect.provide(turn, ChatMemoryLive.layerConfig))
+const context = await Effect.runPromise(Effect.provide(turn, ChatMemory.layerConfig))
 console.log(`installed ok: effect ${(await import("effect/package.json", { with: { type: "json" } })).default.version}, one copy; a turn: ${context.recent.length} message`)
 JS
   output=$(node turn.mjs 2>&1)

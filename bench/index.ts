@@ -6,7 +6,7 @@
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
- * `BENCH_SECTIONS=turn,history,recall,hybrid,throughput,summarizer,policy,tokens,load,open` picks sections; `BENCH_OUT` is the
+ * `BENCH_SECTIONS=turn,history,recall,recallcost,hybrid,throughput,summarizer,policy,tokens,load,open` picks sections; `BENCH_OUT` is the
  * JSON path.
  */
 import { FileSystem, Path } from "@effect/platform"
@@ -19,6 +19,7 @@ import { openBench } from "./open.js"
 import { perTurnBench } from "./perTurn.js"
 import { policyBench } from "./policy.js"
 import { recallBench } from "./recall.js"
+import { recallCostBench } from "./recallCost.js"
 import { sectionNames, settings as readSettings, stores as selectStores } from "./setup.js"
 import { sqlBench } from "./sql.js"
 import { timed } from "./stats.js"
@@ -76,6 +77,7 @@ const main = Effect.gen(function*() {
   if (wanted("turn")) yield* run("perTurn", perTurnBench(settings, stores))
   if (wanted("history")) yield* run("getContextByHistoryLength", sqlBench(settings, stores))
   if (wanted("recall")) yield* run("searchByConversationLength", recallBench(settings, stores))
+  if (wanted("recallcost")) yield* run("recallCost", recallCostBench(settings, stores))
   if (wanted("hybrid")) yield* run("hybridVectorSearch", hybridBench(settings, stores))
   if (wanted("throughput")) yield* run("addMessagesThroughput", throughputBench(settings, stores))
   if (wanted("summarizer")) yield* run("summarizerCost", summarizerBench(settings))

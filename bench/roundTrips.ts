@@ -18,7 +18,7 @@ import { text } from "./texts.js"
  * A count of the statements run by one fiber (the turn's): a background summarization, forked
  * from it, runs on a fiber of its own and is not counted.
  */
-interface Counter {
+export interface Counter {
   value: number
   fiber: FiberId.FiberId | undefined
 }
@@ -41,7 +41,7 @@ const counted = (counter: Counter, connection: Connection): Connection => {
 }
 
 /** A `SqlClient` over `inner`'s connections that counts the statements they execute. */
-const counting = (counter: Counter) =>
+export const counting = (counter: Counter) =>
 (
   inner: Layer.Layer<SqlClient.SqlClient, StoreError>
 ): Layer.Layer<SqlClient.SqlClient, StoreError> =>

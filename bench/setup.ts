@@ -33,6 +33,7 @@ export const sectionNames = [
   "turn",
   "history",
   "recall",
+  "recallcost",
   "hybrid",
   "throughput",
   "summarizer",

@@ -21,6 +21,8 @@ export * as MemoryEvent from "./domain/MemoryEvent.js"
 /** @since 0.1.0 */
 export * as Message from "./domain/Message.js"
 /** @since 0.1.0 */
+export * as MessageText from "./domain/MessageText.js"
+/** @since 0.1.0 */
 export * as SummaryState from "./domain/SummaryState.js"
 /** @since 0.1.0 */
 export * as Text from "./domain/Text.js"

@@ -18,14 +18,18 @@ import { agentModel, Weather, WeatherLive } from "./fixtures/weather.js"
 
 /**
  * A memory whose budget holds the summary, one turn and one recalled turn (a turn of this agent
- * is about 85 tokens): the second turn makes a summarization of the first due.
+ * is about 85 tokens, the recalled block's heading about 30): the second turn makes a
+ * summarization of the first due. The stable view shows the unsummarized turns only, so the first
+ * turn, summarized, comes back by recall (the full view would show it verbatim: the whole
+ * conversation fits).
  */
 const Memory = ChatMemoryTest.layer({
+  view: "stable",
   kRawTurns: 1,
-  tokenBudget: 240,
+  tokenBudget: 260,
   summaryTokenCap: 40,
   chunkSummarizeThreshold: 150,
-  recallTokenBudget: 0.45
+  recallTokenBudget: 0.55
 })
 
 const world = (script: Fake.Script) => Layer.mergeAll(Memory, WeatherLive, agentModel(script))
@@ -86,7 +90,7 @@ describe("ChatTurn.generateText", () => {
       assert.strictEqual(third.context.summarizedUpTo, 4)
       assert.deepStrictEqual(third.context.recent.map((message) => message.seq), [5, 6, 7, 8])
       assert.deepStrictEqual(third.context.recalled.map((turn) => [turn.fromSeq, turn.toSeq]), [[1, 4]])
-      assert.isAtMost(third.context.tokenCount, 240)
+      assert.isAtMost(third.context.tokenCount, 260)
 
       // The model saw exactly that: the summary, the second turn's tool round trip as the fresh
       // call sent it, the recalled turn, and the question.

@@ -1,13 +1,15 @@
 /**
  * The context policy as properties (DESIGN §3 and §4): with a summarizer that keeps up nothing is
- * omitted, in either view; with one that lags or fails, every omitted turn is counted exactly and
- * announced; and a fold never eats into the low-water floor.
+ * omitted, in either view, with recall or without (each context asked with a query drawn for it,
+ * or none); with one that lags or fails, every omitted turn is counted exactly and announced; and a
+ * fold never eats into the low-water floor.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, FastCheck as fc, Ref } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { type MemoryContext, omissionText, summaryText } from "../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../src/domain/Message.js"
+import { recalledText } from "../src/domain/Recall.js"
 import { groupTurns, type Turn } from "../src/domain/Turn.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"
@@ -38,6 +40,8 @@ interface Policy {
   readonly lowWater: number
   readonly highWater: number
   readonly mode: SummarizationOptions["mode"]
+  /** The share of the budget the recalled block may take (`recallTokenBudget`). */
+  readonly share: number
 }
 
 /** The default watermarks (DESIGN §6). */
@@ -76,12 +80,14 @@ const policyWith = (
     k: fc.integer({ min: 1, max: 3 }),
     capFactor: fc.double({ min: 0.1, max: 0.35, noNaN: true }),
     watermarks,
-    mode: fc.constantFrom<Policy["mode"]>("incremental", "full", "layered")
-  }).map(({ budget, capFactor, k, mode, watermarks }) => ({
+    mode: fc.constantFrom<Policy["mode"]>("incremental", "full", "layered"),
+    share: fc.oneof(fc.constant(defaults.recallTokenBudget), fc.double({ min: 0, max: 0.6, noNaN: true }))
+  }).map(({ budget, capFactor, k, mode, share, watermarks }) => ({
     budget,
     k,
     cap: Math.max(10, Math.floor(budget * capFactor)),
     mode,
+    share,
     ...watermarks
   }))
 
@@ -98,6 +104,7 @@ const optionsOf = (p: Policy, view: View): Partial<SummarizationOptions> => ({
   highWater: p.highWater,
   mode: p.mode,
   view,
+  recallTokenBudget: p.share,
   retries: 0
 })
 
@@ -108,6 +115,39 @@ const optionsOf = (p: Policy, view: View): Partial<SummarizationOptions> => ({
  */
 const maxTurns = 24
 const conversations = conversation({ minTurns: 8, maxTurns })
+
+/**
+ * The query each context is asked with, drawn per context: none (a plain context), some words of
+ * a message written so far (recall then finds at least that message), or any text.
+ */
+type QueryDraw =
+  | { readonly _tag: "none" }
+  | { readonly _tag: "words"; readonly message: number; readonly words: number }
+  | { readonly _tag: "text"; readonly text: string }
+
+const queryDraw: fc.Arbitrary<QueryDraw> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant({ _tag: "none" as const }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ message: fc.nat(), words: fc.integer({ min: 1, max: 8 }) }).map((r) => ({
+      _tag: "words" as const,
+      ...r
+    }))
+  },
+  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }).map((text) => ({ _tag: "text" as const, text })) }
+)
+
+/** A query per step of a run. */
+const queryDraws = fc.array(queryDraw, { minLength: maxTurns, maxLength: maxTurns })
+
+/** The query a draw gives, over the messages written so far; undefined for a plain context. */
+const queryOf = (draw: QueryDraw | undefined, written: ReadonlyArray<Input>): string | undefined => {
+  if (draw === undefined || draw._tag === "none") return undefined
+  const text = draw._tag === "text"
+    ? draw.text
+    : (written[draw.message % Math.max(1, written.length)]?.content ?? "").split(/\s+/).slice(0, draw.words).join(" ")
+  return text.trim().length === 0 ? undefined : text
+}
 
 /** A context, and the conversation as stored when it was read. */
 interface Observation {
@@ -122,6 +162,10 @@ interface Observation {
   readonly summaryTokens: number
   /** Tokens of the notice of `turnsOmitted` omitted turns, as it would be rendered. */
   readonly noticeTokens: number
+  /** The query the context was asked with, if any. */
+  readonly query: string | undefined
+  /** Tokens of the recalled block as sent (0 without one). */
+  readonly recalledSent: number
   /** The text of each message of the rendered prompt. */
   readonly prompt: ReadonlyArray<string>
 }
@@ -132,29 +176,34 @@ const leadingSystem = (stored: ReadonlyArray<Message>) => {
   return stored.slice(0, n)
 }
 
-const observe = Effect.gen(function*() {
-  const memory = yield* ChatMemoryService
-  const counter = yield* TokenCounter
-  const context = yield* memory.getContext(id)
-  const stored = yield* memory.getMessages(id)
-  const system = leadingSystem(stored)
-  const prompt = toPromptMessages(context).map((message) =>
-    typeof message.content === "string"
-      ? message.content
-      : message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-  )
-  return {
-    context,
-    stored,
-    system,
-    turns: groupTurns(stored.slice(system.length)).turns,
-    summaryTokens: context.summary === null
-      ? 0
-      : yield* counter.countMessage({ content: summaryText(context.summary) }),
-    noticeTokens: yield* counter.countMessage({ content: omissionText(context.turnsOmitted) }),
-    prompt
-  } satisfies Observation
-})
+const observe = (query?: string) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemoryService
+    const counter = yield* TokenCounter
+    const context = yield* memory.getContext(id, query === undefined ? undefined : { query })
+    const stored = yield* memory.getMessages(id)
+    const system = leadingSystem(stored)
+    const prompt = toPromptMessages(context).map((message) =>
+      typeof message.content === "string"
+        ? message.content
+        : message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+    )
+    return {
+      context,
+      stored,
+      system,
+      turns: groupTurns(stored.slice(system.length)).turns,
+      summaryTokens: context.summary === null
+        ? 0
+        : yield* counter.countMessage({ content: summaryText(context.summary) }),
+      noticeTokens: yield* counter.countMessage({ content: omissionText(context.turnsOmitted) }),
+      query,
+      recalledSent: context.recalled.length === 0
+        ? 0
+        : yield* counter.countMessage({ content: recalledText(context.recalled, { dated: context.dated }) }),
+      prompt
+    } satisfies Observation
+  })
 
 /** Whether the newest K turns fit the budget beside the leading system messages (DESIGN §4.2's "whenever they fit"). */
 const newestKFit = (o: Observation, p: Policy) =>
@@ -177,8 +226,8 @@ const checkContext = (o: Observation, p: Policy, view: View, label: string) => {
   assert.strictEqual(
     context.tokenCount,
     tokens(context.system) + o.summaryTokens + (context.omissionAnnounced ? o.noticeTokens : 0) +
-      tokens(context.recent),
-    at("tokenCount is not system + summary + notice + recent")
+      tokens(context.recent) + context.recalledTokens,
+    at("tokenCount is not system + summary + notice + recent + recalled")
   )
   if (tokens(o.system) <= p.budget) assert.isAtMost(context.tokenCount, p.budget, at("over budget"))
   // Recent is whole turns, in seq order, contiguous: the newest messages of the conversation.
@@ -235,13 +284,15 @@ const checkContext = (o: Observation, p: Policy, view: View, label: string) => {
   const uncovered = o.stored.filter((m) => m.seq > context.summarizedUpTo && !shown.has(m.seq))
   assert.strictEqual(context.messagesOmitted, uncovered.length, at("messagesOmitted"))
   assert.strictEqual(context.turnsOmitted, uncovered.filter((m) => m.role === "user").length, at("turnsOmitted"))
-  // The prompt is the system messages, the summary, the notice when announced, then recent.
+  // The prompt is the system messages, the summary, the notice when announced, recent, then the
+  // recalled block.
   assert.strictEqual(
     o.prompt.length,
     context.system.length + (context.summary === null ? 0 : 1) + (context.omissionAnnounced ? 1 : 0) +
-      context.recent.length,
+      context.recent.length + (context.recalled.length === 0 ? 0 : 1),
     at("the prompt holds other messages than the context's")
   )
+  checkRecall(o, p, label)
   // Omitted turns are announced to the model whenever the notice fits beside the system messages,
   // the summary as shown and the newest K turns shown (those win over the notice).
   if (context.turnsOmitted === 0) {
@@ -253,6 +304,41 @@ const checkContext = (o: Observation, p: Policy, view: View, label: string) => {
   if (fits) assert.isTrue(context.omissionAnnounced, at(`${context.turnsOmitted} turns omitted silently`))
   if (context.omissionAnnounced) {
     assert.include(o.prompt, omissionText(context.turnsOmitted), at("the notice is not in the prompt"))
+  }
+}
+
+/**
+ * Recall on one context: none without a query; otherwise whole turns of the log, older than the
+ * turns shown, each once, in a block within its share of the budget whose count bounds what it
+ * takes as sent.
+ */
+const checkRecall = (o: Observation, p: Policy, label: string) => {
+  const { context } = o
+  const at = (what: string) => `${label}, query ${JSON.stringify(o.query)}: ${what}`
+  if (o.query === undefined) {
+    assert.deepStrictEqual([context.recalled.length, context.recalledTokens], [0, 0], at("recall without a query"))
+    return
+  }
+  if (context.recalled.length === 0) {
+    assert.strictEqual(context.recalledTokens, 0, at("recalledTokens without a recalled turn"))
+    return
+  }
+  assert.isAtMost(context.recalledTokens, Math.floor(p.share * p.budget), at("the block passes its share"))
+  assert.isAtLeast(context.recalledTokens, o.recalledSent, at("the block takes more than it counts"))
+  const firstShown = context.recent[0]?.seq ?? Number.POSITIVE_INFINITY
+  const seen = new Set<number>()
+  for (const turn of context.recalled) {
+    const whole = o.turns.find((t) => t.firstSeq === turn.fromSeq)
+    assert.deepStrictEqual(
+      seqsOf(turn.messages),
+      seqsOf(whole?.messages ?? []),
+      at(`turn ${turn.fromSeq} is not whole`)
+    )
+    assert.isBelow(turn.toSeq, firstShown, at(`turn ${turn.fromSeq} is also shown`))
+    for (const m of turn.messages) {
+      assert.isFalse(seen.has(m.seq), at(`seq ${m.seq} recalled twice`))
+      seen.add(m.seq)
+    }
   }
 }
 
@@ -314,23 +400,29 @@ describe("context policy properties", () => {
    * is omitted (`turnsOmitted === 0`) whenever the newest K turns fit the budget beside the leading
    * system messages. (When they do not, the summarizer may not fold them, it always leaves K turns,
    * and nothing can show them: the omission is then only required to be counted and announced.)
+   * Each context is asked with a query drawn for it (recall on, the default), or none: recall
+   * never opens a gap, and its block holds whole older turns within its share (`checkRecall`).
    * Also: the summary state only moves forward, nothing written is lost, and in the stable view the
    * rendered prompt only grows at its end between two folds. 1a is DESIGN §4.3's own case, the
    * default watermarks; 1b, any watermarks.
    */
   it.effect.prop(
-    "1a. a summarizer that keeps up, default watermarks: nothing omitted in either view, DESIGN §4 at every step",
-    { spec: conversations, p: policyWith(fc.constant(defaultWatermarks)), verbose },
-    ({ p, spec, verbose }) =>
-      Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose), { discard: true }),
+    "1a. a summarizer that keeps up, default watermarks: nothing omitted in either view, with recall or without, DESIGN §4 at every step",
+    { spec: conversations, p: policyWith(fc.constant(defaultWatermarks)), verbose, queries: queryDraws },
+    ({ p, queries, spec, verbose }) =>
+      Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose, queries), {
+        discard: true
+      }),
     { fastCheck }
   )
 
   it.effect.prop(
-    "1b. a summarizer that keeps up, any watermarks: nothing omitted in either view, DESIGN §4 at every step",
-    { spec: conversations, p: policy, verbose },
-    ({ p, spec, verbose }) =>
-      Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose), { discard: true }),
+    "1b. a summarizer that keeps up, any watermarks: nothing omitted in either view, with recall or without, DESIGN §4 at every step",
+    { spec: conversations, p: policy, verbose, queries: queryDraws },
+    ({ p, queries, spec, verbose }) =>
+      Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose, queries), {
+        discard: true
+      }),
     { fastCheck }
   )
 
@@ -345,19 +437,21 @@ describe("context policy properties", () => {
         { role: "assistant", content: `Answer ${i + 1}`.padEnd(360, ".") }
       ])
     }
-    const p: Policy = { budget: 600, k: 1, cap: 150, lowWater: 0.5, highWater: 1, mode: "incremental" }
+    const p: Policy = { budget: 600, k: 1, cap: 150, lowWater: 0.5, highWater: 1, mode: "incremental", share: 0.25 }
     return Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, true), { discard: true })
   })
 
   // The long replay the properties leave out: hundreds of turns, so dozens of folds (and of merged
-  // layers), at the default watermarks with a verbose summarizer; each mode once, in one view or the other.
+  // layers), at the default watermarks with a verbose summarizer, a query drawn for each context;
+  // each mode once, in one view or the other.
   it.effect("1d. a summarizer that keeps up, 200 turns in each mode: nothing omitted, DESIGN §4 at every step", () => {
     const [spec] = fc.sample(conversation({ minTurns: 200, maxTurns: 200 }), { seed: 1, numRuns: 1 })
-    if (spec === undefined) return Effect.dieMessage("no conversation sampled")
-    const p = { ...defaultWatermarks, budget: 500, k: 2, cap: 100 }
+    const [queries] = fc.sample(fc.array(queryDraw, { minLength: 200, maxLength: 200 }), { seed: 1, numRuns: 1 })
+    if (spec === undefined || queries === undefined) return Effect.dieMessage("no conversation sampled")
+    const p = { ...defaultWatermarks, budget: 500, k: 2, cap: 100, share: defaults.recallTokenBudget }
     return Effect.forEach(
       [["incremental", "stable"], ["full", "full"], ["layered", "stable"]] as const,
-      ([mode, view]) => keepsUp(spec, { ...p, mode }, view, true),
+      ([mode, view]) => keepsUp(spec, { ...p, mode }, view, true, queries),
       { discard: true }
     )
   })
@@ -371,7 +465,8 @@ describe("context policy properties", () => {
    * `turnsOmitted > 0` and the notice fits beside the system messages, the summary as shown and the
    * newest K turns shown, `omissionAnnounced` is true and the rendered prompt holds
    * `omissionText(turnsOmitted)`. Once a lagging summarizer catches up, nothing is omitted (when
-   * the newest K turns fit).
+   * the newest K turns fit). Each context is asked with a query drawn for it, or none: recall
+   * never omits a turn more.
    */
   it.effect.prop(
     "2. a summarizer that lags or fails: every omitted turn counted exactly and announced",
@@ -379,10 +474,13 @@ describe("context policy properties", () => {
       spec: conversations,
       p: policy,
       lag: fc.constantFrom<Lag>("gated", "failing", "unawaited"),
-      steps: fc.array(fc.boolean(), { minLength: maxTurns, maxLength: maxTurns })
+      steps: fc.array(fc.boolean(), { minLength: maxTurns, maxLength: maxTurns }),
+      queries: queryDraws
     },
-    ({ lag, p, spec, steps }) =>
-      Effect.forEach(["full", "stable"] as const, (view) => lags(spec, p, view, lag, steps), { discard: true }),
+    ({ lag, p, queries, spec, steps }) =>
+      Effect.forEach(["full", "stable"] as const, (view) => lags(spec, p, view, lag, steps, queries), {
+        discard: true
+      }),
     { fastCheck }
   )
 
@@ -424,7 +522,7 @@ describe("context policy properties", () => {
         { role: "assistant", content: `Answer ${i + 1}`.padEnd(48, ".") }
       ])
     }
-    const p: Policy = { ...defaultWatermarks, budget: 600, k: 1, cap: 150, mode: "incremental" }
+    const p: Policy = { ...defaultWatermarks, budget: 600, k: 1, cap: 150, mode: "incremental", share: 0.25 }
     return folds(spec, p, 300)
   })
 })
@@ -437,7 +535,13 @@ const verboseSkill: ScriptedSkill.Script = {
   summarize: (input) => Effect.succeed(defaultSummary(input).padEnd(input.maxTokens * 8, " ~"))
 }
 
-const keepsUp = (spec: ConversationSpec, p: Policy, view: View, verbose: boolean) =>
+const keepsUp = (
+  spec: ConversationSpec,
+  p: Policy,
+  view: View,
+  verbose: boolean,
+  queries: ReadonlyArray<QueryDraw> = []
+) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
     const forward = yield* monotone
@@ -449,15 +553,16 @@ const keepsUp = (spec: ConversationSpec, p: Policy, view: View, verbose: boolean
       yield* memory.addMessages(id, turn)
       written.push(...turn)
       yield* memory.awaitIdle(id)
-      const o = yield* observe
+      const o = yield* observe(queryOf(queries[i], written))
       checkContext(o, p, view, label)
       checkLog(o.stored, written, label)
       const state = yield* forward(label)
       assert.strictEqual(o.context.summarizedUpTo, state.cursor, `${label}: summarizedUpTo`)
       const kFit = newestKFit(o, p)
       if (kFit) assert.strictEqual(o.context.turnsOmitted, 0, `${label}: turns omitted by a summarizer that keeps up`)
-      // The stable view: between two folds the prompt only grows at its end.
-      const prompt = toPromptMessages(o.context)
+      // The stable view: between two folds the prompt only grows at its end (the recalled block,
+      // last, is not part of what a cache keeps).
+      const prompt = toPromptMessages(o.context).slice(0, o.context.recalled.length === 0 ? undefined : -1)
       if (view === "stable" && kFit && previous !== undefined && previous.cursor === state.cursor) {
         assert.deepStrictEqual(
           prompt.slice(0, previous.prompt.length),
@@ -469,7 +574,14 @@ const keepsUp = (spec: ConversationSpec, p: Policy, view: View, verbose: boolean
     }
   }).pipe(Effect.provide(summarizingMemory(optionsOf(p, view), verbose ? verboseSkill : {})))
 
-const lags = (spec: ConversationSpec, p: Policy, view: View, lag: Lag, steps: ReadonlyArray<boolean>) =>
+const lags = (
+  spec: ConversationSpec,
+  p: Policy,
+  view: View,
+  lag: Lag,
+  steps: ReadonlyArray<boolean>,
+  queries: ReadonlyArray<QueryDraw>
+) =>
   Effect.gen(function*() {
     const gated = yield* gatedSkill
     const script: ScriptedSkill.Script = lag === "gated"
@@ -491,7 +603,7 @@ const lags = (spec: ConversationSpec, p: Policy, view: View, lag: Lag, steps: Re
           // one: it would wait for ever).
           yield* lag === "gated" ? gated.release : memory.awaitIdle(id)
         }
-        const o = yield* observe
+        const o = yield* observe(queryOf(queries[i], written))
         checkContext(o, p, view, label)
         checkLog(o.stored, written, label)
         const state = yield* forward(label)
@@ -504,7 +616,7 @@ const lags = (spec: ConversationSpec, p: Policy, view: View, lag: Lag, steps: Re
       if (lag === "gated") yield* gated.openForGood
       yield* memory.awaitIdle(id)
       const label = `${lag} summarizer caught up, ${view} view`
-      const o = yield* observe
+      const o = yield* observe(queryOf(queries[queries.length - 1], written))
       checkContext(o, p, view, label)
       checkLog(o.stored, written, label)
       if (newestKFit(o, p)) assert.strictEqual(o.context.turnsOmitted, 0, `${label}: turns omitted`)

@@ -91,4 +91,41 @@ describe("ContextPrompt.toPrompt", () => {
       assert.include(text, "(a record, not instructions)")
     }
   })
+
+  it("a dated context sends each recent user message after its date and time; the others as they are", () => {
+    const at = (seq: number, role: Role, content: string, time: string) =>
+      new Message({
+        conversationId,
+        seq,
+        role,
+        content,
+        metadata: {},
+        tokenCount: 1,
+        createdAt: DateTime.unsafeMake(time)
+      })
+    const parts = {
+      system: [],
+      facts: [],
+      summary: null,
+      recent: [
+        at(8, "user", "Is it shipped?", "2026-03-15T08:05:00Z"),
+        at(9, "assistant", "Yes.", "2026-03-15T08:05:20Z"),
+        at(10, "user", "It arrived.", "2026-03-16T17:40:00.999Z")
+      ]
+    }
+    const plain = contextOf(parts)
+    const dated = new MemoryContext.MemoryContext({ ...plain, dated: true })
+    const texts = (context: MemoryContext.MemoryContext) =>
+      ContextPrompt.toPromptMessages(context).map((m) =>
+        typeof m.content === "string" ? [m.content] : m.content.map((part) => (part.type === "text" ? part.text : ""))
+      )
+    assert.deepStrictEqual(texts(plain), [["Is it shipped?"], ["Yes."], ["It arrived."]])
+    assert.deepStrictEqual(texts(dated), [
+      ["[2026-03-15 08:05 UTC]", "Is it shipped?"],
+      ["Yes."],
+      ["[2026-03-16 17:40 UTC]", "It arrived."]
+    ])
+    // The labels change the rendered prefix: so does the prefix version.
+    assert.notStrictEqual(dated.prefixVersion, plain.prefixVersion)
+  })
 })

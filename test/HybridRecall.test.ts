@@ -189,8 +189,13 @@ describe("hybrid recall", () => {
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
       const queryBefore = yield* failuresAt("query")
-      // No waiting for the background: every embedding call hangs.
+      // No waiting for the background: every embedding call hangs. The summarizer answers at once:
+      // once its folds land (recall's room comes from turns the summary covers), the context is asked.
       yield* conversation(hungId, false)
+      yield* Effect.yieldNow().pipe(
+        Effect.zipRight(Effect.map(memory.getContext(hungId), (plain) => plain.turnsOmitted === 0)),
+        Effect.repeat({ until: (caughtUp) => caughtUp, times: 1000 })
+      )
       const context = yield* memory.getContext(hungId, { query: byId })
       assert.include(recalledText(context.recalled), "$1,240.00")
       assert.strictEqual(yield* failuresAt("query"), queryBefore + 1)

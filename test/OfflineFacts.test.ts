@@ -19,7 +19,7 @@ describe("offline facts of a long conversation", () => {
         const messages = yield* Transcript.parse(bundled, readFileSync(bundled, "utf8"))
         const memory = yield* ChatMemoryService
         for (const turn of Transcript.turnsOf(messages)) {
-          yield* memory.addMessages("bundled", turn)
+          yield* memory.addMessages("bundled", turn.map(Transcript.toInput))
           yield* memory.awaitIdle("bundled")
         }
         const { facts } = yield* memory.getContext("bundled")

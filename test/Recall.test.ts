@@ -1,16 +1,25 @@
 /**
  * Recall in the context: with a query, the older turns that match it come back whole and
  * verbatim after the recent turns, within the recall share of the budget, never below K recent
- * turns; without a query the context is what it always was. And `searchMemory`, its validation.
+ * turns and never an unsummarized one; without a query the context is what it always was. What a
+ * context with recall reads. And `searchMemory`, its validation.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Queue } from "effect"
+import { Effect, FastCheck as fc, HashMap, Layer, Option, Queue } from "effect"
 import { recalledText } from "../src/domain/Recall.js"
+import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ContextPrompt from "../src/layers/ai/ContextPrompt.js"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as Storage from "../src/layers/store/Storage.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
+import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { summarizingMemory } from "./fixtures/layers.js"
+import * as FaultyRepository from "./reliability/faultyRepository.js"
 
 const options = {
   kRawTurns: 2,
@@ -54,6 +63,8 @@ const conversation = (id: string, before = 5, after = 60) =>
 
 const question = "What was the total for order ORD-2024-88417 again?"
 
+const unavailable = new SkillExecutionError({ skillId: "scripted", reason: "Unavailable", retryable: false })
+
 describe("recall in the context", () => {
   it.effect("a query brings back the whole turn that answers it, after the recent turns, within the budget", () =>
     Effect.gen(function*() {
@@ -72,14 +83,21 @@ describe("recall in the context", () => {
       const prompt = ContextPrompt.toPromptMessages(context)
       const last = prompt[prompt.length - 1]
       const lastText = last?.role === "user" && typeof last.content !== "string" ? last.content[0] : undefined
-      assert.strictEqual(lastText?.type === "text" ? lastText.text : "", recalledText(context.recalled))
-      assert.include(recalledText(context.recalled), "[seq 11-14, ")
-      // Counted, within the budget, and the recalled block within its share.
-      const counter = yield* TokenCounter
       assert.strictEqual(
-        context.recalledTokens,
-        yield* counter.countMessage({ content: recalledText(context.recalled) })
+        lastText?.type === "text" ? lastText.text : "",
+        recalledText(context.recalled, { dated: context.dated })
       )
+      assert.include(recalledText(context.recalled), "[seq 11-14, ")
+      // Counted, within the budget, and the recalled block within its share. The block is counted
+      // from its messages' stored counts, never tokenized again: a bound on what it takes, a few
+      // tokens per message over it at most.
+      const counter = yield* TokenCounter
+      const sent = yield* counter.countMessage({
+        content: recalledText(context.recalled, { dated: context.dated })
+      })
+      const messages = context.recalled.reduce((n, turn) => n + turn.messages.length, 0)
+      assert.isAtLeast(context.recalledTokens, sent)
+      assert.isAtMost(context.recalledTokens, sent + 8 * messages)
       assert.isAtMost(context.tokenCount, options.tokenBudget)
       assert.isAtMost(context.recalledTokens, 0.25 * options.tokenBudget)
       // Never a turn that is also shown among the recent ones.
@@ -209,4 +227,74 @@ describe("searchMemory", () => {
       assert.strictEqual(yield* field(memory.searchMemory("c", "\uD800")), "query")
       assert.strictEqual(yield* field(memory.getContext("c", { query: "a\u0000b" })), "options.query")
     }).pipe(Effect.provide(summarizingMemory(options))))
+})
+
+describe("recall's room and reads", () => {
+  it.effect("the block's room comes from turns the summary covers: every unsummarized turn stays shown", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* conversation("c")
+      const plain = yield* memory.getContext("c")
+      const context = yield* memory.getContext("c", { query: question })
+      assert.isAbove(context.recalled.length, 0)
+      assert.deepStrictEqual([plain.turnsOmitted, context.turnsOmitted], [0, 0])
+      // The same unsummarized turns, verbatim; only covered turns made way for the block.
+      const unsummarized = (c: typeof plain) => c.recent.filter((m) => m.seq > c.summarizedUpTo)
+      assert.deepStrictEqual(unsummarized(context), unsummarized(plain))
+      assert.strictEqual(plain.turnsShown - context.turnsShown, plain.turnsCovered - context.turnsCovered)
+      assert.isAtMost(context.tokenCount, options.tokenBudget)
+    }).pipe(Effect.provide(summarizingMemory(options))))
+
+  it.effect("with the summary behind, a query omits no more than the plain context: the block only takes what is left", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* conversation("c")
+      const plain = yield* memory.getContext("c")
+      const context = yield* memory.getContext("c", { query: question })
+      assert.isAbove(plain.turnsOmitted, 0)
+      assert.deepStrictEqual(
+        [context.turnsOmitted, context.messagesOmitted, context.recent],
+        [plain.turnsOmitted, plain.messagesOmitted, plain.recent]
+      )
+      assert.strictEqual(context.tokenCount, plain.tokenCount + context.recalledTokens)
+      assert.isAtMost(context.tokenCount, options.tokenBudget)
+    }).pipe(Effect.provide(summarizingMemory(options, { summarize: () => Effect.fail(unavailable) }))))
+
+  it.effect("a context with recall reads the window (with the settings) once, searches once and reads the hits' turns in one read", () =>
+    Effect.gen(function*() {
+      const store = yield* FaultyRepository.make(yield* MemoryRepository.make, () => Effect.succeed(false))
+      const callsOf = Effect.map(
+        store.calls,
+        (calls) => (operation: FaultyRepository.Operation) => Option.getOrElse(HashMap.get(calls, operation), () => 0)
+      )
+      yield* Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        yield* conversation("c")
+        const before = yield* callsOf
+        const context = yield* memory.getContext("c", { query: question })
+        const after = yield* callsOf
+        assert.isAbove(context.recalled.length, 0)
+        const reads = [
+          "getSettings",
+          "readWindow",
+          "searchMessages",
+          "readTurns",
+          "listMessages",
+          "countMessages"
+        ] as const
+        assert.deepStrictEqual(
+          Object.fromEntries(reads.map((operation) => [operation, after(operation) - before(operation)])),
+          { getSettings: 0, readWindow: 1, searchMessages: 1, readTurns: 1, listMessages: 0, countMessages: 0 }
+        )
+      }).pipe(
+        Effect.provide(
+          ChatMemory.layer.pipe(
+            Layer.provideMerge(SummarizationStrategy.layer(options)),
+            Layer.provideMerge(ScriptedSkill.layer()),
+            Layer.provideMerge(Storage.layerFrom(store.store)),
+            Layer.provideMerge(ApproximateTokenCounter.layer)
+          )
+        )
+      )
+    }))
 })

@@ -54,6 +54,8 @@ layer(
       yield* sql`ALTER TABLE chat_memory_messages DROP COLUMN search`
       yield* sql`DROP TABLE chat_memory_embeddings`
       yield* sql`ALTER TABLE chat_memory_summarizations DROP COLUMN summary_message_seq`
+      // The window read function came with migration 7, and changed shape with migration 8.
+      yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
       yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 4`
       yield* SqlRepository.migrate
       for (const id of ids) {

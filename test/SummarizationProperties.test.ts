@@ -1,3 +1,8 @@
+/**
+ * The summarization strategy's invariants after each step of random adds, context reads (asked with
+ * a query drawn for each, or none: recall on) and background completions, and a 400-turn replay
+ * with the explicit threshold.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
@@ -44,6 +49,19 @@ const checkContext = (
   const shown = new Set([...context.system, ...context.recent].map((m) => m.seq))
   const uncovered = stored.filter((m) => m.seq > context.summarizedUpTo && !shown.has(m.seq))
   assert.strictEqual(context.messagesOmitted, uncovered.length)
+  // Recalled turns: stored messages older than those shown, each once, within the block's tokens.
+  const firstShown = context.recent[0]?.seq ?? Number.POSITIVE_INFINITY
+  const recalled = context.recalled.flatMap((turn) => turn.messages.map((m) => m.seq))
+  assert.strictEqual(new Set(recalled).size, recalled.length)
+  assert.isTrue(recalled.every((seq) => seq < firstShown && stored.some((m) => m.seq === seq)))
+  assert.strictEqual(context.recalledTokens === 0, context.recalled.length === 0)
+}
+
+/** A context's query: the first words of a message written so far, or none. */
+const queryOf = (pick: number | undefined, stored: ReadonlyArray<Message>): string | undefined => {
+  if (pick === undefined || stored.length === 0) return undefined
+  const words = (stored[pick % stored.length]?.content ?? "").split(/\s+/).slice(0, 1 + (pick % 6)).join(" ")
+  return words.trim().length === 0 ? undefined : words
 }
 
 /** The explicit trigger of the chunked-summary design, as the defaults had it before the watermarks. */
@@ -61,12 +79,13 @@ describe("SummarizationStrategy properties", () => {
     {
       spec: conversation({ minTurns: 8, maxTurns }),
       steps: fc.array(fc.constantFrom("none", "idle", "context", "both"), { minLength: maxTurns, maxLength: maxTurns }),
+      queries: fc.array(fc.option(fc.nat(), { nil: undefined }), { minLength: maxTurns, maxLength: maxTurns }),
       budget: fc.integer({ min: 75, max: 1250 }),
       k: fc.integer({ min: 1, max: 4 }),
       thresholdFactor: fc.double({ min: 1, max: 3, noNaN: true }),
       mode: fc.constantFrom("incremental" as const, "full" as const, "layered" as const)
     },
-    ({ budget, k, mode, spec, steps, thresholdFactor }) => {
+    ({ budget, k, mode, queries, spec, steps, thresholdFactor }) => {
       const summaryTokenCap = Math.max(10, Math.floor(budget / 5))
       const options = {
         kRawTurns: k,
@@ -89,7 +108,9 @@ describe("SummarizationStrategy properties", () => {
           if (step === "idle" || step === "both") yield* memory.awaitIdle("prop")
           if (step === "context" || step === "both") {
             const stored = yield* memory.getMessages("prop")
-            checkContext(yield* memory.getContext("prop"), stored, system.length, turns, { budget, k })
+            const query = queryOf(queries[i], stored)
+            const context = yield* memory.getContext("prop", query === undefined ? undefined : { query })
+            checkContext(context, stored, system.length, turns, { budget, k })
           }
           // 5. The cursor only moves forward.
           const state = yield* repository.getSummaryState(id)

@@ -85,6 +85,8 @@ layer(
       // The database as the version before the link left it: no link column, migration 6 and those
       // after it not applied.
       yield* sql`ALTER TABLE chat_memory_summarizations DROP COLUMN summary_message_seq`
+      // The window read function came with migration 7, and changed shape with migration 8.
+      yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
       yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 6`
       yield* SqlRepository.migrate
       assert.deepStrictEqual(yield* links, written)

@@ -5,11 +5,11 @@
  * a failure are also run as the real bin, in a process of their own.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { DateTime, Effect, Schema, TestClock } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Transcript from "../src/cli/Transcript.js"
-import { bundled, cli, type Run, spawnCli, tempDir } from "./fixtures/cli.js"
+import { bundled, cli, root, type Run, spawnCli, tempDir } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 
 /** The non-blank lines of stderr. */
@@ -49,7 +49,8 @@ const TurnRecord = Schema.Struct({
   recentCount: Schema.Int,
   lastKTokens: Schema.Int,
   prefixVersion: Schema.String,
-  appendOnly: Schema.Boolean
+  appendOnly: Schema.Boolean,
+  turnsRecalled: Schema.Int
 })
 
 const ReplayJson = Schema.parseJson(Schema.Struct({
@@ -106,6 +107,30 @@ describe("Transcript.parse", () => {
       const entry = yield* Effect.flip(Transcript.parse("t.json", `[${user}, {"role": "robot", "content": "x"}]`))
       assert.deepStrictEqual([entry.line, entry.entry], [undefined, 2])
       assert.include(entry.message, "t.json: entry 2: invalid role")
+    }))
+
+  it.effect("a line's createdAt is when it was said; a bad one, or one ahead of the clock, is refused by its line", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-25T12:00:00Z"))
+      const dated = JSON.stringify({ role: "user", content: "Hi", createdAt: "2026-03-14T10:12:00+01:00" })
+      const [message] = yield* Transcript.parse("t.jsonl", `${dated}\n${answer}\n`)
+      assert.strictEqual(message?.createdAt && DateTime.formatIso(message.createdAt), "2026-03-14T09:12:00.000Z")
+      assert.deepStrictEqual(message && Transcript.toInput(message), {
+        role: "user",
+        content: "Hi",
+        createdAt: "2026-03-14T09:12:00.000Z"
+      })
+      const bad = yield* Effect.flip(
+        Transcript.parse("t.jsonl", `${user}\n{"role":"user","content":"x","createdAt":"2026-03-14"}\n`)
+      )
+      assert.strictEqual(
+        bad.message,
+        "t.jsonl: line 2: invalid createdAt: must be an ISO 8601 date and time with a time zone, e.g. \"2026-03-14T09:12:00Z\""
+      )
+      const ahead = yield* Effect.flip(
+        Transcript.parse("t.json", `[${user}, {"role":"user","content":"x","createdAt":"2026-11-25T12:06:00Z"}]`)
+      )
+      assert.include(ahead.message, "t.json: entry 2: invalid createdAt: must not be later than the time of the write")
     }))
 
   it.effect("an empty transcript is refused", () =>
@@ -192,9 +217,11 @@ describe("CLI: replay of the bundled conversation", () => {
           assert.strictEqual(t.turnsOmitted > 0, t.messagesOmitted > 0)
         }
         assert.strictEqual(fitting, report.perTurn.length)
-        // The defaults (watermarks, full view): no turn is ever left out unsummarized, with few,
-        // large folds that read the conversation about once.
+        // The defaults (watermarks, full view, recall on: each turn's context asked with the next
+        // user message): no turn is ever left out unsummarized, with few, large folds that read the
+        // conversation about once.
         assert.deepStrictEqual(report.perTurn.filter((t) => t.turnsOmitted > 0).map((t) => t.turn), [])
+        assert.isAbove(report.perTurn.filter((t) => t.turnsRecalled > 0).length, turnStarts.length / 2)
         assert.isAtMost(report.stats.summarizations, 32)
         assert.isAtMost(report.stats.summarizerInputTokens, 1.35 * report.stats.tokensStored)
         // The final context ends with the transcript's last K turns, verbatim.
@@ -236,8 +263,10 @@ describe("CLI: replay of the bundled conversation", () => {
     "the defaults show at least as many turns as the former default (threshold 6000) wherever that one omits nothing",
     () =>
       Effect.gen(function*() {
+        // Recall off: the recalled block takes room from covered turns, and this compares what the
+        // two policies show of the recent turns.
         const replay = (args: ReadonlyArray<string>) =>
-          Effect.map(cli(["replay", "--store", "memory", "--json", ...args]), (run) => {
+          Effect.map(cli(["replay", "--store", "memory", "--json", "--recall", "off", ...args]), (run) => {
             assert.strictEqual(run.code, 0, run.stderr)
             return Schema.decodeUnknownSync(ReplayJson)(run.stdout)
           })
@@ -381,6 +410,41 @@ describe("CLI: commands on a stored conversation", () => {
         (run) => assertOneLineFailure(run, "Conversation not found", "MEMORY_DATA_DIR")
       )
   )
+})
+
+describe("CLI: a transcript with times", () => {
+  const dated = join(root, "test", "fixtures", "dated.jsonl")
+  const flags = ["--budget", "600", "--cap", "80", "--k", "2", "--view", "stable"]
+  const query = "Which extras were added, the mudguards and the rear rack?"
+  /** The context of the replayed transcript at `path`, with recall for `query`. */
+  const replayed = (path: string, env: Record<string, string>) =>
+    Effect.gen(function*() {
+      const replay = yield* cli(["replay", path, "--conversation", "bikes", ...flags], { env })
+      assert.strictEqual(replay.code, 0, replay.stderr)
+      const context = yield* cli(["context", "bikes", "--query", query, ...flags], { env })
+      assert.strictEqual(context.code, 0, context.stderr)
+      return context.stdout
+    })
+
+  it.scoped("said on several days: replay keeps the times, and the context shows their dates", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const context = yield* replayed(dated, { MEMORY_DATA_DIR: join(dir, "db") })
+      assert.include(context, "[seq 4-5, 2026-03-14 09:20 UTC]")
+      assert.include(context, "[2026-03-16 17:58 UTC] Thanks. Could you also send the invoice by email?")
+      const messages = yield* cli(["messages", "bikes", "--json"], { env: { MEMORY_DATA_DIR: join(dir, "db") } })
+      assert.include(messages.stdout, "2026-03-14T09:12:00.000Z")
+    }))
+
+  it.scoped("said within one day: the recalled turns show their times, no dates", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const path = join(dir, "one-day.jsonl")
+      writeFileSync(path, readFileSync(dated, "utf8").replace(/2026-03-1[56]T/g, "2026-03-14T"))
+      const context = yield* replayed(path, { MEMORY_DATA_DIR: join(dir, "db") })
+      assert.include(context, "[seq 4-5, 09:20 UTC]")
+      assert.notMatch(context, /\d{4}-\d{2}-\d{2}/)
+    }))
 })
 
 describe("CLI: chat", () => {

@@ -2,16 +2,17 @@
  * `eval`: how much of what matters a memory keeps. Replays a transcript turn by turn for each
  * strategy asked for and, at the turn each question of a questions file is asked, checks whether
  * the context holds the answer's literal strings; optionally asks a model the question over that
- * context and grades its answer the same way. Reports answers kept overall and by the age of the
- * fact, context tokens, summarizer calls and tokens, and omitted turns.
+ * context and grades its answer the same way. With recall, also searches the conversation with
+ * each question as recall does and ranks the turns that state its answer (recall@k). Reports
+ * answers kept overall, by the age of the fact and by the kind of question, recall@k, context
+ * tokens, summarizer calls and tokens, and omitted turns.
  */
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
 import * as OpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
 import * as LanguageModel from "@effect/ai/LanguageModel"
-import { FileSystem } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Effect, Layer, Option, Schema } from "effect"
-import { dirname, relative, resolve } from "node:path"
+import { Console, Effect, Layer, Option } from "effect"
+import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { StrategyName } from "../domain/ConversationSettings.js"
 import { factsText, type MemoryContext, summaryText } from "../domain/MemoryContext.js"
@@ -23,38 +24,14 @@ import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
 import * as Progress from "./Progress.js"
+import { answerTurns, type Question, QuestionKind, readQuestions, recallKs } from "./Questions.js"
 import * as Settings from "./Settings.js"
 import * as Transcript from "./Transcript.js"
 
+export { answerTurns, Question, QuestionKind, QuestionsFile, readQuestions, recallKs } from "./Questions.js"
+
 /** The questions of the bundled conversation. */
 export const defaultQuestions = fileURLToPath(new URL("../../examples/conversation.questions.json", import.meta.url))
-
-const Turn = Schema.Int.pipe(Schema.positive())
-
-/**
- * One question: asked after turn `askedAfterTurn` (turn N is the N-th user message and what
- * answers it); its answer is in a context (or a model's reply) when every string of `answers` is.
- */
-export const Question = Schema.Struct({
-  id: Schema.String,
-  factKey: Schema.NullOr(Schema.String),
-  question: Schema.String,
-  answers: Schema.NonEmptyArray(Schema.String.pipe(Schema.minLength(1))),
-  statedAtTurn: Turn,
-  lastStatedTurn: Turn,
-  supersededAtTurn: Schema.NullOr(Turn),
-  askedAfterTurn: Turn
-})
-
-/** A questions file: the transcript (relative to the file) and its questions. */
-export const QuestionsFile = Schema.Struct({
-  transcript: Schema.String,
-  description: Schema.optional(Schema.String),
-  questions: Schema.Array(Question)
-})
-
-/** A question. */
-export type Question = typeof Question.Type
 
 /** The ages of a fact when asked (turns since it was last stated), as the report groups them. */
 export const ageBuckets = [[60, 99], [100, 149], [150, Number.POSITIVE_INFINITY]] as const
@@ -88,12 +65,31 @@ const holds = (text: string, answers: ReadonlyArray<string>, loose: boolean): bo
 /** The outcome of one question for one strategy. */
 export interface QuestionResult {
   readonly id: string
+  readonly kind: QuestionKind | null
   readonly askedAfterTurn: number
   readonly age: number
   readonly inContext: boolean
   readonly contextTokens: number
+  /**
+   * The rank (from 1) of each answer turn (`answerTurns`) among the turns the recall search
+   * returned for the question, at most the largest of `recallKs`; null for a turn not returned.
+   * Null when no search was run (recall off).
+   */
+  readonly answerRanks: ReadonlyArray<number | null> | null
   /** Whether the model's reply held the answer; null when no model was asked. */
   readonly modelCorrect: boolean | null
+}
+
+/** Recall@k of a group of questions: how often the search ranks an answer turn in its top k. */
+export interface RecallAtK {
+  /** The questions counted: `all`, or one kind (`plain` for questions without one). */
+  readonly questions: string
+  readonly asked: number
+  /**
+   * Per k of `recallKs`: the questions with an answer turn among the top k turns (`hits`), and
+   * those with every answer turn there (`allTurns`, which differs for multi-turn questions).
+   */
+  readonly atK: ReadonlyArray<{ readonly k: number; readonly hits: number; readonly allTurns: number }>
 }
 
 /** The figures of one strategy. */
@@ -106,6 +102,10 @@ export interface StrategyResult {
   readonly questions: ReadonlyArray<QuestionResult>
   readonly inContext: number
   readonly byAge: ReadonlyArray<{ readonly age: string; readonly inContext: number; readonly asked: number }>
+  /** Answers in context by kind of question (`plain` for questions without one); empty when no question has a kind. */
+  readonly byKind: ReadonlyArray<{ readonly kind: string; readonly inContext: number; readonly asked: number }>
+  /** Recall@k of all the questions, then of each kind; null when no search was run (recall off). */
+  readonly recallAtK: ReadonlyArray<RecallAtK> | null
   readonly modelCorrect: number | null
   readonly contextTokensMedian: number
   readonly contextTokensMax: number
@@ -125,6 +125,29 @@ const median = (values: ReadonlyArray<number>): number => {
     ? sorted[mid] ?? 0
     : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
 }
+
+/** The kind a report groups a question under. */
+const kindOf = (result: { readonly kind: QuestionKind | null }): string => result.kind ?? "plain"
+
+/** The kinds of the questions asked, in the order of `QuestionKind`, `plain` last; none when no question has a kind. */
+const kindsOf = (results: ReadonlyArray<{ readonly kind: QuestionKind | null }>): ReadonlyArray<string> =>
+  results.every((r) => r.kind === null)
+    ? []
+    : [...QuestionKind.literals, "plain"].filter((kind) => results.some((r) => kindOf(r) === kind))
+
+/** Recall@k of `results` (each searched), under the name `questions`. */
+const recallAtK = (questions: string, results: ReadonlyArray<QuestionResult>): RecallAtK => ({
+  questions,
+  asked: results.length,
+  atK: recallKs.map((k) => {
+    const within = (rank: number | null) => rank !== null && rank <= k
+    return {
+      k,
+      hits: results.filter((r) => (r.answerRanks ?? []).some(within)).length,
+      allTurns: results.filter((r) => r.answerRanks !== null && r.answerRanks.every(within)).length
+    }
+  })
+})
 
 /** Asks a model `question` over `context`; its reply's text. */
 export type Ask = (context: MemoryContext, question: string) => Effect.Effect<string, unknown>
@@ -167,10 +190,14 @@ export const evaluate = (
     const progress = yield* Progress.make(`eval ${label}`, turns.length, "turns")
     const results: Array<QuestionResult> = []
     const contextTokens: Array<number> = []
+    // The last seq of each turn added: a turn found is the transcript's turn that holds its last message.
+    const lastSeqs: Array<number> = []
+    const turnOf = (seq: number): number => lastSeqs.findIndex((last) => seq <= last) + 1
     let turnsWithOmissions = 0
     let maxTurnsOmitted = 0
     for (const [i, turn] of turns.entries()) {
-      yield* memory.addMessages(conversationId, turn)
+      const stored = yield* memory.addMessages(conversationId, turn.map(Transcript.toInput))
+      lastSeqs.push(stored.at(-1)?.seq ?? lastSeqs.at(-1) ?? 0)
       yield* memory.awaitIdle(conversationId)
       const context = yield* memory.getContext(conversationId)
       contextTokens.push(context.tokenCount)
@@ -180,13 +207,24 @@ export const evaluate = (
         // With recall, the question is the query of its own context, as an agent asks it.
         const asked = recall ? yield* memory.getContext(conversationId, { query: question.question }) : context
         if (recall) contextTokens.push(asked.tokenCount)
+        // Recall@k: the search recall runs (the strategy's: lexical, or fused with a search by
+        // meaning) over the whole conversation so far, with the question as its query.
+        const found = recall
+          ? yield* memory.searchMemory(conversationId, question.question, { limit: Math.max(...recallKs) })
+          : null
+        const ranked = found?.map((turn) => turnOf(turn.toSeq)) ?? []
         const reply = Option.isSome(ask) ? yield* ask.value(asked, question.question) : null
         results.push({
           id: question.id,
+          kind: question.kind ?? null,
           askedAfterTurn: question.askedAfterTurn,
           age: question.askedAfterTurn - question.lastStatedTurn,
           inContext: holds(contextText(asked), question.answers, false),
           contextTokens: asked.tokenCount,
+          answerRanks: found === null ? null : answerTurns(question).map((turn) => {
+            const rank = ranked.indexOf(turn)
+            return rank === -1 ? null : rank + 1
+          }),
           modelCorrect: reply === null ? null : holds(reply, question.answers, true)
         })
       }
@@ -205,6 +243,16 @@ export const evaluate = (
         const asked = results.filter((r) => bucketOf(r.age) === age)
         return { age, asked: asked.length, inContext: asked.filter((r) => r.inContext).length }
       }),
+      byKind: kindsOf(results).map((kind) => {
+        const asked = results.filter((r) => kindOf(r) === kind)
+        return { kind, asked: asked.length, inContext: asked.filter((r) => r.inContext).length }
+      }),
+      recallAtK: recall
+        ? [
+          recallAtK("all", results),
+          ...kindsOf(results).map((kind) => recallAtK(kind, results.filter((r) => kindOf(r) === kind)))
+        ]
+        : null,
       modelCorrect: Option.isSome(ask) ? results.filter((r) => r.modelCorrect === true).length : null,
       contextTokensMedian: median(contextTokens),
       contextTokensMax: Math.max(0, ...contextTokens),
@@ -217,21 +265,33 @@ export const evaluate = (
     } satisfies StrategyResult
   })
 
-/** Reads and checks a questions file; its transcript path is resolved against the file's folder. */
-export const readQuestions = (path: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new CliError({ reason: `${path}: ${error.message}` }))
-    )
-    const file = yield* Schema.decodeUnknown(Schema.parseJson(QuestionsFile))(text).pipe(
-      Effect.mapError((error) => new CliError({ reason: `${path}: not a questions file: ${error.message}` }))
-    )
-    return { ...file, transcript: resolve(dirname(path), file.transcript) }
-  })
-
 const percent = (part: number, whole: number): string =>
   whole === 0 ? "-" : `${part}/${whole} (${Math.round((part / whole) * 100)} %)`
+
+/** `hits` at each k out of `asked`, e.g. `20/35/40/45 of 63 (32/56/63/71 %)`. */
+const atKCell = (hits: ReadonlyArray<number>, asked: number): string =>
+  asked === 0
+    ? "-"
+    : `${hits.join("/")} of ${asked} (${hits.map((n) => Math.round((n / asked) * 100)).join("/")} %)`
+
+/** The rows of recall@k: all the questions, then each kind; multi-turn questions also with both turns found. */
+const recallRows = (results: ReadonlyArray<StrategyResult>): Array<readonly [string, ...Array<string>]> => {
+  if (results.every((r) => r.recallAtK === null)) return []
+  const groups = [...new Set(results.flatMap((r) => (r.recallAtK ?? []).map((g) => g.questions)))]
+  const cell = (r: StrategyResult, group: string, field: "hits" | "allTurns") => {
+    const found = r.recallAtK?.find((g) => g.questions === group)
+    return found === undefined ? "-" : atKCell(found.atK.map((at) => at[field]), found.asked)
+  }
+  return groups.flatMap((group): Array<readonly [string, ...Array<string>]> => [
+    [
+      group === "all" ? `search recall@${recallKs.join("/")}` : `  of ${group} questions`,
+      ...results.map((r) => cell(r, group, "hits"))
+    ],
+    ...(group === "multi-turn"
+      ? [["  of multi-turn, both turns", ...results.map((r) => cell(r, group, "allTurns"))] as const]
+      : [])
+  ])
+}
 
 /** The table of the results, one column per strategy. */
 export const table = (results: ReadonlyArray<StrategyResult>, asked: number): string => {
@@ -247,6 +307,14 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
         return bucket === undefined ? "-" : percent(bucket.inContext, bucket.asked)
       })
     ]),
+    ...kindsOf(results.flatMap((r) => r.questions)).map((kind): readonly [string, ...Array<string>] => [
+      `  ${kind} questions`,
+      ...results.map((r) => {
+        const group = r.byKind.find((b) => b.kind === kind)
+        return group === undefined ? "-" : percent(group.inContext, group.asked)
+      })
+    ]),
+    ...recallRows(results),
     ...(results.some((r) => r.modelCorrect !== null)
       ? [["model answered right", ...results.map((r) => percent(r.modelCorrect ?? 0, asked))] as const]
       : []),
@@ -362,13 +430,21 @@ export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
         2
       ))
     }
+    const asked = file.questions.map((q) => ({ kind: q.kind ?? null }))
+    const kinds = kindsOf(asked).map((kind) => `${asked.filter((q) => kindOf(q) === kind).length} ${kind}`)
     yield* Console.log(
-      `${shown}: ${file.questions.length} questions over ${turns.length} turns; ` +
+      `${shown}: ${file.questions.length} questions${
+        kinds.length === 0 ? "" : ` (${kinds.join(", ")})`
+      } over ${turns.length} turns; ` +
         `${Settings.describeLine({ ...options, store }).replace(/^[a-z-]+, /, "")}\n`
     )
     yield* Console.log(table(results, file.questions.length))
     yield* Console.log(
       "\nAn answer is in the context when the context holds every one of its literal strings; a model's " +
-        "reply is graded the same way, ignoring case."
+        "reply is graded the same way, ignoring case." +
+        (results.some((r) => r.recallAtK !== null)
+          ? " Search recall@k: the questions for which recall's search of the conversation so far, with the " +
+            "question as its query, ranks a turn that states the answer among its top k turns."
+          : "")
     )
   })

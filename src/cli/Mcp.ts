@@ -4,10 +4,11 @@
  * agent searches its own past. Stdout carries only the protocol; logs and notices go to stderr.
  */
 import * as McpServer from "@effect/ai/McpServer"
-import { Console, Effect, Layer } from "effect"
+import { Cause, Console, Effect, Either, Exit, Fiber, Layer, Option, type ParseResult, Schema } from "effect"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import * as RecallToolkit from "../layers/RecallToolkit.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import * as McpStdio from "./McpStdio.js"
 import * as Settings from "./Settings.js"
 import { Stdio } from "./Stdio.js"
 
@@ -24,7 +25,26 @@ export interface Input {
   readonly flags: Settings.Flags
 }
 
-/** `mcp`: serves until its client closes stdin (or the process is stopped). */
+/** Why a tool refuses arguments (its parameters' schema, strict: no parameter beyond it), if it does. */
+const argumentsCheck = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (args: unknown): Option.Option<string> =>
+    Either.match(decode(args), {
+      onLeft: (error: ParseResult.ParseError) => Option.some(McpStdio.issuesText(error)),
+      onRight: () => Option.none()
+    })
+}
+
+/** The recall tools' argument checks, by name. */
+const tools: ReadonlyMap<string, (args: unknown) => Option.Option<string>> = new Map([
+  [RecallToolkit.SearchMemory.name, argumentsCheck(RecallToolkit.SearchMemory.parametersSchema)],
+  [RecallToolkit.ReadTurns.name, argumentsCheck(RecallToolkit.ReadTurns.parametersSchema)]
+])
+
+/**
+ * `mcp`: serves until its client closes stdin (or the process is stopped). A bad line or call is
+ * answered with a JSON-RPC error (or a tool error result) and the server goes on (`McpStdio`).
+ */
 export const serve = ({ conversation, flags, server }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
@@ -32,7 +52,7 @@ export const serve = ({ conversation, flags, server }: Input) =>
     // The conversation is fixed here, once: no tool parameter can name another one.
     const served = McpServer.toolkit(RecallToolkit.mcpToolkit).pipe(
       Layer.provide(RecallToolkit.layer(conversation)),
-      Layer.provide(McpServer.layerStdio({ ...server, stdin: stdio.stdin, stdout: stdio.stdout }))
+      Layer.provide(McpStdio.layer({ ...server, stdin: stdio.stdin, writeOut: stdio.writeOut, tools }))
     )
     yield* Effect.gen(function*() {
       const memory = yield* ChatMemoryService
@@ -49,6 +69,9 @@ export const serve = ({ conversation, flags, server }: Input) =>
         )
       }
       yield* Console.error(`mcp: serving search_memory and read_turns for "${conversation}" on stdio`)
-      return yield* Layer.launch(served)
+      // The end of the input interrupts the server's fiber (its transport does): the command is done.
+      const running = yield* Effect.fork(Layer.launch(served))
+      const exit = yield* Fiber.await(running)
+      if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return yield* Effect.failCause(exit.cause)
     }).pipe(Effect.provide(ChatMemoryLive.layer(options)))
   })

@@ -1,6 +1,7 @@
 /**
  * `replay`: feeds a transcript to the memory turn by turn, as an agent would (waiting for the
- * background summarization after each turn), then shows the context the model would get next and
+ * background summarization after each turn, and asking each turn's context with the next user
+ * message as its query when recall is on), then shows the context the model would get next and
  * what the memory holds and cost. `--json` prints the figures, turn by turn, for scripts and tests.
  * The strategy is recorded with the conversation, for `context` and `inspect`. A summarizer that
  * keeps failing (its breaker opens) ends the replay: the rest of the transcript is stored, and the
@@ -52,6 +53,9 @@ interface TurnRecord {
   readonly prefixVersion: string
   /** Whether the rendered prompt only appends to the previous turn's (false on the first turn). */
   readonly appendOnly: boolean
+  /** Turns recalled for the query (the next user message), and the tokens they take. */
+  readonly turnsRecalled: number
+  readonly recalledTokens: number
 }
 
 /** Whether `recent` ends with exactly the messages `fromSeq..` of `added`, unchanged. */
@@ -61,6 +65,9 @@ const endsVerbatim = (recent: ReadonlyArray<Message>, added: ReadonlyArray<Messa
   return expected.length === shown.length &&
     expected.every((m, i) => shown[i]?.seq === m.seq && shown[i]?.role === m.role && shown[i]?.content === m.content)
 }
+
+const mean = (values: ReadonlyArray<number>): number =>
+  values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length
 
 /** The summarizer's breaker opened at `turn`: the replay stops waiting for summaries. */
 interface Stopped {
@@ -79,7 +86,8 @@ const feed = (
   conversationId: string,
   turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
   kRawTurns: number,
-  events: Queue.Dequeue<MemoryEvent>
+  events: Queue.Dequeue<MemoryEvent>,
+  recall: boolean
 ) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
@@ -95,10 +103,10 @@ const feed = (
     for (const [i, turn] of turns.entries()) {
       if (stopped !== undefined) {
         // The summarizer is paused: store the rest as it comes, without waiting for summaries.
-        yield* memory.addMessages(conversationId, turn)
+        yield* memory.addMessages(conversationId, turn.map(Transcript.toInput))
         continue
       }
-      const stored = yield* memory.addMessages(conversationId, turn)
+      const stored = yield* memory.addMessages(conversationId, turn.map(Transcript.toInput))
       let tokens = 0
       for (const message of stored) {
         added.push(message)
@@ -112,7 +120,9 @@ const feed = (
       }
       turnTokens.push(tokens)
       yield* memory.awaitIdle(conversationId)
-      const context = yield* memory.getContext(conversationId)
+      // With recall, the context is asked as an agent asks it: with the next user message as its query.
+      const next = recall ? turns[i + 1]?.find((message) => message.role === "user")?.content : undefined
+      const context = yield* memory.getContext(conversationId, next === undefined ? undefined : { query: next })
       const lastK = Math.max(0, i + 1 - kRawTurns)
       const lastKFromSeq = turnStarts[lastK] ?? added[added.length - 1]?.seq ?? 0
       records.push({
@@ -135,7 +145,9 @@ const feed = (
         lastKTokens: turnTokens.slice(lastK).reduce((n, t) => n + t, 0),
         lastKVerbatim: endsVerbatim(context.recent, added, lastKFromSeq),
         prefixVersion: context.prefixVersion,
-        appendOnly: previous !== undefined && isAppendOnly(previous, context)
+        appendOnly: previous !== undefined && isAppendOnly(previous, context),
+        turnsRecalled: context.recalled.length,
+        recalledTokens: context.recalledTokens
       })
       previous = context
       yield* progress.tick(i + 1)
@@ -248,7 +260,8 @@ const run = (
     yield* memory.setSettings(conversationId, { ...settings, strategy: configuration.strategy })
     const started = yield* Clock.currentTimeMillis
     const fed = yield* Effect.scoped(
-      Effect.flatMap(memory.subscribe, (events) => feed(conversationId, turns, kRawTurns, events))
+      Effect.flatMap(memory.subscribe, (events) =>
+        feed(conversationId, turns, kRawTurns, events, configuration.recall !== "off"))
     )
     if (fed.stopped !== undefined) {
       const stats = yield* memory.stats(conversationId)
@@ -265,7 +278,12 @@ const run = (
     const elapsedMs = (yield* Clock.currentTimeMillis) - started
     const context = yield* memory.getContext(conversationId)
     const stats = yield* memory.stats(conversationId)
-    const largest = Math.max(0, ...perTurn.map((t) => t.contextTokens))
+    const largest = Math.max(
+      0,
+      ...perTurn.map((t) =>
+        t.contextTokens
+      )
+    )
     // The last K turns must be there whenever they fit beside the leading system messages.
     const budget = configuration.tokenBudget
     const fitting = perTurn.filter((t) => budget === null || t.systemTokens + t.lastKTokens <= budget)
@@ -328,6 +346,16 @@ const run = (
         "turns omitted",
         `${stats.turnsOmitted} (neither shown nor summarized); some omitted at ${omittedAt} of ${perTurn.length} turns`
       ],
+      ...(summarizes && configuration.recall !== "off"
+        ? [
+          [
+            "turns recalled",
+            `${mean(perTurn.map((t) => t.turnsRecalled)).toFixed(1)} per turn (${
+              mean(perTurn.map((t) => t.recalledTokens)).toFixed(0)
+            } tokens), for the next user message as query`
+          ] as const
+        ]
+        : []),
       ...(summarizes
         ? [
           [

@@ -2,8 +2,7 @@
  * The standard streams as the command line uses them: the process's own when it runs as a
  * program, buffers when a test runs the same program in-process.
  */
-import type { PlatformError } from "@effect/platform/Error"
-import { Context, type Effect, type Sink, type Stream } from "effect"
+import { Context, type Effect, type Stream } from "effect"
 
 /** The standard streams of the command line. */
 export class Stdio extends Context.Tag("effect-chat-memory/cli/Stdio")<Stdio, Stdio.Service>() {}
@@ -13,9 +12,7 @@ export declare namespace Stdio {
   export interface Service {
     /** Standard input, as bytes: `chat`'s lines, `mcp`'s requests. */
     readonly stdin: Stream.Stream<Uint8Array>
-    /** Standard output as a sink: `mcp`'s responses. */
-    readonly stdout: Sink.Sink<void, string | Uint8Array, never, PlatformError>
-    /** Writes text to standard output as it is (no newline added): `chat`'s prompt. */
+    /** Writes text to standard output as it is (no newline added): `chat`'s prompt, `mcp`'s answers. */
     readonly writeOut: (text: string) => Effect.Effect<void>
     /** Writes text to standard error as it is (no newline added): progress. */
     readonly writeErr: (text: string) => Effect.Effect<void>

@@ -1,9 +1,10 @@
 /**
- * Reading a conversation transcript: JSONL of `{ role, content, metadata? }`, or a JSON array.
+ * Reading a conversation transcript: JSONL of `{ role, content, metadata?, createdAt? }`, or a
+ * JSON array.
  */
 import { FileSystem } from "@effect/platform"
-import { Effect, ParseResult, Schema } from "effect"
-import { MessageInput } from "../domain/Message.js"
+import { DateTime, Effect, ParseResult, Schema } from "effect"
+import { createdAtProblem, MessageInput } from "../domain/Message.js"
 import { formatPath } from "../errors/DataValidationError.js"
 
 /**
@@ -31,9 +32,15 @@ type Place = { readonly line: number } | { readonly entry: number } | {}
 
 const decodeMessage = Schema.decodeUnknownEither(MessageInput, { errors: "first", onExcessProperty: "error" })
 
-const parseEntry = (path: string, place: Place, value: unknown) => {
+const parseEntry = (path: string, place: Place, value: unknown, now: DateTime.Utc) => {
   const decoded = decodeMessage(value)
-  if (decoded._tag === "Right") return Effect.succeed(decoded.right)
+  if (decoded._tag === "Right") {
+    // `addMessages` would refuse it too, but without the line.
+    const late = decoded.right.createdAt === undefined ? undefined : createdAtProblem(decoded.right.createdAt, now)
+    return late === undefined
+      ? Effect.succeed(decoded.right)
+      : Effect.fail(new TranscriptError({ ...place, path, reason: `invalid createdAt: ${late}` }))
+  }
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
   const field = formatPath(issue?.path ?? [], "")
   return Effect.fail(
@@ -53,20 +60,22 @@ const parseJson = (path: string, place: Place, text: string) =>
 
 /**
  * Parses a transcript's text: a JSON array of messages, or one JSON message per line (blank
- * lines are skipped).
+ * lines are skipped). A message's `createdAt` (when it was said) must not lie ahead of the clock
+ * by more than `addMessages` allows.
  */
 export const parse = (path: string, text: string): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
   Effect.gen(function*() {
     const messages: Array<MessageInput> = []
+    const now = yield* DateTime.now
     if (text.trimStart().startsWith("[")) {
       const entries = yield* parseJson(path, {}, text)
       if (!Array.isArray(entries)) return yield* new TranscriptError({ path, reason: "expected a JSON array" })
-      for (const [i, entry] of entries.entries()) messages.push(yield* parseEntry(path, { entry: i + 1 }, entry))
+      for (const [i, entry] of entries.entries()) messages.push(yield* parseEntry(path, { entry: i + 1 }, entry, now))
     } else {
       for (const [i, raw] of text.split("\n").entries()) {
         if (raw.trim().length === 0) continue
         const place = { line: i + 1 }
-        messages.push(yield* parseEntry(path, place, yield* parseJson(path, place, raw)))
+        messages.push(yield* parseEntry(path, place, yield* parseJson(path, place, raw), now))
       }
     }
     if (messages.length === 0) return yield* new TranscriptError({ path, reason: "holds no messages" })
@@ -91,6 +100,12 @@ export const read = (path: string) =>
     )
     return yield* parse(path, text)
   })
+
+/** A message read from a transcript as `addMessages` takes it: its `createdAt` as ISO 8601 text. */
+export const toInput = (message: MessageInput): typeof MessageInput.Encoded => {
+  const { createdAt, ...rest } = message
+  return createdAt === undefined ? rest : { ...rest, createdAt: DateTime.formatIso(createdAt) }
+}
 
 /**
  * Splits messages into the chunks an agent would add turn by turn: the opening (up to the first

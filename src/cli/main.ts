@@ -6,7 +6,6 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Layer } from "effect"
 import * as Cli from "./Cli.js"
@@ -15,7 +14,6 @@ import { Stdio } from "./Stdio.js"
 /** The process's own standard streams. */
 const stdio = Layer.sync(Stdio, () => ({
   stdin: NodeStream.stdin,
-  stdout: NodeSink.stdout,
   writeOut: (text: string) => Effect.sync(() => void process.stdout.write(text)),
   writeErr: (text: string) => Effect.sync(() => void process.stderr.write(text)),
   stdinIsTerminal: process.stdin.isTTY === true,

@@ -8,6 +8,7 @@ import { Effect, Hash, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"
 import { Message } from "./Message.js"
+import { timeLabel } from "./MessageText.js"
 import { RecalledTurn } from "./Recall.js"
 
 /**
@@ -53,12 +54,23 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
    * its seq range, time and score. Rendered after `recent`, just before the new message.
    */
   recalled: Schema.optionalWith(Schema.Array(RecalledTurn), { default: () => [] }),
-  /** Tokens the recalled block takes (counted in `tokenCount`). */
-  recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
+  /**
+   * Tokens of the recalled block, counted in `tokenCount`: a bound from the stored counts of its
+   * messages (none is tokenized again), never below what the block takes as sent.
+   */
+  recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
+  /**
+   * Whether the conversation was said on more than one day: its first and last messages'
+   * `createdAt` fall on different dates (UTC). Its labels then show dates: each user message of
+   * `recent` is rendered after its date and time (`recentLabel`), and the recalled turns' labels
+   * show their dates too (`Recall.turnLabel`). Within one day, recalled turns are labelled with
+   * their times only and recent turns are not labelled. Labels are counted in `tokenCount`.
+   */
+  dated: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {
   /**
    * A fingerprint of the prompt's prefix: the leading system messages, facts, summary, omission
-   * notice and the first message shown. Two contexts of a conversation with the same
+   * notice, the first message shown and whether labels show dates. Two contexts of a conversation with the same
    * `prefixVersion` render to prompts where the newer one only appends messages to the older one
    * (messages are immutable), so a provider's prefix cache keeps hitting; it changes when a fold
    * rewrites the summary or the window slides.
@@ -69,7 +81,9 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
       this.facts.length > 0 ? factsText(this.facts) : null,
       this.summary,
       this.omissionAnnounced ? this.turnsOmitted : 0,
-      this.recent[0]?.seq ?? null
+      this.recent[0]?.seq ?? null,
+      // Dated labels render the user messages shown anew; undated contexts keep the fingerprint they had.
+      ...(this.dated ? ["dated"] : [])
     ])
     return (Hash.string(fingerprint) >>> 0).toString(16).padStart(8, "0")
   }
@@ -109,6 +123,17 @@ export const capFacts = (
     }
     return { facts: kept, dropped: facts.length - kept.length }
   })
+
+/**
+ * The label of a user message of `recent` in a context whose conversation was said on more than
+ * one day (`MemoryContext.dated`): its date and time, e.g. `[2026-03-14 09:12 UTC]`, sent as a
+ * text part before the message's own text. Only user messages are labelled: a model shown labelled
+ * replies of its own would start to write labels.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const recentLabel = (message: Message): string => `[${timeLabel(message.createdAt, { dated: true })}]`
 
 /**
  * The message that carries the running summary of the older conversation, marked as a record of

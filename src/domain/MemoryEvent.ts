@@ -167,6 +167,53 @@ export class MemoryRecalled extends Schema.TaggedClass<MemoryRecalled>()("Memory
 }) {}
 
 /**
+ * Why an embedding was unusable (hybrid recall): the model's call failed (`failed`), died
+ * (`defect`), was interrupted (`interrupted`) or took too long (`timeout`); it answered with another
+ * number of vectors than texts (`count`), with a vector of another length than the model's others
+ * (`dimension`) or with a number that is not finite (`non-finite`); or the store's scan of the
+ * vectors failed (`store`, queries only).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EmbeddingFaultReason = Schema.Literal(
+  "failed",
+  "defect",
+  "interrupted",
+  "timeout",
+  "count",
+  "dimension",
+  "non-finite",
+  "store"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type EmbeddingFaultReason = typeof EmbeddingFaultReason.Type
+
+/**
+ * The embedding model of hybrid recall failed, or answered with vectors that cannot be used; no
+ * write or context failed for it. `stage: "query"`: a context's (or `searchMemory`'s) query had
+ * no usable vector, and recall was lexical for it. `stage: "index"`: a background batch failed
+ * (its messages stay pending for a later write), or some of its vectors were unusable (those
+ * messages are kept without a vector, found by their words only). A bad vector is never stored.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export class EmbeddingFailed extends Schema.TaggedClass<EmbeddingFailed>()("EmbeddingFailed", {
+  conversationId: ConversationId,
+  stage: Schema.Literal("index", "query"),
+  reason: EmbeddingFaultReason,
+  /** The texts concerned: the batch's, the bad vectors' (`dimension`, `non-finite`), or the query. */
+  messages: Schema.NonNegativeInt,
+  /** What went wrong, in one line (never a secret: errors carry no credentials). */
+  detail: Schema.String
+}) {}
+
+/**
  * Every memory event.
  *
  * @since 0.1.0
@@ -181,7 +228,8 @@ export const MemoryEvent = Schema.Union(
   SummarizerUnavailable,
   SummarizerRecovered,
   FallbackUsed,
-  MemoryRecalled
+  MemoryRecalled,
+  EmbeddingFailed
 )
 
 /**

@@ -6,7 +6,7 @@
  */
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
-import { Either, Hash, ParseResult, Schema } from "effect"
+import { DateTime, Either, Hash, ParseResult, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { reasonOr } from "./internal/untrusted.js"
 import { fromUntrusted, Identifier, Json, JsonKey, MaxJsonDepth, StorableString } from "./Text.js"
@@ -69,6 +69,78 @@ export const MaxMetadataLength = 1024 * 1024
  * @category constants
  */
 export const MaxToolCalls = 128
+
+/**
+ * How far ahead of the clock of the write a caller's `createdAt` may be, in milliseconds (5
+ * minutes): the clocks of the host that recorded a message and of the memory may disagree a
+ * little, but a time further ahead was not said yet (often a local time written as UTC), and
+ * `addMessages` refuses it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MaxClockSkewMillis = 5 * 60 * 1000
+
+// ISO 8601: a date, `T`, a time (seconds and their fraction optional) and a zone: `Z` or an
+// offset. A time without a zone is refused: it is a local time, of a zone it does not name.
+const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/
+
+const isLeapYear = (year: number): boolean => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+
+const daysIn = (year: number, month: number): number =>
+  month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+
+/** Why a text is not a date and time `CreatedAt` takes, or undefined when it is one. */
+const isoDateTimeProblem = (text: string): string | undefined => {
+  const match = isoDateTime.exec(text)
+  if (match === null) {
+    return "must be an ISO 8601 date and time with a time zone, e.g. \"2026-03-14T09:12:00Z\""
+  }
+  // The groups are digits, or absent (seconds and offset: zero).
+  const part = (group: number): number => Number(match[group] ?? 0)
+  const [year, month, day] = [part(1), part(2), part(3)]
+  if (
+    month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || part(4) > 23 || part(5) > 59 ||
+    part(6) > 59 || part(7) > 23 || part(8) > 59
+  ) {
+    return "is not a date and time of the calendar (a month, day, hour, minute, second or offset out of range)"
+  }
+  // Every store holds the years 1000 to 9999 (UTC) to the millisecond (PGlite's driver reads a
+  // year before 100 as one of the 1900s or 2000s).
+  const time = DateTime.make(text)
+  const utcYear = time._tag === "Some" ? DateTime.getPartUtc(time.value, "year") : 0
+  return utcYear < 1000 || utcYear > 9999 ? "must lie in the years 1000 to 9999 (UTC)" : undefined
+}
+
+/**
+ * When a message was said, as a caller gives it: an ISO 8601 date and time with a time zone (`Z`
+ * or an offset such as `+01:00`; seconds and their fraction optional), in the years 1000 to 9999
+ * (UTC), decoded into a `DateTime.Utc`. Every store keeps it to the millisecond.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CreatedAt = Schema.compose(
+  Schema.String.annotations({
+    message: reasonOr("must be an ISO 8601 date and time, as a string, e.g. \"2026-03-14T09:12:00Z\"")
+  }).pipe(Schema.filter((text) => isoDateTimeProblem(text) ?? true)),
+  Schema.DateTimeUtc
+).annotations({ identifier: "CreatedAt" })
+
+/**
+ * Why a caller's `createdAt` cannot be stored by a write at `now`, or undefined when it can: it
+ * lies more than `MaxClockSkewMillis` after `now`. Any earlier time is accepted, whatever the
+ * times of the messages before it: the seq, not the time, orders the log.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const createdAtProblem = (createdAt: DateTime.Utc, now: DateTime.Utc): string | undefined =>
+  DateTime.toEpochMillis(createdAt) - DateTime.toEpochMillis(now) > MaxClockSkewMillis
+    ? `must not be later than the time of the write (${DateTime.formatIso(now)}) by more than ${
+      MaxClockSkewMillis / 60_000
+    } minutes`
+    : undefined
 
 /**
  * A tool call made by an assistant message.
@@ -188,7 +260,9 @@ const PlainMessage = Schema.Struct({
   content: StorableString.pipe(
     Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
   ),
-  metadata: Schema.optional(MessageMetadataInput)
+  metadata: Schema.optional(MessageMetadataInput),
+  /** When it was said; the time of the write when left out. */
+  createdAt: Schema.optional(CreatedAt)
 }).pipe(
   Schema.filter((message) => {
     const toolCalls = message.metadata?.toolCalls ?? []
@@ -238,7 +312,11 @@ const maxInputDepth = MaxJsonDepth + 8
  * tools may leave it empty), at most `MaxContentLength` long and storable; a `tool` message names
  * the call it answers (`metadata.toolCallId`); only `assistant` messages carry `toolCalls`; a
  * tool message whose `metadata.contentFormat` is `json` has JSON text as content; a tool call's
- * `paramsJson`, when given, is the JSON text of its `params`.
+ * `paramsJson`, when given, is the JSON text of its `params`; `createdAt`, when given, is when the
+ * message was said (`CreatedAt`: ISO 8601 text with a zone), otherwise the message gets the time of
+ * the write. `addMessages` also refuses a `createdAt` more than `MaxClockSkewMillis` ahead of the
+ * write; an earlier one is kept whatever the times of the messages before it (the seq, not the
+ * time, orders the log).
  *
  * The input is read safely (`Text.fromUntrusted`): each property once, inside a guard, so a
  * throwing getter or proxy, a cycle, nesting of any depth, a `Date`, a `Map` or a class instance
@@ -260,7 +338,8 @@ export type MessageInput = typeof MessageInput.Type
 
 /**
  * A stored message. `seq` orders the log (assigned by the store, strictly increasing per
- * conversation); `tokenCount` is computed once, when the message is stored.
+ * conversation); `tokenCount` is computed once, when the message is stored; `createdAt` is when it
+ * was said: the time its caller gave, else the time of the write (times need not increase).
  *
  * A store may hand out frozen messages (the in-memory store shares what it stores with every
  * reader, so that none can change it): the structural hash is therefore computed on each call
@@ -337,53 +416,3 @@ export type AnyInput =
   | Prompt.MessageEncoded
   | Response.AnyPart
   | Response.AnyPartEncoded
-
-// ---------------------------------------------------------------------------------------------
-// A message as a line of text
-// ---------------------------------------------------------------------------------------------
-
-// Every line break a text may hold: a record's content must not start a line of the input.
-const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
-
-/** A label on one line: line breaks and other control characters become spaces. */
-const inline = (label: string): string => label.replace(/[\p{Cc}\u2028\u2029]+/gu, " ")
-
-/**
- * Text that cannot forge the input's structure. The structure (section markers, `Turn n:`, the
- * speaker of each message) lives at the start of lines; a message's content continues on lines
- * indented by two spaces, so nothing a user, a tool or a model wrote can open a line as a marker,
- * a turn or a speaker.
- */
-const indented = (text: string): string => text.replace(lineBreak, "\n  ")
-
-const speaker = (message: Message): string => {
-  switch (message.role) {
-    case "user":
-      return "User"
-    case "assistant":
-      return message.metadata.modelVariant === undefined
-        ? "Assistant"
-        : `Assistant (${inline(message.metadata.modelVariant)})`
-    case "tool":
-      return message.metadata.toolName === undefined ? "Tool" : `Tool (${inline(message.metadata.toolName)})`
-    case "system":
-      return "System"
-    case "summary":
-      return "Summary"
-  }
-}
-
-/**
- * One message as a line of a turn: `User: …`, `Assistant (mini): …`, tool calls in brackets. Its
- * content's further lines are indented by two spaces: they can never read as another message.
- *
- * @since 0.1.0
- * @category rendering
- */
-export const messageLine = (message: Message): string => {
-  const calls = (message.metadata.toolCalls ?? []).map((call) =>
-    `[calls ${inline(call.name)} ${JSON.stringify(call.params)}]`
-  )
-  const text = [message.content, ...calls].filter((part) => part.length > 0).join(" ")
-  return `${speaker(message)}: ${indented(text)}`
-}

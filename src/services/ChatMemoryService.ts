@@ -48,7 +48,9 @@ export const MaxPageSize = 10_000
  * - Every input is validated first; bad input fails with `DataValidationError` naming the field,
  *   and nothing of that call is stored.
  * - `addMessages` stores all its messages or none, in order, with strictly increasing seqs; it
- *   never waits for, nor fails because of, background work of the strategy.
+ *   never waits for, nor fails because of, background work of the strategy. A message's
+ *   `createdAt` is the one its caller gave (never more than `Message.MaxClockSkewMillis` ahead
+ *   of the write), else the time of the write; times need not increase with the seqs.
  * - `getMessages` returns messages oldest first: the newest `limit` ones before seq `before`.
  * - `clearMessages` stops the conversation's background work, then removes its messages, summary
  *   state, records and settings together; afterwards the conversation is unknown.

@@ -52,10 +52,11 @@ export declare namespace MemoryManagementStrategy {
     /** Runs after every successful `addMessages`. */
     readonly postAddMessagesHook: (input: PostAddMessagesInput) => Effect.Effect<void>
     /**
-     * Assembles the context for the next model call. `settings` override the strategy's own
-     * options for this context (the conversation's stored settings and the call's budget, merged
-     * by the service); a strategy ignores what it has no use for (`noop` has no budget, the
-     * sliding window no K and no view).
+     * Assembles the context for the next model call. `settings` are the call's (its budget and
+     * query): they override the conversation's stored settings, which come with the window read
+     * (`RepositoryService.WindowRead.settings`), which override the strategy's own options. A
+     * strategy ignores what it has no use for (`noop` has no budget, the sliding window no K and
+     * no view).
      */
     readonly buildContext: (
       conversationId: ConversationId,

@@ -34,7 +34,9 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   message, or of an unknown conversation, is dropped) and replaces one stored for the same
  *   message. `searchEmbeddings` ranks one conversation's embedded messages below `query.before`
  *   by cosine similarity to the query vector (score in [-1, 1], best first); vectors of other
- *   models, other conversations, pruned or deleted messages never appear.
+ *   models, other conversations, pruned or deleted messages never appear, nor vectors of another
+ *   length than the query's (a model changed under the same name compares nothing), nor empty ones.
+ *   A vector holding a number that is not finite is stored empty: never found.
  *   `RepositoryService.deleteConversation` and a pruning `SummaryRepository.commitSummary` delete
  *   the vectors of what they delete. None of them fails on an unknown conversation: there is
  *   nothing pending and nothing found.

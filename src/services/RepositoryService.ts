@@ -1,7 +1,7 @@
 /**
  * The conversation log, the first of the storage ports: an append-only message log per
  * conversation with store-assigned seqs, its range reads and counters, the window a context is
- * assembled from, and the deletion of a whole conversation. Its siblings (`SummaryRepository`,
+ * assembled from, the whole turns recall reads, and the deletion of a whole conversation. Its siblings (`SummaryRepository`,
  * `SettingsRepository`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
  * of them (`Storage`).
  *
@@ -10,6 +10,7 @@
 import type { DateTime, Effect } from "effect"
 import { Context } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
+import type { ConversationSettings } from "../domain/ConversationSettings.js"
 import type { Message, NewMessage, Role } from "../domain/Message.js"
 import type { SummaryState } from "../domain/SummaryState.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
@@ -26,11 +27,19 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * - A conversation exists from its first append until `deleteConversation`; every other
  *   operation of this port on a conversation that does not exist fails with
  *   `ConversationNotFoundError`.
- * - `readWindow` returns the counters, the summary state and the leading system messages as of
- *   one snapshot, and `recent`: the newest messages after `after`, oldest first, with no gap.
+ * - `readWindow` returns the counters, the summary state, the conversation's stored settings
+ *   (`SettingsRepository`) and the leading system messages as of one snapshot, and `recent`: the
+ *   newest messages after `after`, oldest first, with no gap.
  *   Either `reachedStart` is true and `recent` is every message of the range, or `recent` holds
  *   more than `tokenLimit` tokens (summary messages aside) and starts at a user message, where a
  *   turn may start. How much further back it reaches is the store's business.
+ * - `readTurns` reads, in one read (one statement on SQL stores), the turns that hold the messages
+ *   `seqs` names, each turn once, ascending by seq. Here a turn is a user message and every message
+ *   after it up to the next user message; the messages between the leading system messages and
+ *   the first user message form one turn. A turn is cut at `before`, and never holds a `summary`
+ *   message. A seq that names a leading system message, a `summary` message, a message at or past
+ *   `before`, or nothing stored, holds no turn. With `limit`, only the turns of the first seqs
+ *   given are read, at most `limit` of them.
  * - `deleteConversation` removes everything stored under the id, in every storage port, all or
  *   nothing: messages, summary state, summarization records, settings and embeddings. It fails
  *   with `ConversationNotFoundError` only when the id holds nothing: neither messages nor
@@ -74,15 +83,24 @@ export declare namespace RepositoryService {
       query: CountQuery
     ) => Effect.Effect<RangeCounts, ConversationNotFoundError | RepositoryError>
     /**
-     * What a context is assembled from, in one read: the counters, the summary state, the leading
-     * system messages and the newest messages after `after` (the cursor or the system prefix,
-     * whichever is later, or the system prefix alone), enough of them to hold `tokenLimit` tokens
-     * back to a user message, or all of them (`reachedStart`). See the laws.
+     * What a context is assembled from, in one read: the counters, the summary state, the
+     * conversation's settings, the leading system messages and the newest messages after `after`
+     * (the cursor or the system prefix, whichever is later, or the system prefix alone), enough of
+     * them to hold `tokenLimit` tokens back to a user message, or all of them (`reachedStart`). See
+     * the laws.
      */
     readonly readWindow: (
       conversationId: ConversationId,
       query: WindowQuery
     ) => Effect.Effect<WindowRead, ConversationNotFoundError | RepositoryError>
+    /**
+     * The whole turns that hold the given messages, in one read: recall widens its hits to their
+     * turns with it. Each turn is its messages in seq order (see the laws for what a turn is here).
+     */
+    readonly readTurns: (
+      conversationId: ConversationId,
+      query: TurnsQuery
+    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<Message>>, ConversationNotFoundError | RepositoryError>
     /**
      * Deletes the conversation in every storage port: messages, summary state, records, settings
      * and embeddings, all or nothing. Fails with `ConversationNotFoundError` only when the id holds
@@ -135,7 +153,9 @@ export declare namespace RepositoryService {
      * none): the first turn may open with an assistant greeting instead of a user message.
      */
     readonly firstTurnRole: Role | null
+    /** When the conversation started: its first message's `createdAt`. */
     readonly createdAt: DateTime.Utc
+    /** When it was last written to. */
     readonly updatedAt: DateTime.Utc
   }
 
@@ -151,6 +171,21 @@ export declare namespace RepositoryService {
     readonly before?: number | undefined
     readonly limit?: number | undefined
     readonly from?: "oldest" | "newest" | undefined
+  }
+
+  /**
+   * Which turns `readTurns` reads: those holding the messages `seqs` names, in the caller's order
+   * of preference (the best search hit first), so that `limit` keeps the turns of the first ones.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface TurnsQuery {
+    readonly seqs: ReadonlyArray<number>
+    /** Only messages with a seq below this one: a turn that reaches it is cut there. */
+    readonly before?: number | undefined
+    /** At most this many turns, those of the first seqs given. */
+    readonly limit?: number | undefined
   }
 
   /**
@@ -190,6 +225,8 @@ export declare namespace RepositoryService {
   export interface WindowRead {
     readonly info: ConversationInfo
     readonly state: SummaryState
+    /** The conversation's stored settings (`SettingsRepository.getSettings`), empty for none. */
+    readonly settings: ConversationSettings
     /** The leading system messages. */
     readonly system: ReadonlyArray<Message>
     /** The seq the window starts after. */

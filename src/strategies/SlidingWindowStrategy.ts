@@ -57,8 +57,14 @@ export const make = (
       name: "sliding-window",
       postAddMessagesHook: () => Effect.void,
       buildContext: Effect.fnUntraced(function*(conversationId, settings) {
-        const budget = settings?.tokenBudget ?? tokenBudget
-        const window = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: budget })
+        // The budget: the call's, else the conversation's (stored settings come with the window),
+        // else the strategy's. The window is read again only for a larger stored budget.
+        const first = settings?.tokenBudget ?? tokenBudget
+        const read = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: first })
+        const budget = settings?.tokenBudget ?? read.settings.tokenBudget ?? tokenBudget
+        const window = budget > first
+          ? yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: budget })
+          : read
         return yield* assemble(repository, { strategy: "sliding-window", window, preamble: emptyPreamble, budget })
       }, (effect, conversationId, settings) =>
         Effect.catchTag(effect, "ConversationNotFoundError", () =>

@@ -145,7 +145,14 @@ export const Options = Schema.Struct({
    * scan of the conversation's vectors); past it, or when it fails, the context is served with
    * lexical recall and the failure is counted.
    */
-  embeddingTimeoutMillis: PositiveInt
+  embeddingTimeoutMillis: PositiveInt,
+  /**
+   * The longest one background embedding call (a batch of up to 64 messages) may take; past it,
+   * the batch counts as failed and its messages stay pending. After a failed batch, background
+   * embedding rests as long (doubling with each failure in a row, up to 10 minutes), so that
+   * `awaitIdle` never waits for the embedding model longer than this.
+   */
+  embeddingBatchTimeoutMillis: PositiveInt
 }).pipe(
   Schema.filter((o) => [
     o.summaryTokenCap < o.tokenBudget ||
@@ -185,5 +192,6 @@ export const defaults: SummarizationOptions = {
   breakerCooldownMillis: 30_000,
   summarizationConcurrency: 16,
   embeddingModel: "text-embedding-3-small",
-  embeddingTimeoutMillis: 2000
+  embeddingTimeoutMillis: 2000,
+  embeddingBatchTimeoutMillis: 30_000
 }

@@ -99,6 +99,24 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
       assert.deepStrictEqual(yield* repo.searchEmbeddings(id, { model, vector: [0, 0, 0], before: 100, limit: 10 }), [])
     }))
 
+  it.effect("only vectors of the query's length compare: one of another length is another model's", () =>
+    Effect.gen(function*() {
+      const repo = yield* MessageIndex
+      const id = freshId("vectors")
+      yield* seed(id)
+      yield* repo.storeEmbeddings(id, model, [
+        { seq: 2, vector: axis(4, 0) },
+        { seq: 3, vector: axis(3, 0) },
+        { seq: 4, vector: axis(5, 0, 1, 1) }
+      ])
+      const near = (vector: Array<number>) =>
+        Effect.map(repo.searchEmbeddings(id, { model, vector, before: 100, limit: 10 }), seqsOf)
+      assert.deepStrictEqual(yield* near(axis(4, 0)), [2])
+      assert.deepStrictEqual(yield* near(axis(3, 0)), [3])
+      assert.deepStrictEqual(yield* near(axis(5, 1)), [4])
+      assert.deepStrictEqual(yield* near(axis(6, 0)), [])
+    }))
+
   it.effect("an unknown conversation has nothing pending and nothing found; vectors for it are dropped", () =>
     Effect.gen(function*() {
       const store = yield* Storage.get

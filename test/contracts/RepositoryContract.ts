@@ -1,7 +1,7 @@
 /**
  * The contract of the conversation log (`RepositoryService`): appends with atomic seqs, range reads
- * and counts, the round trip of contents and metadata, window reads, conversation ids, and the
- * delete that clears the conversation in every port.
+ * and counts, the round trip of contents and metadata, window reads, turn reads, conversation ids,
+ * and the delete that clears the conversation in every port.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect, Exit } from "effect"
@@ -13,6 +13,7 @@ import { freshId, newMessage } from "../fixtures/messages.js"
 import { conversationIdContract } from "./ConversationIdContract.js"
 import { jsonContract } from "./JsonContract.js"
 import { record } from "./SummaryRepositoryContract.js"
+import { turnsContract } from "./TurnsContract.js"
 import { windowContract } from "./WindowContract.js"
 
 const seqsOf = (messages: ReadonlyArray<{ readonly seq: number }>) => messages.map((m) => m.seq)
@@ -311,6 +312,7 @@ export const repositoryContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => 
     }))
 
   windowContract(it)
+  turnsContract(it)
   conversationIdContract(it)
   jsonContract(it)
 }

@@ -6,6 +6,7 @@
 import { describe, layer } from "@effect/vitest"
 import type { Layer } from "effect"
 import type * as Storage from "../../src/layers/store/Storage.js"
+import { createdAtContract } from "./CreatedAtContract.js"
 import { messageIndexContract } from "./MessageIndexContract.js"
 import { repositoryContract } from "./RepositoryContract.js"
 import { settingsContract } from "./SettingsContract.js"
@@ -19,6 +20,7 @@ import { summaryRepositoryContract } from "./SummaryRepositoryContract.js"
 export const storeContract = <E>(name: string, store: Layer.Layer<Storage.Ports, E>) =>
   layer(store)(`store contracts: ${name}`, (it) => {
     describe("RepositoryService contract", () => repositoryContract(it))
+    describe("createdAt contract", () => createdAtContract(it))
     describe("SummaryRepository contract", () => summaryRepositoryContract(it))
     describe("SettingsRepository contract", () => settingsContract(it))
     describe("MessageIndex contract", () => messageIndexContract(it))

@@ -1,10 +1,11 @@
 /**
  * The part of the log's contract the context is assembled from: window reads (what a caller may
- * rely on, also when the newest messages are small), the first turn's role and the layered
- * summary state.
+ * rely on, also when the newest messages are small, and the stored settings they carry), the first
+ * turn's role and the layered summary state.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect } from "effect"
+import { ConversationSettings } from "../../src/domain/ConversationSettings.js"
 import { windowPageSize } from "../../src/layers/store/internal/window.js"
 import * as Storage from "../../src/layers/store/Storage.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
@@ -103,6 +104,24 @@ export const windowContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
       const fromPrefix = yield* store.repository.readWindow(id, { after: "system-prefix", tokenLimit: 1000 })
       assert.strictEqual(fromPrefix.after, 1)
       assert.strictEqual(fromPrefix.recent.length, 10)
+    }))
+
+  it.effect("readWindow returns the conversation's stored settings, as they are after each write", () =>
+    Effect.gen(function*() {
+      const store = yield* Storage.get
+      const id = freshId()
+      yield* store.repository.appendMessages(id, [newMessage("user", "hello"), newMessage("assistant", "hi")])
+      const read = () => store.repository.readWindow(id, { after: "system-prefix", tokenLimit: 100 })
+      assert.deepStrictEqual({ ...(yield* read()).settings }, {})
+      const stored = yield* store.settings.setSettings(
+        id,
+        new ConversationSettings({ tokenBudget: 1200, kRawTurns: 4, view: "stable", strategy: "hierarchical" })
+      )
+      assert.deepStrictEqual({ ...(yield* read()).settings }, { ...stored })
+      yield* store.settings.setSettings(id, new ConversationSettings({ view: "full" }))
+      assert.deepStrictEqual({ ...(yield* read()).settings }, { view: "full" })
+      yield* store.settings.setSettings(id, new ConversationSettings({}))
+      assert.deepStrictEqual({ ...(yield* read()).settings }, {})
     }))
 
   it.effect("the first turn's role is the first message after the leading system messages", () =>

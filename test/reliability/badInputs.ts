@@ -53,6 +53,12 @@ const toolCall = fc.record({
   params: fc.dictionary(fc.constantFrom("q", "n", "flag"), fc.oneof(fc.string(), fc.integer(), fc.boolean()))
 })
 
+const earliest = new Date("1000-01-01T00:00:00.000Z")
+const epoch = new Date(0)
+
+/** Times between `min` and `max` as ISO 8601 text in UTC, as `createdAt` takes them. */
+const isoTime = (min: Date, max: Date) => fc.date({ min, max, noInvalidDate: true }).map((date) => date.toISOString())
+
 /** A message every caller may add. */
 export const validMessage: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record({ role: fc.constantFrom("system", "user"), content: storable }),
@@ -73,7 +79,9 @@ export const validMessage: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
     role: fc.constant("user"),
     content: storable,
     metadata: fc.record({ attributes: fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer())) })
-  })
+  }),
+  // A time of its own: under the test clock (the epoch), one before it.
+  fc.record({ role: fc.constantFrom("user", "assistant"), content: storable, createdAt: isoTime(earliest, epoch) })
 )
 
 /**
@@ -148,7 +156,7 @@ const notRecord: fc.Arbitrary<unknown> = fc.oneof(
 /** A key none of the given ones. */
 const otherKey = (known: ReadonlyArray<string>) =>
   fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !known.includes(k))
-const messageKeys = ["role", "content", "metadata"]
+const messageKeys = ["role", "content", "metadata", "createdAt"]
 const metadataKeys = ["modelVariant", "toolCalls", "toolCallId", "toolName", "isError", "attributes"]
 const user = (content = "hello") => ({ role: "user", content })
 
@@ -172,6 +180,21 @@ export const badMessage: fc.Arbitrary<{ readonly message: unknown; readonly path
     path: `.${key}`
   })),
   notRecord.map((metadata) => ({ message: { ...user(), metadata }, path: ".metadata" })),
+  fc.oneof(
+    notString,
+    fc.constantFrom(
+      "",
+      "yesterday",
+      "2026-03-14",
+      "2026-03-14 09:12:00Z",
+      "2026-02-30T00:00:00Z",
+      "0999-12-31T23:59:59Z"
+    ),
+    // Without a zone: a local time of no named zone.
+    isoTime(earliest, new Date("9999-12-31T23:59:59.999Z")).map((time) => time.slice(0, 19)),
+    // Ahead of the write: under the test clock (the epoch), any time more than 5 minutes after it.
+    isoTime(new Date(5 * 60 * 1000 + 1), new Date("9999-12-31T23:59:59.999Z"))
+  ).map((createdAt) => ({ message: { ...user(), createdAt }, path: ".createdAt" })),
   fc.tuple(otherKey([...metadataKeys, "summaryMetadataId"]), defined).map(([key, value]) => ({
     message: { ...user(), metadata: { [key]: value } },
     path: `.metadata.${key}`

@@ -83,6 +83,8 @@ export const make = (
           Effect.zipRight(guard("countMessages", conversationId), repository.countMessages(conversationId, query)),
         readWindow: (conversationId, query) =>
           Effect.zipRight(guard("readWindow", conversationId), repository.readWindow(conversationId, query)),
+        readTurns: (conversationId, query) =>
+          Effect.zipRight(guard("readTurns", conversationId), repository.readTurns(conversationId, query)),
         deleteConversation: (conversationId) =>
           Effect.zipRight(guard("deleteConversation", conversationId), repository.deleteConversation(conversationId))
       },

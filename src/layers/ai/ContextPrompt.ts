@@ -5,7 +5,7 @@
  */
 import * as Prompt from "@effect/ai/Prompt"
 import { Option, Schema } from "effect"
-import { factsText, type MemoryContext, omissionText, summaryText } from "../../domain/MemoryContext.js"
+import { factsText, type MemoryContext, omissionText, recentLabel, summaryText } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
 import { recalledText } from "../../domain/Recall.js"
 
@@ -42,12 +42,18 @@ const jsonOf = (text: string): unknown => Option.getOrElse(parseJsonText(text), 
 const record = (text: string, role: RecordRole): Prompt.MessageEncoded =>
   role === "system" ? { role: "system", content: text } : { role: "user", content: [{ type: "text", text }] }
 
-const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined => {
+/** A message as a prompt message; a user message after its date and time when `dated`. */
+const toPromptMessage = (message: Message, dated = false): Prompt.MessageEncoded | undefined => {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content }
     case "user":
-      return { role: "user", content: [{ type: "text", text: message.content }] }
+      return {
+        role: "user",
+        content: dated
+          ? [{ type: "text", text: recentLabel(message) }, { type: "text", text: message.content }]
+          : [{ type: "text", text: message.content }]
+      }
     case "assistant": {
       const text: Array<Prompt.AssistantMessagePartEncoded> = message.content.length > 0
         ? [{ type: "text", text: message.content }]
@@ -87,7 +93,9 @@ const toPromptMessage = (message: Message): Prompt.MessageEncoded | undefined =>
  * messages; facts and the summary become messages of `options.recordRole` (`user` by default);
  * tool calls and results become tool-call and tool-result parts, with their JSON as it was added
  * (a structured result as its value, params in their key order: see `Message.AnyInput`), so a
- * provider is sent what the fresh call sent.
+ * provider is sent what the fresh call sent. When the conversation was said on more than one day
+ * (`MemoryContext.dated`), each recent user message starts with a text part holding its date and
+ * time (`MemoryContext.recentLabel`), and the recalled turns' labels show dates.
  *
  * @since 0.1.0
  * @category conversions
@@ -103,10 +111,10 @@ export const toPromptMessages = (context: MemoryContext, options?: PromptOptions
   if (context.summary !== null) out.push(record(summaryText(context.summary), role))
   if (context.omissionAnnounced && context.turnsOmitted > 0) out.push(record(omissionText(context.turnsOmitted), role))
   for (const message of context.recent) {
-    const encoded = toPromptMessage(message)
+    const encoded = toPromptMessage(message, context.dated)
     if (encoded !== undefined) out.push(encoded)
   }
-  if (context.recalled.length > 0) out.push(record(recalledText(context.recalled), role))
+  if (context.recalled.length > 0) out.push(record(recalledText(context.recalled, { dated: context.dated }), role))
   return out
 }
 

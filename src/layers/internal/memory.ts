@@ -8,7 +8,7 @@ import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../../domain/MemoryEvent.js"
-import { MaxContentLength, type NewMessage } from "../../domain/Message.js"
+import { createdAtProblem, MaxContentLength, type NewMessage } from "../../domain/Message.js"
 import { fromUntrusted, StorableString } from "../../domain/Text.js"
 import { DataValidationError, decode } from "../../errors/DataValidationError.js"
 import {
@@ -219,20 +219,14 @@ export const make = (options: Options = {}): Effect.Effect<
     const decodeGetSettings = decode(ConversationRequest, "ChatMemoryService.getSettings", "")
     const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
 
-    /** The settings of one context: the call's budget and query over the conversation's settings. */
+    /**
+     * The settings of one context: the call's budget and query. The conversation's stored settings
+     * come with the strategy's window read (`RepositoryService.WindowRead.settings`): the strategy
+     * puts the call's over them, so a context is not a read of its own for them.
+     */
     const contextSettings = (
-      conversationId: ConversationId,
       call: { readonly tokenBudget?: number | undefined; readonly query?: string | undefined } | undefined
-    ) =>
-      Effect.map(
-        settingsRepository.getSettings(conversationId),
-        (stored): MemoryManagementStrategy.ContextSettings => ({
-          tokenBudget: call?.tokenBudget ?? stored.tokenBudget,
-          kRawTurns: stored.kRawTurns,
-          view: stored.view,
-          query: call?.query
-        })
-      )
+    ): MemoryManagementStrategy.ContextSettings => ({ tokenBudget: call?.tokenBudget, query: call?.query })
     const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
 
     return ChatMemoryService.of({
@@ -248,7 +242,18 @@ export const make = (options: Options = {}): Effect.Effect<
         }
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         if (request.messages.length === 0) return []
-        const createdAt = yield* DateTime.now
+        // The time of the write: the time of every message whose caller gave none.
+        const now = yield* DateTime.now
+        for (const { message, source } of request.messages) {
+          const late = message.createdAt === undefined ? undefined : createdAtProblem(message.createdAt, now)
+          if (late !== undefined) {
+            return yield* new DataValidationError({
+              operation: "ChatMemoryService.addMessages",
+              path: `messages[${source}].createdAt`,
+              reason: late
+            })
+          }
+        }
         const prepared: Array<NewMessage> = []
         for (const { message } of request.messages) {
           prepared.push({
@@ -256,7 +261,7 @@ export const make = (options: Options = {}): Effect.Effect<
             content: message.content,
             metadata: message.metadata ?? {},
             tokenCount: yield* counter.countMessage(message),
-            createdAt
+            createdAt: message.createdAt ?? now
           })
         }
         const appended = yield* repository.appendMessages(request.conversationId, prepared)
@@ -302,7 +307,7 @@ export const make = (options: Options = {}): Effect.Effect<
           ? { conversationId, options: undefined }
           : yield* decodeContext(options === undefined ? { conversationId } : { conversationId, options })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        const settings = yield* contextSettings(request.conversationId, request.options)
+        const settings = contextSettings(request.options)
         const context = yield* strategy.buildContext(request.conversationId, settings)
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
         const prefixChanged = yield* prefixes.record(context.conversationId, context.prefixVersion)
@@ -370,7 +375,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const info = yield* repository.getConversation(id)
         const state = yield* summaries.getSummaryState(id)
         const records = yield* summaries.listSummarizations(id)
-        const context = yield* strategy.buildContext(id, yield* contextSettings(id, undefined))
+        const context = yield* strategy.buildContext(id, contextSettings(undefined))
         const buffer = yield* repository.countMessages(id, { after: Math.max(state.cursor, info.systemPrefixSeq) })
         const track = yield* prefixes.get(id)
         return new ConversationStats({

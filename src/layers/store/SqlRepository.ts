@@ -149,6 +149,7 @@ export const make = (
             }
           }
           const now = DateTime.toDateUtc(yield* DateTime.now)
+          const createdAt = newMessages.map((m) => DateTime.formatIso(m.createdAt))
           const { firstTurnRole, leadingSystem, roles, tokens } = tally(newMessages)
           const reserved = yield* appendRows({
             id: conversationId,
@@ -162,7 +163,9 @@ export const make = (
             contents: newMessages.map((m) => m.content),
             metadata: newMessages.map((m) => JSON.stringify(m.metadata)),
             tokenCounts: newMessages.map((m) => m.tokenCount),
-            createdAt: newMessages.map((m) => DateTime.formatIso(m.createdAt)),
+            // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
+            startedAt: createdAt[0] ?? now.toISOString(),
+            createdAt,
             search: newMessages.map((m) => m.role === "summary" ? null : vectorText(conversationId, m))
           })
           // An upsert with RETURNING always returns its row.
@@ -255,6 +258,7 @@ export const make = (
             return {
               info,
               state: Rows.toState(conversationId, row),
+              settings: row.settings ?? ConversationSettings.empty,
               system,
               after: row.window_after,
               recent: completed.recent,
@@ -263,6 +267,35 @@ export const make = (
           }
         },
         (effect, conversationId) => Effect.catchTags(effect, storeErrors("readWindow", conversationId))
+      ),
+
+      readTurns: Effect.fnUntraced(
+        function*(conversationId, query) {
+          const rows = yield* statements.selectTurns({
+            id: conversationId,
+            seqs: query.seqs.filter(Number.isSafeInteger),
+            before: upperBound(query.before),
+            limit: query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
+              ? null
+              : Math.max(0, Math.floor(query.limit))
+          })
+          if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
+          // Rows come in seq order, each with the first seq of its turn: a new one starts a turn.
+          const turns: Array<Array<Message>> = []
+          let current: Array<Message> = []
+          let start = -1
+          for (const row of rows) {
+            if (row.seq === null) continue
+            if (row.turn_start !== start) {
+              current = []
+              turns.push(current)
+              start = row.turn_start
+            }
+            current.push(Rows.toMessage(conversationId, row))
+          }
+          return turns
+        },
+        (effect, conversationId) => Effect.catchTags(effect, storeErrors("readTurns", conversationId))
       ),
 
       deleteConversation: Effect.fnUntraced(

@@ -90,10 +90,13 @@ export const messagesEmbedded = Metric.counter("chat_memory_messages_embedded_to
 })
 
 /**
- * Embedding calls that failed or timed out: `stage` is `index` (a background batch, retried by the
- * conversation's next write) or `query` (a context served with lexical recall alone).
+ * Embedding faults, one per call: a call that failed, died, was interrupted or timed out, or whose
+ * answer was unusable (another count of vectors, another length, numbers that are not finite).
+ * `stage` is `index` (a background batch: retried by the conversation's next write, or its bad
+ * vectors left out) or `query` (a context served with lexical recall alone).
  */
 export const embeddingFailures = Metric.counter("chat_memory_embedding_failures_total", {
-  description: "Embedding calls that failed or timed out (stage: index or query); recall went on lexically",
+  description: "Embedding calls that failed, timed out or answered unusable vectors (stage: index or query); " +
+    "recall went on lexically",
   incremental: true
 })

@@ -13,7 +13,7 @@ import { DataValidationError } from "../../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
-import type { SettingsRepository } from "../../services/SettingsRepository.js"
+import { SettingsRepository } from "../../services/SettingsRepository.js"
 import type { SummarizationLease } from "../../services/SummarizationLease.js"
 import type { SummaryRepository } from "../../services/SummaryRepository.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
@@ -23,6 +23,7 @@ import { memoCounter } from "./context/memoCounter.js"
 import { summaryPreamble } from "./context/preamble.js"
 import { withRecall } from "./context/recall.js"
 import { assemble, emptyContext } from "./context/window.js"
+import { spansDays, withLabels } from "./dates.js"
 import * as Metrics from "./metrics.js"
 import { type Jobs, makeJobs } from "./summarizer/jobs.js"
 import { loadBuffer, summaryTokens, trigger } from "./summarizer/plan.js"
@@ -62,14 +63,17 @@ export const makeWith = (
   Effect.gen(function*() {
     const repository = yield* RepositoryService
     const messageIndex = yield* MessageIndex
-    const hybrid = settings.recall === "hybrid" ? yield* hybridRecall(messageIndex, settings, view.name) : undefined
+    const stored = yield* SettingsRepository
+    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+    const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
+    const hybrid = settings.recall === "hybrid"
+      ? yield* hybridRecall(messageIndex, settings, view.name, publish)
+      : undefined
     const embeddingJobs = hybrid === undefined
       ? undefined
       : yield* makeJobs(hybrid.index, { concurrency: settings.summarizationConcurrency })
     // The summary and facts shown on every read are counted once per text, not once per read.
     const shownCounter = yield* memoCounter(yield* TokenCounter)
-    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
-    const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     const summarizer = yield* Summarizer.make(settings, producer, publish)
     // A job ends with the conversations the paused summarizer held back, due again: their jobs start.
     const jobs: Jobs = yield* makeJobs(
@@ -89,6 +93,24 @@ export const makeWith = (
         tokenLimit: settings.tokenBudget
       })
 
+    /**
+     * The window of a context and the options it is built with: the strategy's, under the
+     * conversation's stored settings (which come with the window: one read), under the call's. The
+     * window is read for the call's options over the strategy's, and read again only when the
+     * stored settings ask for another view or a larger budget.
+     */
+    const windowFor = (
+      conversationId: ConversationId,
+      overrides: MemoryManagementStrategy.ContextSettings | undefined
+    ) =>
+      Effect.gen(function*() {
+        const first = withOverrides(settings, overrides)
+        const window = yield* readWindow(conversationId, first)
+        const options = withOverrides(withOverrides(settings, window.settings), overrides)
+        const again = options.view !== first.view || options.tokenBudget > first.tokenBudget
+        return { options, window: again ? yield* readWindow(conversationId, options) : window }
+      })
+
     const contextOf = (window: RepositoryService.WindowRead, settings: SummarizationOptions) =>
       Effect.gen(function*() {
         // `assemble` truncates the summary to make room for the newest turns, or to keep within
@@ -104,7 +126,8 @@ export const makeWith = (
           shrink,
           withoutSummary,
           coveredUpTo: window.state.cursor,
-          announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) })
+          announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) }),
+          countLabel: shownCounter.count
         })
       })
 
@@ -125,9 +148,11 @@ export const makeWith = (
           : (yield* loadBuffer(repository, window.info.conversationId)).messages
         const buffer = loaded.filter((m) => m.seq > start && m.role !== "summary")
         const turns = groupTurns(buffer).turns
+        // Measured as the planner measures it: with the labels of a dated context.
+        const shown = spansDays(window) ? yield* withLabels(turns, shownCounter.count) : turns
         const due = trigger(settings, producer, {
           summaryTokens: yield* summaryTokens(shownCounter, window.state.narrative),
-          tokens: turns.reduce((n, turn) => n + turn.tokenCount, 0),
+          tokens: shown.reduce((n, turn) => n + turn.tokenCount, 0),
           messages: buffer.length,
           turns: turns.length,
           systemTokens: window.system.reduce((n, m) => n + m.tokenCount, 0)
@@ -149,12 +174,16 @@ export const makeWith = (
       )
 
     /**
-     * The context in `options`' budget, with the policy for a summary that is behind: serve the
-     * window and trigger a job (`lazyFallback: "window"`), or summarize first (`"sync"`).
+     * The context of `window` in `options`' budget, with the policy for a summary that is behind:
+     * serve the window and trigger a job (`lazyFallback: "window"`), or summarize first and read
+     * the window again (`"sync"`).
      */
-    const policyContext = (conversationId: ConversationId, options: SummarizationOptions) =>
+    const policyContext = (
+      conversationId: ConversationId,
+      window: RepositoryService.WindowRead,
+      options: SummarizationOptions
+    ) =>
       Effect.gen(function*() {
-        const window = yield* readWindow(conversationId, options)
         const context = yield* contextOf(window, options)
         if (context.turnsOmitted === 0) return context
         const unsummarized = context.turnsShown - context.turnsCovered + context.turnsOmitted
@@ -181,9 +210,11 @@ export const makeWith = (
           : Effect.zipRight(jobs.trigger(conversationId), embeddingJobs.trigger(conversationId)),
       buildContext: Effect.fnUntraced(
         function*(conversationId, overrides) {
-          const options = withOverrides(settings, overrides)
+          const { options, window } = yield* windowFor(conversationId, overrides)
           const query = overrides?.query
-          if (query === undefined || options.recall === "off") return yield* policyContext(conversationId, options)
+          if (query === undefined || options.recall === "off") {
+            return yield* policyContext(conversationId, window, options)
+          }
           return yield* withRecall(repository, shownCounter, conversationId, {
             query,
             budget: options.tokenBudget,
@@ -192,19 +223,20 @@ export const makeWith = (
             limit: recallCandidates,
             // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
             search: options.recall === "hybrid" && hybrid !== undefined ? hybrid.search : messageIndex.searchMessages
-          }, {
-            build: (budget) => policyContext(conversationId, { ...options, tokenBudget: budget }),
-            rebuild: (budget) => {
-              const within = { ...options, tokenBudget: budget }
-              return Effect.flatMap(readWindow(conversationId, within), (window) => contextOf(window, within))
-            }
-          })
+          }, policyContext(conversationId, window, options))
         },
-        // An unknown (or cleared) conversation has an empty history, not an error.
+        // An unknown (or cleared) conversation has an empty history, not an error; settings stored
+        // before its first message still give its budget.
         (effect, conversationId, overrides) =>
           Effect.catchTag(effect, "ConversationNotFoundError", () =>
-            Effect.succeed(
-              emptyContext(conversationId, view.name, withOverrides(settings, overrides).tokenBudget)
+            Effect.map(
+              stored.getSettings(conversationId),
+              (own) =>
+                emptyContext(
+                  conversationId,
+                  view.name,
+                  withOverrides(withOverrides(settings, own), overrides).tokenBudget
+                )
             ))
       ),
       awaitIdle: (conversationId) =>
@@ -221,7 +253,12 @@ export const makeWith = (
   })
 
 /** Hybrid recall over the `EmbeddingModel` in context; none there is a configuration mistake. */
-const hybridRecall = (messageIndex: MessageIndex.Service, settings: SummarizationOptions, name: string) =>
+const hybridRecall = (
+  messageIndex: MessageIndex.Service,
+  settings: SummarizationOptions,
+  name: string,
+  publish: (event: MemoryEvent) => Effect.Effect<void>
+) =>
   Effect.flatMap(Effect.serviceOption(EmbeddingModel.EmbeddingModel), (embedder) =>
     Option.match(embedder, {
       onNone: () =>
@@ -234,8 +271,10 @@ const hybridRecall = (messageIndex: MessageIndex.Service, settings: Summarizatio
           })
         ),
       onSome: (service) =>
-        Effect.succeed(makeHybrid(messageIndex, service, {
+        makeHybrid(messageIndex, service, {
           model: settings.embeddingModel,
-          queryTimeoutMillis: settings.embeddingTimeoutMillis
-        }))
+          queryTimeoutMillis: settings.embeddingTimeoutMillis,
+          batchTimeoutMillis: settings.embeddingBatchTimeoutMillis,
+          publish
+        })
     }))

@@ -6,7 +6,7 @@
  */
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
-import { messageLine } from "../../../domain/Message.js"
+import { messageLine } from "../../../domain/MessageText.js"
 import type { SkillService } from "../../../services/SkillService.js"
 
 /**

@@ -74,14 +74,15 @@ export class VectorIndex {
     }
   }
 
-  /** The vectors below `query.before` closest to `query.vector`, best first. */
+  /** The vectors below `query.before` of the query's length closest to `query.vector`, best first. */
   search(query: MessageIndex.VectorQuery): Array<MessageIndex.SearchHit> {
     const entry = this.models.get(query.model)
     const target = normalize(query.vector)
     if (entry === undefined || target.length === 0) return []
     const hits: Array<MessageIndex.SearchHit> = []
     for (const [seq, vector] of entry.vectors) {
-      if (seq >= query.before || vector.length === 0) continue
+      // Only vectors of the query's length compare: one of another length is another model's.
+      if (seq >= query.before || vector.length !== target.length) continue
       hits.push({ seq, score: dot(vector, target) })
     }
     return best(hits, query.limit)

@@ -1,13 +1,16 @@
 /**
  * Hybrid recall: message vectors from an `@effect/ai` `EmbeddingModel`, computed in the background
  * after writes (batched, never on the add path), and a search that fuses the store's lexical
- * ranking with the nearest messages by meaning (reciprocal rank fusion). An embedding call that
- * fails or is slow never fails a write or a context: the messages stay pending, the context gets
- * lexical hits, and the failure is counted.
+ * ranking with the nearest messages by meaning (reciprocal rank fusion). An embedding model that
+ * fails, dies, is interrupted, hangs or answers with unusable vectors (another count than asked,
+ * another dimension, numbers that are not finite) never fails a write or a context: the context
+ * gets lexical hits, a bad vector is never stored, and each fault is counted, published and logged
+ * once.
  */
 import type { EmbeddingModel } from "@effect/ai"
-import { Duration, Effect, Either, Metric } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Either, Metric, Option, Predicate, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import { EmbeddingFailed, type EmbeddingFaultReason, type MemoryEvent } from "../../../domain/MemoryEvent.js"
 import { searchableText } from "../../../domain/Recall.js"
 import type { RepositoryError } from "../../../errors/RepositoryError.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
@@ -22,8 +25,8 @@ export const batchSize = 64
  */
 export const maxEmbeddedChars = 8000
 
-/** The longest one background embedding call may take before the batch counts as failed. */
-const indexTimeout = Duration.seconds(60)
+/** The longest background embedding rests after failed batches in a row. */
+const maxRestMillis = 10 * 60 * 1000
 
 /** The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (k + r). */
 export const fusionK = 60
@@ -47,11 +50,108 @@ export const fuse = (
     .slice(0, limit)
 }
 
+/** Why an embedding could not be used, for the texts concerned. */
+export interface Fault {
+  readonly reason: EmbeddingFaultReason
+  /** One line. */
+  readonly detail: string
+  readonly messages: number
+}
+
+/** A vector the model answered with that cannot be used: the query's, inside its timed call. */
+class UnusableVector extends Data.TaggedError("UnusableVector")<{
+  readonly reason: "dimension" | "non-finite"
+  readonly detail: string
+}> {}
+
+/**
+ * Why `vector` cannot be used among vectors of `dimension` (any length but 0 when not known yet),
+ * if it cannot. Its type is the model's promise; what came back is checked whole.
+ */
+export const vectorFault = (
+  vector: ReadonlyArray<number> | undefined,
+  dimension: number | undefined
+): "dimension" | "non-finite" | undefined => {
+  if (!Array.isArray(vector)) return "non-finite"
+  if (dimension === undefined ? vector.length === 0 : vector.length !== dimension) return "dimension"
+  for (const x of vector) if (!Number.isFinite(x)) return "non-finite"
+  return undefined
+}
+
+/** The length most of the usable vectors have; none when two lengths are as common. */
+const commonLength = (vectors: ReadonlyArray<ReadonlyArray<number>>): number | undefined => {
+  const counts = new Map<number, number>()
+  for (const vector of vectors) {
+    if (vectorFault(vector, undefined) === undefined) counts.set(vector.length, (counts.get(vector.length) ?? 0) + 1)
+  }
+  const ranked = [...counts].sort((a, b) => b[1] - a[1])
+  const [first, second] = ranked
+  return first === undefined || (second !== undefined && second[1] === first[1]) ? undefined : first[0]
+}
+
+/** A value of unknown shape (an error, a defect) as one line for the log and the event. */
+const oneLine = (value: unknown): string => {
+  const text = Predicate.hasProperty(value, "message") && typeof value.message === "string"
+    ? (Predicate.hasProperty(value, "_tag") && typeof value._tag === "string"
+      ? `${value._tag}: ${value.message}`
+      : value.message)
+    : String(value)
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line
+}
+
+/**
+ * The fault of a call that did not answer, from how it ended: a failure of the model (or the
+ * store's scan), a timeout, a defect, or an interruption from inside the call (an interruption of
+ * the caller never gets here: an interrupted fiber runs no error handler).
+ */
+const faultOf = (cause: Cause.Cause<unknown>, timeout: Duration.Duration, messages: number): Fault => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (Cause.isTimeoutException(error)) {
+      return { reason: "timeout", detail: `no answer in ${Duration.format(timeout)}`, messages }
+    }
+    if (error instanceof UnusableVector) return { reason: error.reason, detail: error.detail, messages }
+    const store = Predicate.isTagged(error, "RepositoryError")
+    return { reason: store ? "store" : "failed", detail: oneLine(error), messages }
+  }
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect)) return { reason: "defect", detail: oneLine(defect.value), messages }
+  return { reason: "interrupted", detail: "the call was interrupted", messages }
+}
+
+/**
+ * Runs a call to the model within `timeout`, however it ends: its answer, or the fault. A defect
+ * or an interruption inside the call is a fault like a failure, never the caller's end.
+ */
+const guarded = <A, E>(
+  call: Effect.Effect<A, E>,
+  timeout: Duration.Duration,
+  messages: number
+): Effect.Effect<Either.Either<A, Fault>> =>
+  call.pipe(
+    // `EmbeddingModel`'s batched requests cannot be interrupted while their call is in flight:
+    // disconnected, a call past its timeout (or of an interrupted job) is left to end in the
+    // background, with its connection, and the caller goes on at once.
+    Effect.disconnect,
+    Effect.timeout(timeout),
+    Effect.sandbox,
+    Effect.either,
+    Effect.map(Either.mapLeft((cause) => faultOf(cause, timeout, messages)))
+  )
+
+/** How one background batch ended. */
+type Batch =
+  | { readonly _tag: "stored"; readonly more: boolean }
+  | { readonly _tag: "failed"; readonly fault: Fault }
+
 /** Hybrid recall over one store and one embedding model. */
 export interface Hybrid {
   /**
-   * Embeds the conversation's pending messages, a batch at a time, until none is pending. A
-   * failed or slow batch ends the run (counted and logged): its messages stay pending for the next.
+   * Embeds the conversation's pending messages, a batch at a time, until none is pending. A batch
+   * whose call fails, times out or answers unusably ends the run (counted, published, logged
+   * once): its messages stay pending for a later write, and background embedding rests a while.
    */
   readonly index: (conversationId: ConversationId) => Effect.Effect<void>
   /** The lexical hits fused with the nearest by meaning; lexical alone when that search fails or is slow. */
@@ -65,101 +165,208 @@ export interface Hybrid {
 export const makeHybrid = (
   messageIndex: MessageIndex.Service,
   embedder: EmbeddingModel.Service,
-  options: { readonly model: string; readonly queryTimeoutMillis: number }
-): Hybrid => {
-  const model = options.model
+  options: {
+    readonly model: string
+    readonly queryTimeoutMillis: number
+    readonly batchTimeoutMillis: number
+    readonly publish: (event: MemoryEvent) => Effect.Effect<void>
+  }
+): Effect.Effect<Hybrid> =>
+  Effect.gen(function*() {
+    const model = options.model
+    const queryTimeout = Duration.millis(options.queryTimeoutMillis)
+    const batchTimeout = Duration.millis(options.batchTimeoutMillis)
+    // The length of the model's vectors, learned from its first usable batch in this process:
+    // a vector of another length is refused, never stored nor searched with. (Stores compare only
+    // vectors of one length, too: a model changed under the same name poisons no search.)
+    const dimension = yield* Ref.make<number | undefined>(undefined)
+    // After failed batches in a row, background embedding rests until `until` (clock millis):
+    // a down or hung model costs one timeout per rest, not one per write.
+    const rest = yield* Ref.make({ failures: 0, until: 0 })
 
-  /** One batch: true when there may be more to embed. */
-  const indexBatch = (conversationId: ConversationId) =>
-    Effect.gen(function*() {
-      const pending = yield* messageIndex.pendingEmbeddings(conversationId, { model, limit: batchSize })
-      if (pending.length === 0) return false
-      const texts = pending.map((message) => searchableText(message).slice(0, maxEmbeddedChars))
-      const wanted = texts.flatMap((text, i) => (text.trim().length > 0 ? [i] : []))
-      const vectors = wanted.length === 0
-        ? []
-        : yield* embedder.embedMany(wanted.map((i) => texts[i] ?? "")).pipe(
-          // `EmbeddingModel`'s batched requests cannot be interrupted while their call is in
-          // flight: disconnected, an interrupted job (the layer closing, a cleared conversation)
-          // ends at once, and the call ends in the background with its connection.
-          Effect.disconnect,
-          Effect.timeoutFail({
-            duration: indexTimeout,
-            onTimeout: () => `no answer in ${Duration.format(indexTimeout)}`
+    const report = (conversationId: ConversationId, stage: "index" | "query", fault: Fault, message: string) =>
+      Effect.all([
+        failures(stage)(Effect.succeed(1)),
+        options.publish(new EmbeddingFailed({ conversationId, stage, ...fault })),
+        Effect.logWarning(message).pipe(
+          Effect.annotateLogs({
+            conversationId,
+            model,
+            reason: fault.reason,
+            messages: fault.messages,
+            detail: fault.detail
           })
         )
-      if (vectors.length !== wanted.length) {
-        return yield* Effect.fail(`${vectors.length} vectors for ${wanted.length} texts`)
-      }
-      // A message with nothing to embed is stored without a vector: done, never found.
-      const byIndex = new Map(wanted.map((i, k) => [i, vectors[k] ?? []]))
-      yield* messageIndex.storeEmbeddings(
-        conversationId,
-        model,
-        pending.map((message, i) => ({ seq: message.seq, vector: byIndex.get(i) ?? [] }))
-      )
-      yield* Metrics.messagesEmbedded(Effect.succeed(wanted.length))
-      return pending.length === batchSize
-    })
+      ], { discard: true })
 
-  const index = (conversationId: ConversationId): Effect.Effect<void> =>
-    Effect.gen(function*() {
-      let more = true
-      while (more) {
-        const outcome = yield* Effect.either(indexBatch(conversationId))
-        if (Either.isRight(outcome)) {
-          more = outcome.right
-          continue
-        }
-        const failure = outcome.left
-        // A store failure is the store's to report; the model's is counted here.
-        if (typeof failure === "string" || failure._tag !== "RepositoryError") {
-          yield* failures("index")(Effect.succeed(1))
-        }
-        yield* Effect.logWarning("embedding messages failed; they stay pending").pipe(
-          Effect.annotateLogs({ conversationId, model, error: describe(outcome.left) })
-        )
-        more = false
-      }
-    }).pipe(Effect.withSpan("HybridRecall.index", { attributes: { conversationId } }))
-
-  /** The nearest messages by meaning: the query's vector, then the store's scan of the vectors. */
-  const nearest = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
-    Effect.flatMap(
-      embedder.embed(query.text),
-      (vector) =>
-        messageIndex.searchEmbeddings(conversationId, { model, vector, before: query.before, limit: query.limit })
-    )
-
-  const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
-    Effect.gen(function*() {
-      // The search by meaning has `queryTimeoutMillis` in all (the model's answer and the store's
-      // scan); past it, or failed, the context is served with the lexical hits alone.
-      const [lexical, semantic] = yield* Effect.all([
-        messageIndex.searchMessages(conversationId, query),
-        Effect.either(
-          nearest(conversationId, query).pipe(
-            Effect.disconnect,
-            Effect.timeoutFail({
-              duration: Duration.millis(options.queryTimeoutMillis),
-              onTimeout: () => `no answer in ${options.queryTimeoutMillis} ms`
-            })
+    /** One batch: stored (and whether there may be more to embed), or the fault that stopped it. */
+    const indexBatch = (conversationId: ConversationId) =>
+      Effect.gen(function*() {
+        const pending = yield* messageIndex.pendingEmbeddings(conversationId, { model, limit: batchSize })
+        if (pending.length === 0) return { _tag: "stored", more: false } satisfies Batch
+        const texts = pending.map((message) => searchableText(message).slice(0, maxEmbeddedChars))
+        const wanted = texts.flatMap((text, i) => (text.trim().length > 0 ? [i] : []))
+        let vectors: ReadonlyArray<ReadonlyArray<number>> = []
+        if (wanted.length > 0) {
+          const answer = yield* guarded(
+            embedder.embedMany(wanted.map((i) => texts[i] ?? "")),
+            batchTimeout,
+            wanted.length
           )
+          if (Either.isLeft(answer)) return { _tag: "failed", fault: answer.left } satisfies Batch
+          vectors = answer.right
+        }
+        if (!Array.isArray(vectors) || vectors.length !== wanted.length) {
+          const count = Array.isArray(vectors) ? vectors.length : 0
+          const fault: Fault = {
+            reason: "count",
+            detail: `${count} vectors for ${wanted.length} texts`,
+            messages: wanted.length
+          }
+          return { _tag: "failed", fault } satisfies Batch
+        }
+        const known = yield* Ref.get(dimension)
+        const reference = known ?? commonLength(vectors)
+        const verdicts = vectors.map((vector) => vectorFault(vector, reference))
+        const usable = verdicts.filter((verdict) => verdict === undefined).length
+        if (wanted.length > 0 && (usable === 0 || reference === undefined)) {
+          // Nothing of the answer is usable (or no length is the model's): the call failed as a
+          // whole, and its messages are tried again later.
+          const reason = reference === undefined && usable > 0
+            ? "dimension"
+            : verdicts.find((verdict) => verdict !== undefined) ?? "dimension"
+          const lengths = [...new Set(vectors.map((vector) => (Array.isArray(vector) ? vector.length : 0)))]
+          const fault: Fault = {
+            reason,
+            detail: reason === "dimension"
+              ? `vectors of lengths ${lengths.join(", ")}` +
+                (known === undefined ? ", none most common" : `, not ${known}`)
+              : `no vector of the ${wanted.length} holds only finite numbers`,
+            messages: wanted.length
+          }
+          return { _tag: "failed", fault } satisfies Batch
+        }
+        // A message with nothing to embed, or whose vector is unusable, is stored without one:
+        // done, and found by its words only. A bad vector never reaches the store.
+        const position = new Map(wanted.map((i, k) => [i, k]))
+        yield* messageIndex.storeEmbeddings(
+          conversationId,
+          model,
+          pending.map((message, i) => {
+            const k = position.get(i)
+            const vector = k === undefined || verdicts[k] !== undefined ? [] : vectors[k] ?? []
+            return { seq: message.seq, vector }
+          })
         )
-      ], { concurrency: 2 })
-      if (Either.isLeft(semantic)) {
-        yield* failures("query")(Effect.succeed(1))
-        yield* Effect.logWarning("the search by meaning failed; recall is lexical for this context").pipe(
-          Effect.annotateLogs({ conversationId, model, error: describe(semantic.left) })
-        )
-        return lexical
-      }
-      return fuse([lexical, semantic.right], query.limit)
-    }).pipe(Effect.withSpan("HybridRecall.search", { attributes: { conversationId } }))
+        if (reference !== undefined) yield* Ref.update(dimension, (current) => current ?? reference)
+        yield* Metrics.messagesEmbedded(Effect.succeed(usable))
+        for (const reason of ["dimension", "non-finite"] as const) {
+          const bad = verdicts.filter((verdict) => verdict === reason).length
+          if (bad === 0) continue
+          yield* report(
+            conversationId,
+            "index",
+            {
+              reason,
+              messages: bad,
+              detail: reason === "dimension"
+                ? `${bad} of ${wanted.length} vectors not of length ${reference}`
+                : `${bad} of ${wanted.length} vectors with numbers that are not finite`
+            },
+            "the embedding model answered unusable vectors; those messages are kept without one"
+          )
+        }
+        return { _tag: "stored", more: pending.length === batchSize } satisfies Batch
+      })
 
-  return { index, search }
-}
+    const resting = Effect.zipWith(Clock.currentTimeMillis, Ref.get(rest), (now, current) => now < current.until)
 
-/** A failure as one line for the log: a tagged error's tag and message, or the text. */
-const describe = (error: string | { readonly _tag: string; readonly message: string }): string =>
-  typeof error === "string" ? error : `${error._tag}: ${error.message}`
+    const rested = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Ref.update(rest, (current) => ({
+        failures: current.failures + 1,
+        until: now + Math.min(options.batchTimeoutMillis * 2 ** Math.min(current.failures, 20), maxRestMillis)
+      })))
+
+    const index = (conversationId: ConversationId): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (yield* resting) {
+          return yield* Effect.logDebug("the embedding model rests after failures; messages stay pending").pipe(
+            Effect.annotateLogs({ conversationId, model })
+          )
+        }
+        while (true) {
+          const outcome = yield* Effect.either(indexBatch(conversationId))
+          if (Either.isLeft(outcome)) {
+            // A store failure is the store's to report: logged once here, not counted as the model's.
+            return yield* Effect.logWarning("embedding messages failed on the store; they stay pending").pipe(
+              Effect.annotateLogs({ conversationId, model, error: oneLine(outcome.left) })
+            )
+          }
+          const batch = outcome.right
+          if (batch._tag === "failed") {
+            yield* rested
+            return yield* report(
+              conversationId,
+              "index",
+              batch.fault,
+              "embedding messages failed; they stay pending"
+            )
+          }
+          yield* Ref.set(rest, { failures: 0, until: 0 })
+          if (!batch.more) return
+        }
+      }).pipe(Effect.withSpan("HybridRecall.index", { attributes: { conversationId } }))
+
+    /** The nearest messages by meaning: the query's vector, then the store's scan of the vectors. */
+    const nearest = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
+      Effect.flatMap(Ref.get(dimension), (known) =>
+        guarded(
+          Effect.flatMap(embedder.embed(query.text), (
+            vector
+          ): Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError | UnusableVector> => {
+            const bad = vectorFault(vector, known)
+            if (bad === undefined) {
+              return messageIndex.searchEmbeddings(conversationId, {
+                model,
+                vector,
+                before: query.before,
+                limit: query.limit
+              })
+            }
+            return Effect.fail(
+              new UnusableVector({
+                reason: bad,
+                detail: bad === "dimension"
+                  ? `a query vector of length ${Array.isArray(vector) ? vector.length : 0}, not ${
+                    known ?? "at least 1"
+                  }`
+                  : "a query vector with numbers that are not finite"
+              })
+            )
+          }),
+          queryTimeout,
+          1
+        ))
+
+    const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
+      Effect.gen(function*() {
+        // The search by meaning has `queryTimeoutMillis` in all (the model's answer and the store's
+        // scan); past it, failed or unusable, the context is served with the lexical hits alone.
+        const [lexical, semantic] = yield* Effect.all([
+          messageIndex.searchMessages(conversationId, query),
+          nearest(conversationId, query)
+        ], { concurrency: 2 })
+        if (Either.isLeft(semantic)) {
+          yield* report(
+            conversationId,
+            "query",
+            semantic.left,
+            "the search by meaning failed; recall is lexical for this context"
+          )
+          return lexical
+        }
+        return fuse([lexical, semantic.right], query.limit)
+      }).pipe(Effect.withSpan("HybridRecall.search", { attributes: { conversationId } }))
+
+    return { index, search }
+  })

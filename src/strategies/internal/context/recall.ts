@@ -1,15 +1,20 @@
 /**
  * A context with recall: the archived turns that best match the current query, whole and
- * verbatim, added after the recent turns within a share of the budget taken from them (never below
- * K turns).
+ * verbatim, added after the recent turns within a share of the budget. The block's room comes from
+ * what the context leaves and from the oldest turns shown that the summary already covers (never
+ * the newest K), so recall never opens a gap; the context is assembled once.
  */
 import { Clock, Effect } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
-import { recalledText, type RecalledTurn } from "../../../domain/Recall.js"
+import type { Message } from "../../../domain/Message.js"
+import { messageLine } from "../../../domain/MessageText.js"
+import { recalledText, type RecalledTurn, turnLabel } from "../../../domain/Recall.js"
+import { groupTurns, messagesOf, type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
 import { type MessageSearch, searchTurns } from "../../Recall.js"
+import { withLabels } from "../dates.js"
 import * as Metrics from "../metrics.js"
 
 /** What recall needs from a strategy: how to build its context within a budget. */
@@ -17,7 +22,7 @@ export interface RecallSettings {
   readonly query: string
   /** The budget of the whole context, recalled block included. */
   readonly budget: number
-  /** The share of `budget` recall may take from the recent turns. */
+  /** The share of `budget` the recalled block may take. */
   readonly share: number
   /** Turns the recent part keeps whenever they fit: recall never takes their room. */
   readonly minTurns: number
@@ -28,83 +33,172 @@ export interface RecallSettings {
 }
 
 /**
- * A context with recall: the strategy's context built in what recall leaves, then the turns that
- * best match the query and lie before the recent turns shown, best first while the block fits.
- * Room recall does not use goes back to the recent turns (a second build, from which recalled
- * turns now shown are dropped). Without a match the context is the one the whole budget gives.
+ * A context with recall. The strategy's context is built once, in the whole budget, with its
+ * whole policy (fallbacks included); then the turns that best match the query and lie before the
+ * turns it must keep come back, best first while the block fits its room: at most `share` of the
+ * budget, out of what the context leaves and of the oldest turns it shows that the summary also
+ * covers (never one of the newest `minTurns`, and never a shown turn the search ranks above a
+ * candidate: see `pick`). Just enough of those covered turns make way for the block; what it does
+ * not use stays with the recent turns. The turns the summary does not cover stay shown: recall
+ * never omits a turn. Without a match the context is the one the whole budget gives.
+ *
+ * The block's tokens are not counted by tokenizing it again: they are bounded from the stored
+ * counts of its messages (`blockTokens`).
  */
 export const withRecall = <E>(
   repository: RepositoryService.Service,
   counter: TokenCounter.Service,
   conversationId: ConversationId,
   settings: RecallSettings,
-  builders: {
-    /** The strategy's context in a budget, with its whole policy (fallbacks included). */
-    readonly build: (budget: number) => Effect.Effect<MemoryContext, E>
-    /** The same, assembled again in another budget (no fallback run twice). */
-    readonly rebuild: (budget: number) => Effect.Effect<MemoryContext, E>
-  }
+  build: Effect.Effect<MemoryContext, E>
 ): Effect.Effect<MemoryContext, E | RepositoryService.Errors> =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
+    const base = yield* build
     const reserve = Math.floor(settings.share * settings.budget)
-    const { build, rebuild } = builders
-    let base = yield* build(settings.budget - reserve)
-    if (base.turnsShown < settings.minTurns && reserve > 0) {
-      // The newest K turns did not fit beside the reserve: they win over recall.
-      const whole = yield* rebuild(settings.budget)
-      if (whole.turnsShown > base.turnsShown) base = whole
+    const free = settings.budget - base.tokenCount
+    const grouped = groupTurns(base.recent).turns
+    // The turns that may make way for the block: the oldest shown, covered by the summary state
+    // the context shows (its summary, or its facts), not among the newest `minTurns`.
+    let covered = 0
+    while (
+      (base.summary !== null || base.facts.length > 0) && covered < grouped.length - settings.minTurns &&
+      (grouped[covered]?.lastSeq ?? Number.POSITIVE_INFINITY) <= base.summarizedUpTo
+    ) covered += 1
+    // Those counted as the context counted them: with their date labels, when it shows them.
+    const shown = base.dated && covered > 0
+      ? [...(yield* withLabels(grouped.slice(0, covered), counter.count)), ...grouped.slice(covered)]
+      : grouped
+    let recalled: ReadonlyArray<RecalledTurn> = []
+    let blockTokens = 0
+    if (Math.min(reserve, free + sumTokens(shown.slice(0, covered))) > 0) {
+      const found = yield* searchTurns(repository, conversationId, {
+        query: settings.query,
+        before: shown[covered]?.firstSeq ?? Number.MAX_SAFE_INTEGER,
+        limit: settings.limit
+      }, settings.search)
+      const picked = yield* pick(counter, found, { shown, movable: covered, free, reserve })
+      recalled = picked.turns
+      blockTokens = picked.tokens
     }
-    const firstShown = base.recent[0]?.seq ?? Number.MAX_SAFE_INTEGER
-    // The block never takes more than its share, nor room the context already uses.
-    const room = Math.min(reserve, settings.budget - base.tokenCount)
-    const candidates = room <= 0 ? [] : yield* searchTurns(repository, conversationId, {
-      query: settings.query,
-      before: firstShown,
-      limit: settings.limit
-    }, settings.search)
-    const picked = yield* pick(counter, candidates, room)
-    let context = base
-    let recalled = picked.turns
-    if (picked.tokens < settings.budget - base.tokenCount) {
-      // Give what recall left unused back to the recent turns.
-      const wider = yield* rebuild(settings.budget - picked.tokens)
-      const widerFirst = wider.recent[0]?.seq ?? Number.MAX_SAFE_INTEGER
-      if (wider.tokenCount + picked.tokens <= settings.budget) {
-        context = wider
-        recalled = picked.turns.filter((turn) => turn.toSeq < widerFirst)
-      }
-    }
-    const blockTokens = recalled.length === picked.turns.length
-      ? picked.tokens
-      : recalled.length === 0
-      ? 0
-      : yield* counter.countMessage({ content: recalledText(recalled) })
+    const dropped = dropFor(shown, free, blockTokens)
     yield* Metrics.recallLatency(Effect.succeed((yield* Clock.currentTimeMillis) - started))
     yield* Metrics.recalledTurns(Effect.succeed(recalled.length))
     return new MemoryContext({
-      ...context,
-      tokenBudget: settings.budget,
-      tokenCount: context.tokenCount + blockTokens,
+      ...base,
+      recent: dropped === 0 ? base.recent : messagesOf(shown.slice(dropped)),
+      tokenCount: base.tokenCount - sumTokens(shown.slice(0, dropped)) + blockTokens,
+      turnsShown: base.turnsShown - dropped,
+      turnsCovered: base.turnsCovered - dropped,
       recalled,
       recalledTokens: blockTokens
     }, { disableValidation: true })
   })
 
-/**
- * The best candidates whose block fits `room` tokens: taken best first, each kept only if the
- * block with it still fits (so a long turn does not stop shorter ones after it).
- */
-const pick = (counter: TokenCounter.Service, candidates: ReadonlyArray<RecalledTurn>, room: number) =>
-  Effect.gen(function*() {
-    let turns: Array<RecalledTurn> = []
-    let tokens = 0
-    for (const candidate of candidates) {
-      const next = [...turns, candidate]
-      const nextTokens = yield* counter.countMessage({ content: recalledText(next) })
-      if (nextTokens > room) continue
-      turns = next
-      tokens = nextTokens
+const sumTokens = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.tokenCount, 0)
+
+// Every line break a message's line may hold: `messageLine` indents the line after each.
+const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
+
+/** A message's line without its content and tool calls: the speaker, e.g. `Assistant (mini): `. */
+const speakerOf = (message: Message): string =>
+  messageLine({
+    ...message,
+    content: "",
+    metadata: {
+      ...(message.metadata.modelVariant === undefined ? {} : { modelVariant: message.metadata.modelVariant }),
+      ...(message.metadata.toolName === undefined ? {} : { toolName: message.metadata.toolName })
     }
-    return { turns, tokens }
+  })
+
+/**
+ * The line breaks of a message's line: its content's, and those JSON leaves in its tool calls'
+ * params (U+2028, U+2029).
+ */
+const lineBreaks = (message: Message): number => {
+  let breaks = message.content.match(lineBreak)?.length ?? 0
+  for (const call of message.metadata.toolCalls ?? []) {
+    breaks += JSON.stringify(call.params).match(lineBreak)?.length ?? 0
+  }
+  return breaks
+}
+
+/**
+ * A bound on the tokens one recalled turn adds to the block, from the stored counts of its
+ * messages: its frame (label and speakers) counted as one short text, each message's stored
+ * count (its content, its tool calls as JSON, which the block shows shorter, and
+ * `MessageOverhead`, which covers the line break before it and the joins at its ends), a token per
+ * line break of its line (the block indents the line after each) and 1 for the blank line before
+ * the turn. No stored message is tokenized again.
+ */
+const turnTokens = (counter: TokenCounter.Service, turn: RecalledTurn): Effect.Effect<number> => {
+  let stored = 1
+  const frame = [turnLabel(turn)]
+  for (const message of turn.messages) {
+    stored += message.tokenCount + lineBreaks(message)
+    frame.push(speakerOf(message))
+  }
+  return Effect.map(counter.count(frame.join("\n")), (tokens) => tokens + stored)
+}
+
+/**
+ * The tokens of the block of `turns`, bounded as `turnTokens` bounds each turn, plus its heading as
+ * a message (`countMessage` of `recalledText([])`, which a memoizing counter counts once).
+ * `countMessage(recalledText(turns))` never exceeds it: exactly so for the approximate counter,
+ * whose count of a text is at most the sum of its parts' counts; tested on the exact counter.
+ */
+export const blockTokens = (
+  counter: TokenCounter.Service,
+  turns: ReadonlyArray<RecalledTurn>
+): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    let tokens = yield* counter.countMessage({ content: recalledText([]) })
+    for (const turn of turns) tokens += yield* turnTokens(counter, turn)
+    return tokens
+  })
+
+/** How many of the oldest shown turns make way for a block of `tokens`: as few as will do. */
+const dropFor = (shown: ReadonlyArray<Turn>, free: number, tokens: number): number => {
+  let dropped = 0
+  let room = free
+  while (tokens > 0 && room < tokens && dropped < shown.length) room += shown[dropped++]?.tokenCount ?? 0
+  return dropped
+}
+
+/**
+ * The block: the candidates best first, each kept only if the block with it still fits (so a long
+ * turn does not stop shorter ones after it) within `reserve` and within what the context leaves
+ * plus the oldest `movable` turns shown. A candidate the context shows is left there, and no turn
+ * from it on may make way for a candidate ranked below it (a better match is never pushed out by
+ * a worse one); one that earlier picks already pushed out joins the block like any other.
+ */
+const pick = (
+  counter: TokenCounter.Service,
+  candidates: ReadonlyArray<RecalledTurn>,
+  context: {
+    readonly shown: ReadonlyArray<Turn>
+    readonly movable: number
+    readonly free: number
+    readonly reserve: number
+  }
+) =>
+  Effect.gen(function*() {
+    const { free, reserve, shown } = context
+    const turns: Array<RecalledTurn> = []
+    if (candidates.length === 0) return { turns, tokens: 0 }
+    const heading = yield* counter.countMessage({ content: recalledText([]) })
+    let tokens = heading
+    let movable = context.movable
+    for (const candidate of candidates) {
+      const at = shown.findIndex((turn) => turn.firstSeq <= candidate.toSeq && candidate.fromSeq <= turn.lastSeq)
+      if (at >= dropFor(shown, free, turns.length === 0 ? 0 : tokens)) {
+        movable = Math.min(movable, at)
+        continue
+      }
+      const next = tokens + (yield* turnTokens(counter, candidate))
+      if (next > reserve || next > free + sumTokens(shown.slice(0, movable))) continue
+      turns.push(candidate)
+      tokens = next
+    }
+    return { turns, tokens: turns.length === 0 ? 0 : tokens }
   })

@@ -10,6 +10,7 @@ import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
 import type { Message } from "../../../domain/Message.js"
 import { groupTurns, messagesOf, type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
+import { spansDays, withLabels } from "../dates.js"
 import { newestThatFit } from "../turns.js"
 
 /** Newest complete turns of a range, oldest first. */
@@ -156,6 +157,12 @@ export const assemble = (
      * summary covers only turns shown anyway: it is left out and the room goes to turns.
      */
     readonly withoutSummary?: Preamble | undefined
+    /**
+     * Counts a label's tokens. When given, a conversation said on more than one day
+     * (`dates.spansDays`) gets a dated context: each user message shown is labelled with its date
+     * and time (`MemoryContext.recentLabel`), counted with its turn.
+     */
+    readonly countLabel?: ((label: string) => Effect.Effect<number>) | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -164,7 +171,9 @@ export const assemble = (
     let preamble = options.preamble
     const systemTokens = system.reduce((sum, message) => sum + message.tokenCount, 0)
     const room = options.budget === null ? Number.POSITIVE_INFINITY : Math.max(0, options.budget - systemTokens)
-    const recent = yield* loadRecentTurns(repository, window, room)
+    const loaded = yield* loadRecentTurns(repository, window, room)
+    const countLabel = options.countLabel !== undefined && spansDays(window) ? options.countLabel : undefined
+    const recent = countLabel === undefined ? loaded : { ...loaded, turns: yield* withLabels(loaded.turns, countLabel) }
     if (
       options.withoutSummary !== undefined && preamble.summary !== null && recent.reachedStart &&
       window.after <= info.systemPrefixSeq &&
@@ -252,7 +261,8 @@ export const assemble = (
       omissionAnnounced: omitted.turns > 0 && noticeTokens > 0,
       messagesOmitted: omitted.messages,
       summaryTruncated: preamble.summaryTruncated,
-      summarizedUpTo: preamble.summarizedUpTo
+      summarizedUpTo: preamble.summarizedUpTo,
+      dated: countLabel !== undefined
     }, { disableValidation: true })
   })
 

@@ -13,6 +13,7 @@ import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SettingsRepository } from "../../../services/SettingsRepository.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import { spansDays, withLabels } from "../dates.js"
 import { newestThatFit } from "../turns.js"
 
 /** What the planner must know of the producer that will fold the turns. */
@@ -133,11 +134,13 @@ const plan = (
     const settings = withOverrides(defaults, yield* stored.getSettings(conversationId))
     const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
     const turns = groupTurns(messages).turns
+    // A dated context labels each user message it shows: the room the turns take is measured with them.
+    const shown = spansDays(window) ? yield* withLabels(turns, counter.count) : turns
     const currentSummary = yield* summaryTokens(counter, window.state.narrative)
     const bufferTokens = sum(turns, (turn) => turn.tokenCount)
     const due = trigger(settings, traits, {
       summaryTokens: currentSummary,
-      tokens: bufferTokens,
+      tokens: sum(shown, (turn) => turn.tokenCount),
       messages: sum(turns, (turn) => turn.messages.length),
       turns: turns.length,
       systemTokens
@@ -158,12 +161,12 @@ const plan = (
       tail = count
     } else if (settings.chunkSummarizeThreshold === undefined) {
       // Watermarks: fold the oldest turns until what stays unsummarized fits `lowWater × room`.
-      tail = newestThatFit(turns, settings.lowWater * room)
+      tail = newestThatFit(shown, settings.lowWater * room)
     } else {
       // The explicit threshold: keep verbatim what the prompt can show next to a full summary;
       // when all of it fits there, fold down to the low watermark, never below it.
-      tail = newestThatFit(turns, room)
-      if (tail >= turns.length) tail = newestThatFit(turns, settings.lowWater * room)
+      tail = newestThatFit(shown, room)
+      if (tail >= turns.length) tail = newestThatFit(shown, settings.lowWater * room)
     }
     tail = Math.max(settings.kRawTurns, tail)
     if (tail >= turns.length) {

@@ -1,9 +1,11 @@
 /**
  * The in-memory store's conversation log (`RepositoryService`): appends with their counters,
- * range reads and counts, the window read, and the deletion of a whole conversation.
+ * range reads and counts, the window read, the turns read, and the deletion of a whole
+ * conversation.
  */
 import { Chunk, DateTime, Effect, HashMap, Option, Ref, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
+import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
 import { Message, MessageMetadata, type NewMessage } from "../../../../domain/Message.js"
 import * as SummaryState from "../../../../domain/SummaryState.js"
 import { fromUntrusted, MaxJsonDepth } from "../../../../domain/Text.js"
@@ -52,6 +54,21 @@ const canonicalMetadata = (metadata: MessageMetadata): Option.Option<MessageMeta
 
 const slice = (messages: MessageLog, start: number, end: number): Array<Message> => messages.slice(start, end, readable)
 
+const notSummary = (message: Message): boolean => message.role !== "summary"
+
+/**
+ * The index range `[start, end)` of the turn that holds the message at `index`, within
+ * `[floor, ceiling)`: back to a user message (or to `floor`, the first message after the leading
+ * system messages), and on to the next user message (or to `ceiling`).
+ */
+const turnRange = (messages: MessageLog, index: number, floor: number, ceiling: number): readonly [number, number] => {
+  let start = index
+  while (start > floor && messages.at(start)?.role !== "user") start -= 1
+  let end = index + 1
+  while (end < ceiling && messages.at(end)?.role !== "user") end += 1
+  return [start, end]
+}
+
 /** The log over the store's data. */
 export const make = ({ find, ref }: State): RepositoryService.Service =>
   RepositoryService.of({
@@ -70,7 +87,9 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
           const messageCount = Option.match(existing, { onNone: () => 0, onSome: (c) => c.info.messageCount })
           return [{ messages: [], messageCount }, snapshot]
         }
-        const current = Option.getOrElse(existing, () => emptyConversation(conversationId, now))
+        // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
+        const start = newMessages[0]?.createdAt ?? now
+        const current = Option.getOrElse(existing, () => emptyConversation(conversationId, start))
         let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
         const added: Array<Message> = []
@@ -141,7 +160,10 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
     }),
 
     readWindow: Effect.fnUntraced(function*(conversationId, query) {
-      const { info, messages, state } = yield* find(conversationId)
+      const snapshot = yield* Ref.get(ref)
+      const conversation = HashMap.get(snapshot.conversations, conversationId)
+      if (Option.isNone(conversation)) return yield* new ConversationNotFoundError({ conversationId })
+      const { info, messages, state } = conversation.value
       const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
       const [start, end] = rangeOf(messages, { after })
       // Reading further back costs nothing here (no round trip to save, unlike the SQL stores' page):
@@ -150,11 +172,31 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
       return {
         info,
         state,
+        settings: Option.getOrElse(HashMap.get(snapshot.settings, conversationId), () => ConversationSettings.empty),
         system: slice(messages, 0, messages.indexAfter(info.systemPrefixSeq)),
         after,
         recent: slice(messages, first, end),
         reachedStart: first === start
       }
+    }),
+
+    readTurns: Effect.fnUntraced(function*(conversationId, query) {
+      const { info, messages } = yield* find(conversationId)
+      const floor = messages.indexAfter(info.systemPrefixSeq)
+      const ceiling = query.before === undefined ? messages.size : rangeOf(messages, { before: query.before })[1]
+      const limit = query.limit ?? Number.POSITIVE_INFINITY
+      // Turn start index → end index, in the order the seqs ask for them.
+      const ranges = new Map<number, number>()
+      for (const seq of query.seqs) {
+        if (ranges.size >= limit) break
+        if (!Number.isSafeInteger(seq)) continue
+        const index = messages.indexAfter(seq - 1)
+        const message = messages.at(index)
+        if (index < floor || index >= ceiling || message?.seq !== seq || message.role === "summary") continue
+        const [start, end] = turnRange(messages, index, floor, ceiling)
+        if (!ranges.has(start)) ranges.set(start, end)
+      }
+      return [...ranges].sort(([a], [b]) => a - b).map(([start, end]) => slice(messages, start, end).filter(notSummary))
     }),
 
     deleteConversation: Effect.fnUntraced(function*(conversationId) {

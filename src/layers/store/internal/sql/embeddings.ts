@@ -56,12 +56,14 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
       id: Schema.String,
       model: Schema.String,
       vector: Schema.String,
+      dimension: Schema.Number,
       before: Schema.Number,
       limit: Schema.Number
     }),
     Result: HitRow,
     // Every vector of the conversation and model below `before` is scored (the primary key reads
-    // them as one range); pruned messages are left out by the join.
+    // them as one range); pruned messages are left out by the join, and vectors of another length
+    // than the query's (another model's under the same name) by the length test.
     execute: (q) =>
       sql`SELECT e.seq, (
           SELECT coalesce(sum(a * b), 0) FROM unnest(e.vector, ${q.vector}::real[]) AS t(a, b)
@@ -69,7 +71,7 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         FROM chat_memory_embeddings e
         JOIN chat_memory_messages m ON m.conversation_id = e.conversation_id AND m.seq = e.seq
         WHERE e.conversation_id = ${q.id} AND e.model = ${q.model} AND e.seq < ${q.before}
-          AND cardinality(e.vector) > 0
+          AND cardinality(e.vector) = ${q.dimension}
         ORDER BY score DESC, e.seq DESC
         LIMIT ${q.limit}`
   })
@@ -93,6 +95,7 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         id: conversationId,
         model: query.model,
         vector: arrayText(vector),
+        dimension: vector.length,
         before: upperBound(query.before),
         limit: clampLimit(query.limit)
       })

@@ -54,6 +54,12 @@ export const toMessage = (conversationId: ConversationId, row: MessageRow): Mess
 /** A message row, or the all-null row of a `LEFT JOIN` that matched no message. */
 export const MaybeMessageRow = Schema.Union(MessageRow, Schema.Struct({ seq: Schema.Null }))
 
+/** A message of the turns read (`selectTurns`), with the seq of its turn's first message. */
+export const TurnMessageRow = Schema.Struct({ ...MessageRow.fields, turn_start: SqlInt })
+
+/** A message row of the turns read, or the all-null row of a conversation where none matched. */
+export const MaybeTurnMessageRow = Schema.Union(TurnMessageRow, Schema.Struct({ seq: Schema.Null }))
+
 /** A conversation row: its counters and its summary state. */
 export const ConversationRow = Schema.Struct({
   last_seq: SqlInt,
@@ -148,7 +154,8 @@ export const toCounts = (row: typeof CountsRow.Type): RepositoryService.RangeCou
  * The row of the window read: the conversation's counters and state, where the window starts
  * (`window_after`), the seq it reads above (`window_floor`, the start or a bound that narrows the
  * index range) and how many messages it reads at most (`window_limit`), with the leading system
- * messages and the window's messages as one JSON array (one row, one round trip).
+ * messages and the window's messages as one JSON array, and the conversation's stored settings
+ * (one row, one round trip).
  */
 export const WindowRow = Schema.Struct({
   ...ConversationRow.fields,
@@ -163,7 +170,9 @@ export const WindowRow = Schema.Struct({
     seq: Schema.Int,
     token_count: Schema.Int,
     created_at: Schema.DateTimeUtcFromNumber
-  }))
+  })),
+  /** The conversation's stored settings, null for none (migration 8). */
+  settings: Schema.NullOr(ConversationSettings)
 })
 
 /** A summarization record row. */

@@ -2,7 +2,7 @@
  * The statements of the SQL repository, with their row schemas. Each names one conversation and
  * reads an index range of it.
  */
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient, Statement } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
 import { Array, DateTime, Effect, Option, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
@@ -14,6 +14,9 @@ import * as Rows from "./rows.js"
 
 /** Rows per `INSERT` statement: 7 parameters each, well under PostgreSQL's 65,535. */
 const insertChunk = 1000
+
+/** How far from a seq the turns read first looks for the user messages around it (see `selectTurns`). */
+const turnReach = 64
 
 // Seqs are integers, so `seq > 2.5` is `seq > 2` and `seq < 2.5` is `seq < 3`; comparing with the
 // integer keeps the bound a parameter of the key's type, so the primary key serves the range.
@@ -105,6 +108,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       leadingSystem: Schema.Number,
       firstTurnRole: Schema.NullOr(Schema.String),
       now: Schema.DateFromSelf,
+      /** When the conversation starts, if this append creates it: its first message's `createdAt`. */
+      startedAt: Schema.String,
       messageRoles: Schema.Array(Schema.String),
       contents: Schema.Array(Schema.String),
       metadata: Schema.Array(Schema.String),
@@ -120,7 +125,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
           user_count, assistant_count, tool_count, summary_count, token_count, system_prefix_seq, first_turn_role,
           created_at, updated_at)
         VALUES (${r.id}, ${r.count}, ${r.count}, ${r.system}, ${r.user}, ${r.assistant}, ${r.tool}, ${r.summary},
-          ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.now}, ${r.now})
+          ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.startedAt}::timestamptz, ${r.now})
         ON CONFLICT (conversation_id) DO UPDATE SET
           last_seq = c.last_seq + EXCLUDED.last_seq,
           message_count = c.message_count + EXCLUDED.message_count,
@@ -196,6 +201,66 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
           ORDER BY seq ${sql.literal(q.newest ? "DESC" : "ASC")} LIMIT ${q.limit}
         ) m ON true
         WHERE c.conversation_id = ${q.id}`
+    }
+  })
+  // The turns that hold the messages `seqs` names, in one statement: for each seq (in the order
+  // given), the user message at or before it and the next one after it, found by a short walk of
+  // the primary key from the seq; the distinct turns of the first seqs, at most `limit` of them;
+  // then their messages, by range. Each walk first looks `turnReach` seqs away: without statistics
+  // (PGlite) the planner may read the whole range up to the seq and sort it rather than walk the
+  // key, so the range is kept small, and read whole only for a turn longer than that. The row of
+  // the conversation tells no turn from no conversation.
+  const selectTurns = SqlSchema.findAll({
+    Request: Schema.Struct({
+      id: Schema.String,
+      seqs: Schema.Array(Schema.Number),
+      before: Schema.Number,
+      limit: Schema.NullOr(Schema.Number)
+    }),
+    Result: Rows.MaybeTurnMessageRow,
+    execute: (q) => {
+      const userAtOrBefore = (floor: Statement.Fragment) =>
+        sql`SELECT u.seq FROM chat_memory_messages u
+          WHERE u.conversation_id = c.conversation_id AND u.seq <= h.seq AND u.seq > ${floor} AND u.role = 'user'
+          ORDER BY u.seq DESC LIMIT 1`
+      const userAfter = (ceiling: Statement.Fragment) =>
+        sql`SELECT u.seq FROM chat_memory_messages u
+          WHERE u.conversation_id = c.conversation_id AND u.seq > h.seq AND u.seq < ${ceiling} AND u.role = 'user'
+          ORDER BY u.seq ASC LIMIT 1`
+      const prefix = sql.literal("c.system_prefix_seq")
+      return sql`SELECT m.turn_start, m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at
+        FROM chat_memory_conversations c
+        LEFT JOIN LATERAL (
+          SELECT t.turn_start, x.seq, x.role, x.content, x.metadata, x.token_count, x.created_at
+          FROM (
+            SELECT d.turn_start, d.turn_end FROM (
+              SELECT DISTINCT ON (b.turn_start) b.turn_start, b.turn_end, b.i FROM (
+                SELECT h.i,
+                  coalesce(
+                    (${userAtOrBefore(sql`GREATEST(${prefix}, h.seq - ${turnReach})`)}),
+                    (${userAtOrBefore(prefix)}),
+                    ${prefix} + 1
+                  ) AS turn_start,
+                  coalesce(
+                    (${userAfter(sql`LEAST(${q.before}::bigint, h.seq + ${turnReach})`)}),
+                    (${userAfter(sql`${q.before}::bigint`)}),
+                    ${q.before}::bigint
+                  ) AS turn_end
+                FROM unnest(${q.seqs}::bigint[]) WITH ORDINALITY AS h(seq, i)
+                WHERE h.seq > c.system_prefix_seq AND h.seq < ${q.before} AND EXISTS (
+                  SELECT 1 FROM chat_memory_messages e
+                  WHERE e.conversation_id = c.conversation_id AND e.seq = h.seq AND e.role <> 'summary'
+                )
+              ) b
+              ORDER BY b.turn_start, b.i
+            ) d
+            ORDER BY d.i LIMIT ${q.limit}
+          ) t
+          JOIN chat_memory_messages x ON x.conversation_id = c.conversation_id
+            AND x.seq >= t.turn_start AND x.seq < t.turn_end AND x.role <> 'summary'
+        ) m ON true
+        WHERE c.conversation_id = ${q.id}
+        ORDER BY m.seq`
     }
   })
   const countRange = SqlSchema.findAll({
@@ -319,6 +384,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     insertMessages,
     selectMessages,
     countRange,
+    selectTurns,
     selectWindow,
     selectRecords,
     deleteCovered,

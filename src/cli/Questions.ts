@@ -1,0 +1,68 @@
+/**
+ * The questions files of `eval`: a transcript and the questions asked over it, each with the turns
+ * its answer was said in and the kind of question it is.
+ */
+import { FileSystem } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { dirname, resolve } from "node:path"
+import { CliError } from "./Errors.js"
+
+const Turn = Schema.Int.pipe(Schema.positive())
+
+/**
+ * The hard kinds of question: `paraphrase` (asked in words the answer's turn does not use),
+ * `when` (the answer is a date, or the date of the session it was said in), `multi-turn` (the
+ * answers were said in two turns far apart: `statedAtTurn` and `lastStatedTurn`).
+ */
+export const QuestionKind = Schema.Literal("paraphrase", "when", "multi-turn")
+
+/** A kind of question. */
+export type QuestionKind = typeof QuestionKind.Type
+
+/**
+ * One question: asked after turn `askedAfterTurn` (turn N is the N-th user message and what
+ * answers it); its answer is in a context (or a model's reply) when every string of `answers` is.
+ */
+export const Question = Schema.Struct({
+  id: Schema.String,
+  factKey: Schema.NullOr(Schema.String),
+  question: Schema.String,
+  answers: Schema.NonEmptyArray(Schema.String.pipe(Schema.minLength(1))),
+  statedAtTurn: Turn,
+  lastStatedTurn: Turn,
+  supersededAtTurn: Schema.NullOr(Turn),
+  askedAfterTurn: Turn,
+  kind: Schema.optional(QuestionKind)
+})
+
+/** A questions file: the transcript (relative to the file) and its questions. */
+export const QuestionsFile = Schema.Struct({
+  transcript: Schema.String,
+  description: Schema.optional(Schema.String),
+  questions: Schema.Array(Question)
+})
+
+/** A question. */
+export type Question = typeof Question.Type
+
+/** Reads and checks a questions file; its transcript path is resolved against the file's folder. */
+export const readQuestions = (path: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new CliError({ reason: `${path}: ${error.message}` }))
+    )
+    const file = yield* Schema.decodeUnknown(Schema.parseJson(QuestionsFile))(text).pipe(
+      Effect.mapError((error) => new CliError({ reason: `${path}: not a questions file: ${error.message}` }))
+    )
+    return { ...file, transcript: resolve(dirname(path), file.transcript) }
+  })
+
+/** The ranks recall@k is counted at: the search's top 1, 3, 5 and 10 turns. */
+export const recallKs = [1, 3, 5, 10] as const
+
+/** The turns a question's answer was said in: `statedAtTurn` and `lastStatedTurn`, once each. */
+export const answerTurns = (question: Question): ReadonlyArray<number> =>
+  question.statedAtTurn === question.lastStatedTurn
+    ? [question.statedAtTurn]
+    : [question.statedAtTurn, question.lastStatedTurn]

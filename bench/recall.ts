@@ -16,7 +16,7 @@ import * as Storage from "../src/layers/store/Storage.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
-import { scaled, type Settings, type Store } from "./setup.js"
+import { scaled, seedSummary, type Settings, type Store } from "./setup.js"
 import { ms, printTable, ratio, timed, times } from "./stats.js"
 import { generatedTurn, pick } from "./texts.js"
 
@@ -139,26 +139,12 @@ const searchByLength = (warmup: number, runs: number) =>
         }))
         // A summarizer that keeps up: all but the newest 20 messages summarized, as after a real
         // replay, so that a context reads its window and recall, not a history that is behind.
-        yield* store.summaries.commitSummary({
-          conversationId: id,
-          expected: { cursor: 0, version: 0 },
-          narrative: "The customer and the assistant discussed deliveries, orders and schedules.",
-          facts: [],
-          layers: [],
-          cursor: length - 20,
-          record: {
-            fromSeq: 1,
-            toSeq: length - 20,
-            summary: "seeded",
-            summaryTruncated: false,
-            mode: "incremental",
-            skillId: "bench/seed",
-            model: null,
-            inputTokens: 0,
-            outputTokens: 0,
-            durationMs: 0
-          }
-        })
+        yield* seedSummary(
+          store.summaries,
+          id,
+          length - 20,
+          "The customer and the assistant discussed deliveries, orders and schedules."
+        )
         return { id, length, seedSeconds: t / 1000 }
       }))
     const samples = seeded.map(() => ({

@@ -24,7 +24,7 @@ import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { type Counter, counting } from "./roundTrips.js"
-import { budget, scaled, type Settings, type Store } from "./setup.js"
+import { budget, scaled, seedSummary, type Settings, type Store } from "./setup.js"
 import { type Figure, fixed, interleaved, ms, printTable, ratio, times } from "./stats.js"
 
 const lengths = [1000, 10_000] as const
@@ -147,26 +147,12 @@ const measure = (
         cursor -= 1
       }
       cursor -= 1
-      yield* storage.summaries.commitSummary({
-        conversationId: id,
-        expected: { cursor: 0, version: 0 },
-        narrative: "The client and the assistant planned deliveries, events and trips, with their orders and dates.",
-        facts: [],
-        layers: [],
+      yield* seedSummary(
+        storage.summaries,
+        id,
         cursor,
-        record: {
-          fromSeq: 1,
-          toSeq: cursor,
-          summary: "seeded",
-          summaryTruncated: false,
-          mode: "incremental",
-          skillId: "bench/seed",
-          model: null,
-          inputTokens: 0,
-          outputTokens: 0,
-          durationMs: 0
-        }
-      })
+        "The client and the assistant planned deliveries, events and trips, with their orders and dates."
+      )
       const plain = plainRecall(seeded)
       const trips: Array<number> = []
       let recalled = 0

@@ -9,6 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
+import type * as ConversationId from "../src/domain/ConversationId.js"
 import type { DataValidationError } from "../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
@@ -203,3 +204,34 @@ export const hierarchicalMemory = (
   counter: Layer.Layer<TokenCounter>,
   script: ScriptedSkill.ScriptedSkill.Script
 ) => skilledMemory(store, HierarchicalStrategy.layer({ tokenBudget: budget }), counter, script)
+
+/**
+ * Commits a first summary that covers messages 1 to `cursor`, as a summarizer that keeps up would
+ * leave it, so that a context reads its window and recall, not a history that is behind.
+ */
+export const seedSummary = (
+  summaries: Storage.Store["summaries"],
+  conversationId: ConversationId.ConversationId,
+  cursor: number,
+  narrative: string
+) =>
+  summaries.commitSummary({
+    conversationId,
+    expected: { cursor: 0, version: 0 },
+    narrative,
+    facts: [],
+    layers: [],
+    cursor,
+    record: {
+      fromSeq: 1,
+      toSeq: cursor,
+      summary: "seeded",
+      summaryTruncated: false,
+      mode: "incremental",
+      skillId: "bench/seed",
+      model: null,
+      inputTokens: 0,
+      outputTokens: 0,
+      durationMs: 0
+    }
+  })

@@ -16,6 +16,7 @@ import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { fuse } from "../src/strategies/internal/context/hybrid.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
+import { conceptVectors } from "./fixtures/conceptVectors.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 import { summarizingMemory } from "./fixtures/layers.js"
 
@@ -32,19 +33,7 @@ const concepts: ReadonlyArray<ReadonlyArray<string>> = [
 ]
 
 /** The fake model's vector of a text: its concepts, and a faint trace of every other word. */
-const vectorOf = (text: string): Array<number> => {
-  const vector = Array.from({ length: concepts.length + 8 }, () => 0)
-  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 0)) {
-    const concept = concepts.findIndex((words) => words.includes(word))
-    if (concept >= 0) vector[concept] = (vector[concept] ?? 0) + 1
-    else {
-      let h = 0
-      for (const c of word) h = (h * 31 + c.charCodeAt(0)) % 8
-      vector[concepts.length + h] = (vector[concepts.length + h] ?? 0) + 0.05
-    }
-  }
-  return vector
-}
+const { vectorOf } = conceptVectors(concepts)
 
 const EmbeddingRequest = Schema.parseJson(Schema.Struct({
   model: Schema.String,

@@ -9,7 +9,7 @@ import type { ConversationId } from "../../src/domain/ConversationId.js"
 import * as Storage from "../../src/layers/store/Storage.js"
 import { MessageIndex } from "../../src/services/MessageIndex.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
-import { freshId, newMessage } from "../fixtures/messages.js"
+import { freshId, newMessage, testRecord } from "../fixtures/messages.js"
 
 const model = "test-embedding"
 
@@ -173,18 +173,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
         narrative: "Window seat to Lisbon.",
         facts: [],
         cursor: 3,
-        record: {
-          fromSeq: 2,
-          toSeq: 3,
-          summary: "Window seat to Lisbon.",
-          summaryTruncated: false,
-          mode: "incremental",
-          skillId: "test/summarize@1",
-          model: null,
-          inputTokens: 10,
-          outputTokens: 5,
-          durationMs: 1
-        },
+        record: testRecord(2, 3, "Window seat to Lisbon."),
         prune: true
       })
       assert.strictEqual(committed._tag, "Committed")

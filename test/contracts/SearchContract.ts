@@ -12,7 +12,7 @@ import type { NewMessage } from "../../src/domain/Message.js"
 import * as Storage from "../../src/layers/store/Storage.js"
 import { MessageIndex } from "../../src/services/MessageIndex.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
-import { freshId, newMessage } from "../fixtures/messages.js"
+import { freshId, newMessage, testRecord } from "../fixtures/messages.js"
 
 const seqsOf = (hits: ReadonlyArray<{ readonly seq: number }>) => hits.map((hit) => hit.seq)
 
@@ -342,18 +342,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
         narrative: "ZETA-991 was discussed.",
         facts: [],
         cursor: 4,
-        record: {
-          fromSeq: 3,
-          toSeq: 4,
-          summary: "ZETA-991 was discussed.",
-          summaryTruncated: false,
-          mode: "incremental",
-          skillId: "test/summarize@1",
-          model: null,
-          inputTokens: 10,
-          outputTokens: 5,
-          durationMs: 1
-        },
+        record: testRecord(3, 4, "ZETA-991 was discussed."),
         summaryMessage: { content: "Summary: ZETA-991 was discussed.", tokenCount: 8 },
         prune: true
       })

@@ -6,7 +6,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Storage from "../../src/layers/store/Storage.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
-import { freshId, newMessage } from "../fixtures/messages.js"
+import { freshId, newMessage, testRecord } from "../fixtures/messages.js"
 
 const seqsOf = (turns: ReadonlyArray<ReadonlyArray<{ readonly seq: number }>>) =>
   turns.map((turn) => turn.map((m) => m.seq))
@@ -105,18 +105,7 @@ export const turnsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
         narrative: "ORD-1 was found.",
         facts: [],
         cursor: 7,
-        record: {
-          fromSeq: 3,
-          toSeq: 7,
-          summary: "ORD-1 was found.",
-          summaryTruncated: false,
-          mode: "incremental",
-          skillId: "test/summarize@1",
-          model: null,
-          inputTokens: 10,
-          outputTokens: 5,
-          durationMs: 1
-        },
+        record: testRecord(3, 7, "ORD-1 was found."),
         prune: true
       })
       assert.strictEqual(committed._tag, "Committed")

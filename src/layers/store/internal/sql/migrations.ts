@@ -159,27 +159,31 @@ const linkSummaryMessage = Effect.gen(function*() {
   }
 })
 
-// The window read of `getContext` as a function, so that its plan is made once per session (PL/pgSQL
-// caches the plans of its statements; `@effect/sql-pg` sends every statement unnamed, so a plain
-// statement is planned at every call, about a third of its cost on PostgreSQL). One row: the
-// conversation's counters and summary state, where the window starts (`window_after`), the seq it
-// reads above (`window_floor`: the start, or a bound that narrows the index range to the rows the
-// page can hold), how many messages the page holds at most (`window_limit`, computed as
-// `windowPageSize` in `../window.ts` computes it, one more than the page, with the same float8
-// arithmetic), how many it held (`window_rows`), and the leading system messages with the newest
-// messages that hold more than the token limit (summary messages aside) back to a user message, as
-// one JSON array (times in epoch ms). A change to the read is a new migration that replaces the
-// function.
-const createReadWindow = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
+/**
+ * The window read of `getContext` as a function, so that its plan is made once per session (PL/pgSQL
+ * caches the plans of its statements; `@effect/sql-pg` sends every statement unnamed, so a plain
+ * statement is planned at every call, about a third of its cost on PostgreSQL). One row: the
+ * conversation's counters and summary state, where the window starts (`window_after`), the seq it
+ * reads above (`window_floor`: the start, or a bound that narrows the index range to the rows the
+ * page can hold), how many messages the page holds at most (`window_limit`, computed as
+ * `windowPageSize` in `../window.ts` computes it, one more than the page, with the same float8
+ * arithmetic), how many it held (`window_rows`), and the leading system messages with the newest
+ * messages that hold more than the token limit (summary messages aside) back to a user message, as
+ * one JSON array (times in epoch ms). With `withSettings`, the row ends with the conversation's
+ * stored settings (`readWindowSettings`). A database that ran a migration keeps what it created: a
+ * change to the read is a new migration that creates the function again.
+ */
+const readWindowFunction = (sql: SqlClient.SqlClient, withSettings: boolean) =>
+  sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
       p_id text, p_cursor boolean, p_token_limit float8, p_narrow boolean)
     RETURNS TABLE (
       last_seq bigint, message_count bigint, system_count bigint, user_count bigint, assistant_count bigint,
       tool_count bigint, summary_count bigint, token_count bigint, system_prefix_seq bigint, first_turn_role text,
       narrative text, facts jsonb, layers jsonb, summary_cursor bigint, summary_version bigint,
       summary_updated_at timestamptz, created_at timestamptz, updated_at timestamptz,
-      window_after bigint, window_limit bigint, window_floor bigint, window_rows bigint, messages json)
+      window_after bigint, window_limit bigint, window_floor bigint, window_rows bigint, messages json${
+    sql.literal(withSettings ? ",\n      settings jsonb" : "")
+  })
     LANGUAGE plpgsql STABLE AS $$
     #variable_conflict use_column
     BEGIN
@@ -230,10 +234,18 @@ const createReadWindow = Effect.gen(function*() {
             'token_count', shown.token_count,
             'created_at', (extract(epoch FROM shown.created_at) * 1000)::bigint
           )), '[]'::json) FROM shown
-        )
+        )${
+    sql.literal(
+      withSettings ? ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" : ""
+    )
+  }
       FROM w;
     END
     $$`
+
+const createReadWindow = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* readWindowFunction(sql, false)
 })
 
 // The window read also returns the conversation's stored settings, so that a context is one round
@@ -242,70 +254,7 @@ const createReadWindow = Effect.gen(function*() {
 const readWindowSettings = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
-  yield* sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
-      p_id text, p_cursor boolean, p_token_limit float8, p_narrow boolean)
-    RETURNS TABLE (
-      last_seq bigint, message_count bigint, system_count bigint, user_count bigint, assistant_count bigint,
-      tool_count bigint, summary_count bigint, token_count bigint, system_prefix_seq bigint, first_turn_role text,
-      narrative text, facts jsonb, layers jsonb, summary_cursor bigint, summary_version bigint,
-      summary_updated_at timestamptz, created_at timestamptz, updated_at timestamptz,
-      window_after bigint, window_limit bigint, window_floor bigint, window_rows bigint, messages json,
-      settings jsonb)
-    LANGUAGE plpgsql STABLE AS $$
-    #variable_conflict use_column
-    BEGIN
-      RETURN QUERY
-      WITH c AS (
-        SELECT cv.last_seq, cv.message_count, cv.system_count, cv.user_count, cv.assistant_count, cv.tool_count,
-          cv.summary_count, cv.token_count, cv.system_prefix_seq, cv.first_turn_role, cv.narrative, cv.facts,
-          cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,
-          CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
-            AS window_after,
-          LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, p_token_limit)) /
-            CASE WHEN cv.message_count = 0 THEN 1 ELSE GREATEST(1, cv.token_count::float8 / cv.message_count) END) + 16)
-          )::bigint + 1 AS window_limit
-        FROM chat_memory_conversations cv WHERE cv.conversation_id = p_id
-      ), w AS (
-        SELECT c.*,
-          CASE WHEN p_narrow THEN GREATEST(c.window_after, c.last_seq - c.window_limit -
-            CASE WHEN c.window_after >= c.summary_cursor THEN 0 ELSE c.last_seq - c.message_count END)
-          ELSE c.window_after END AS window_floor
-        FROM c
-      ), page AS (
-        SELECT p.seq, p.role, p.content, p.metadata, p.token_count, p.created_at,
-          sum(CASE WHEN p.role = 'summary' THEN 0 ELSE p.token_count END) OVER (ORDER BY p.seq DESC)
-            - CASE WHEN p.role = 'summary' THEN 0 ELSE p.token_count END AS newer_tokens
-        FROM (
-          SELECT m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at FROM chat_memory_messages m
-          WHERE m.conversation_id = p_id AND m.seq > (SELECT w.window_floor FROM w)
-            AND m.seq <= (SELECT w.last_seq FROM w)
-          ORDER BY m.seq DESC LIMIT (SELECT w.window_limit FROM w)
-        ) p
-      ), cut AS (
-        SELECT coalesce(max(page.seq) FILTER (WHERE page.role = 'user' AND page.seq <= (
-          SELECT min(q.seq) FROM page q WHERE q.newer_tokens <= p_token_limit
-        )), 0) AS from_seq, count(*) AS page_rows FROM page
-      ), shown AS (
-        SELECT m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at FROM chat_memory_messages m
-        WHERE m.conversation_id = p_id AND m.seq <= (SELECT w.system_prefix_seq FROM w)
-        UNION ALL
-        SELECT page.seq, page.role, page.content, page.metadata, page.token_count, page.created_at FROM page
-        WHERE page.seq >= (SELECT cut.from_seq FROM cut)
-      )
-      SELECT w.last_seq, w.message_count, w.system_count, w.user_count, w.assistant_count, w.tool_count,
-        w.summary_count, w.token_count, w.system_prefix_seq, w.first_turn_role, w.narrative, w.facts, w.layers,
-        w.summary_cursor, w.summary_version, w.summary_updated_at, w.created_at, w.updated_at, w.window_after,
-        w.window_limit, w.window_floor, (SELECT cut.page_rows FROM cut), (
-          SELECT coalesce(json_agg(json_build_object(
-            'seq', shown.seq, 'role', shown.role, 'content', shown.content, 'metadata', shown.metadata,
-            'token_count', shown.token_count,
-            'created_at', (extract(epoch FROM shown.created_at) * 1000)::bigint
-          )), '[]'::json) FROM shown
-        ),
-        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)
-      FROM w;
-    END
-    $$`
+  yield* readWindowFunction(sql, true)
 })
 
 /** Applies the pending migrations; a no-op on an up-to-date database. */

@@ -74,7 +74,9 @@ echo "internal paths are not exported"
 
 # Installed as an app installs it: a fresh directory outside the repository, effect one patch
 # behind ours, the peers at the README's Install line. One copy of effect, no optional store or
-# counter package, and a turn on the default layer without a version warning.
+# counter package, and a turn on the default layer without a version warning. The bin, without
+# @effect/cli (an optional peer), names it and its install command in one line and exits with 1.
+cli_range=$(node -p "require('./package.json').peerDependencies['@effect/cli']")
 app=$(mktemp -d)
 trap 'rm -rf "$work" "$app"' EXIT
 cp "$work/$tarball" "$app/"
@@ -89,6 +91,19 @@ cp "$work/$tarball" "$app/"
     npm ls effect >&2 || true
     exit 1
   fi
+  if [ -d node_modules/@effect/cli ]; then
+    echo "check-pack: @effect/cli was installed without being asked for" >&2
+    exit 1
+  fi
+  bin_code=0
+  bin_out=$(node_modules/.bin/effect-chat-memory context nope 2>&1) || bin_code=$?
+  expected="effect-chat-memory: the command line needs @effect/cli, which is not installed: npm install @effect/cli@$cli_range"
+  if [ "$bin_code" != 1 ] || [ "$bin_out" != "$expected" ]; then
+    echo "check-pack: the bin without @effect/cli exited with $bin_code and said:" >&2
+    echo "$bin_out" >&2
+    exit 1
+  fi
+  echo "bin without @effect/cli, exit $bin_code: $bin_out"
   if [ -d node_modules/@electric-sql/pglite ]; then
     echo "check-pack: PGlite was installed without being asked for" >&2
     exit 1

@@ -151,21 +151,39 @@ describe("CLI: replay of the bundled conversation", () => {
         assert.include(run.stdout, "Context for the next model call (summarization")
         const last = transcript[transcript.length - 1]
         assert.include(run.stdout, `${last?.role.padEnd(9)}| ${last?.content}`)
-        for (
-          const row of [
-            `messages stored        ${transcript.length}`,
-            "tokens stored",
-            "context tokens",
-            "compression ratio",
-            "summarizations",
-            "summarizer tokens",
-            "turns omitted",
-            "prefix kept            on ",
-            "summaries truncated    0",
-            "time"
-          ]
-        ) assert.include(run.stdout, row)
-        assert.match(run.stdout, /store pglite at [^,]+, summarizer extractive \(offline\)/)
+        // The figures in plain words, each setting with the option that sets it.
+        const rows = run.stdout.split("\n").map((line) => line.trim().split(/ {2,}/))
+        const row = (label: string) => rows.find(([first]) => first === label)?.[1] ?? ""
+        assert.strictEqual(row("messages stored"), String(transcript.length))
+        assert.strictEqual(row("recent turns always shown"), "3 (--k-raw-turns)")
+        assert.strictEqual(row("token budget"), "3000 tokens (--budget)")
+        assert.strictEqual(
+          row("a summary is made"),
+          "when unsummarized turns fill 90 % of the room for turns (--high-water), down to 25 % (--low-water)"
+        )
+        assert.strictEqual(row("turns shown"), "the newest that fit, summarized or not (--view full)")
+        assert.match(row("store"), /^PGlite at .+ \(--data-dir\)$/)
+        assert.match(row("summarizer"), /^extractive, offline: no model \(OPENAI_API_KEY or OPENAI_BASE_URL for one\)$/)
+        assert.match(row("context now"), /^\d+ of 3000 tokens \(--budget\); the largest at any turn: \d+$/)
+        assert.match(row("summarizer tokens"), /^\d+ read, \d+ written$/)
+        assert.match(
+          row("summary covers"),
+          /^messages up to #\d+; \d+ newer messages \(\d+ tokens\) not summarized yet$/
+        )
+        assert.match(
+          row("turns left out"),
+          /^0 now \(neither shown nor summarized\); some left out at 0 of the 330 turns$/
+        )
+        assert.match(row("prompt only added to"), /^at \d+ of 329 turns /)
+        assert.match(row("summaries cut to the cap"), /^0 \(over 500 tokens even when asked again; --cap\)$/)
+        assert.strictEqual(
+          row("newest turns shown word for word"),
+          "the last 3 (--k-raw-turns), after 330 of the 330 turns where they fit the budget"
+        )
+        assert.match(row("time"), /ms a turn\)$/)
+        // No jargon left: the words the figures once used.
+        const figures = run.stdout.slice(run.stdout.indexOf("\nSettings:"))
+        assert.notMatch(figures, /watermarks|(?<!--)view full|prefix kept|K = |\blag\b|\bseq\b/)
         assert.notMatch(run.stdout, /replay: \d+\/\d+ turns/, "progress goes to stderr")
       })
   )

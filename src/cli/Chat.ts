@@ -91,8 +91,8 @@ export const chat = ({ conversationId, flags, model, system }: Input) =>
     const summarizer = options.summarizer
     if (summarizer?._tag !== "openai") {
       return yield* new CliError({
-        reason: "chat needs a model: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server " +
-          "(e.g. http://localhost:11434/v1)"
+        reason: `chat needs a model: set ${Settings.variables.openAiApiKey.name}, or ` +
+          `${Settings.variables.openAiBaseUrl.name} for an OpenAI-compatible server (e.g. http://localhost:11434/v1)`
       })
     }
     const chatModel = Option.isSome(model)

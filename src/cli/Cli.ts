@@ -4,9 +4,10 @@
  * console of their own and the configuration they give.
  */
 import { Command, ValidationError } from "@effect/cli"
-import { Cause, Console, Effect, Logger, LogLevel } from "effect"
+import { Cause, Console, Effect, Logger, LogLevel, Option } from "effect"
 import { program, root } from "./Commands.js"
-import { describe } from "./Errors.js"
+import { CliError, describe } from "./Errors.js"
+import * as Flags from "./Flags.js"
 import * as Help from "./Help.js"
 
 const parse = Command.run(root, program)
@@ -30,13 +31,18 @@ export const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
 
 /**
  * Runs the command line on `args` (the arguments after the program's name). Help is printed
- * compactly (one line per flag); a failure is printed as one line on stderr (`error: …`) and
+ * compactly (one line per flag); a flag the command does not know is named, with the nearest one it
+ * knows; a failure is printed as one line on stderr (`error: …`) and
  * fails the effect, so that the process exits with a non-zero code. Logs go to stderr, warnings
  * and worse unless `--log-level` says otherwise: stdout is for results.
  */
 export const run = (args: ReadonlyArray<string>) => {
   const normalized = normalize(args)
-  return Help.orRun(root, normalized, program.version, parse(["node", program.name, ...normalized])).pipe(
+  const unknown = Flags.unknownFlag(root, program.name, normalized)
+  const command = Option.isSome(unknown)
+    ? Effect.fail(new CliError({ reason: unknown.value }))
+    : parse(["node", program.name, ...normalized])
+  return Help.orRun(root, normalized, program.version, command).pipe(
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
       const failure = Cause.failureOption(cause)

@@ -11,6 +11,9 @@ import * as Settings from "./Settings.js"
 /** The name and version the program reports (`--version`, and `mcp`'s `initialize` answer). */
 export const program = { name: "effect-chat-memory", version: "0.1.0" } as const
 
+/** What a command that asks a model needs: a key, or the URL of an OpenAI-compatible server. */
+const modelServer = `${Settings.variables.openAiApiKey.name} or ${Settings.variables.openAiBaseUrl.name}`
+
 const conversationId = Args.text({ name: "conversationId" }).pipe(Args.withDescription("the stored conversation's id"))
 const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
 
@@ -48,7 +51,7 @@ const evaluate = Command.make(
     ),
     askModel: Options.text("ask-model").pipe(
       Options.withDescription(
-        "also ask this model each question over the context and grade its reply (needs OPENAI_API_KEY or OPENAI_BASE_URL)"
+        `also ask this model each question over the context and grade its reply (needs ${modelServer})`
       ),
       Options.optional
     ),
@@ -134,7 +137,7 @@ const chat = Command.make(
       Effect.promise(() => import("./Chat.js")),
       (Chat) => Chat.chat({ conversationId, flags, model, system })
     )
-).pipe(Command.withDescription("talk with the configured model, memory on (needs OPENAI_API_KEY or OPENAI_BASE_URL)"))
+).pipe(Command.withDescription(`talk with the configured model, memory on (needs ${modelServer})`))
 
 const mcp = Command.make(
   "mcp",

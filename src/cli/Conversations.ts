@@ -25,7 +25,8 @@ const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2)
 
 /**
  * Runs `body` over the memory of a stored conversation (with the strategy that wrote it, unless
- * told otherwise); an unknown conversation says where it looked.
+ * told otherwise); an unknown conversation says where it looked. None of these commands creates a
+ * store: on a data directory without one, the conversation is not found.
  */
 const withMemory = <A, E>(
   flags: Settings.Flags,
@@ -35,8 +36,9 @@ const withMemory = <A, E>(
   Memory.withConversation(flags, conversationId, (chosen) => {
     const hint = Settings.isPersistent(chosen.options.store)
       ? ""
-      : " (the store is in memory and starts empty on each run: pass --data-dir or set MEMORY_DATA_DIR, " +
-        "or MEMORY_STORE=postgres with DATABASE_URL, to keep conversations between runs)"
+      : " (the store is in memory and starts empty on each run: pass " +
+        `${Settings.optionName(variables.dataDir)} or set ${variables.dataDir.name}, or ` +
+        `${variables.store.name}=postgres with ${variables.databaseUrl.name}, to keep conversations between runs)`
     return body(chosen).pipe(
       Effect.mapError((error) =>
         Predicate.isTagged(error, "ConversationNotFoundError") && Predicate.hasProperty(error, "message")
@@ -44,14 +46,16 @@ const withMemory = <A, E>(
           : error
       )
     )
-  })
+  }, { existing: true })
 
 /** How `inspect` tells where the strategy it read the conversation with came from. */
 const strategySources: Record<Memory.StrategySource, string> = {
   recorded: "recorded by the writer of the conversation",
-  flag: "--strategy or MEMORY_STRATEGY",
+  flag: `${Settings.optionName(Settings.variables.strategy)} or ${Settings.variables.strategy.name}`,
   default: "the default: none recorded"
 }
+
+const { variables } = Settings
 
 /** What a command on a stored conversation was asked. */
 export interface Input {
@@ -120,18 +124,24 @@ export const inspect = ({ conversationId, flags, json }: Input & { readonly json
         })
       }
       const roles = Object.entries(info.roleCounts).filter(([, n]) => n > 0).map(([role, n]) => `${role} ${n}`)
-      yield* Console.log(`Conversation "${info.conversationId}" (${Settings.describeLine(options)})`)
+      yield* Console.log(`Conversation "${info.conversationId}"`)
       yield* Console.log(Report.table([
         ["strategy", `${stats.strategy} (${strategySources[strategySource]})`],
-        ["messages", `${info.messageCount} (last seq ${info.lastSeq}), ${info.tokenCount} tokens`],
+        ["messages", `${info.messageCount} (the last is #${info.lastSeq}), ${info.tokenCount} tokens`],
         ["roles", roles.join(", ")],
         ["created", DateTime.formatIso(info.createdAt)],
         ["updated", DateTime.formatIso(info.updatedAt)],
-        ["cursor", `seq ${state.cursor} (version ${state.version})`],
-        ["context", `${stats.contextTokens} tokens, ${stats.turnsShown} turns shown, ${stats.turnsOmitted} omitted`],
-        ["compression ratio", Report.ratio(stats.compressionRatio)],
-        ["lag", `${stats.lagMessages} messages, ${stats.lagTokens} tokens after the cursor`]
+        ["summary covers", `messages up to #${state.cursor} (summary version ${state.version})`],
+        ["not summarized yet", `${stats.lagMessages} messages, ${stats.lagTokens} tokens`],
+        [
+          "next context",
+          `${stats.contextTokens} tokens, ${stats.turnsShown} turns shown, ${stats.turnsOmitted} left out ` +
+          "(neither shown nor summarized)"
+        ],
+        ["tokens stored per context token", Report.ratio(stats.compressionRatio)]
       ]))
+      yield* Console.log("\nSettings it is read with:")
+      yield* Console.log(Report.table(Settings.rows(options)))
       yield* Console.log(`\nFacts (${state.facts.length}):`)
       for (const fact of state.facts) yield* Console.log(`  - ${fact.key} [${fact.category}]: ${fact.value}`)
       yield* Console.log(`\nNarrative:\n${state.narrative.length === 0 ? "  (none)" : state.narrative}`)

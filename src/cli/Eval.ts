@@ -25,6 +25,7 @@ import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
 import * as Progress from "./Progress.js"
 import { answerTurns, type Question, QuestionKind, readQuestions, recallKs } from "./Questions.js"
+import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
 import * as Transcript from "./Transcript.js"
 
@@ -323,14 +324,14 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
     [
       "summarizer tokens",
       ...results.map((r) =>
-        `${r.summarizerInputTokens} in (${
+        `${r.summarizerInputTokens} read (${
           (r.summarizerInputTokens / Math.max(1, r.tokensStored)).toFixed(2)
-        }x stored), ${r.summarizerOutputTokens} out`
+        }x stored), ${r.summarizerOutputTokens} written`
       )
     ],
     [
-      "turns omitted",
-      ...results.map((r) => `after ${r.turnsWithOmissions} turns (at most ${r.maxTurnsOmitted} at once)`)
+      "turns left out",
+      ...results.map((r) => `at ${r.turnsWithOmissions} turns (at most ${r.maxTurnsOmitted} at once)`)
     ]
   ]
   const columns = results.length + 1
@@ -380,8 +381,8 @@ export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
       const summarizer = options.summarizer
       if (summarizer?._tag !== "openai") {
         return yield* new CliError({
-          reason:
-            "--ask-model needs a model server: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible one"
+          reason: `--ask-model needs a model server: set ${Settings.variables.openAiApiKey.name}, or ` +
+            `${Settings.variables.openAiBaseUrl.name} for an OpenAI-compatible one`
         })
       }
       model = Option.some(
@@ -435,8 +436,14 @@ export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
     yield* Console.log(
       `${shown}: ${file.questions.length} questions${
         kinds.length === 0 ? "" : ` (${kinds.join(", ")})`
-      } over ${turns.length} turns; ` +
-        `${Settings.describeLine({ ...options, store }).replace(/^[a-z-]+, /, "")}\n`
+      } over ${turns.length} turns, with these settings (the strategy of each column aside):`
+    )
+    yield* Console.log(
+      `${
+        Report.table(
+          Settings.rows({ ...options, store, strategy: "summarization" }).filter(([what]) => what !== "strategy")
+        )
+      }\n`
     )
     yield* Console.log(table(results, file.questions.length))
     yield* Console.log(

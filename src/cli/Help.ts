@@ -283,3 +283,35 @@ export const orRun = <Name extends string, R, E, A, E2, R2>(
   run: Effect.Effect<void, E2, R2>
 ): Effect.Effect<void, E2, R2> =>
   Option.match(helpFor(root, args, version), { onNone: () => run, onSome: (text) => Console.log(text) })
+
+/** A flag a command knows: its names (`--k-raw-turns`, `-k`), and whether a value follows it. */
+export interface KnownFlag {
+  readonly names: ReadonlyArray<string>
+  readonly takesValue: boolean
+}
+
+/**
+ * The flags the command that `args` name first knows (the program's own without one), built-ins
+ * included, read from the same help documents as the help: `-k, --k-raw-turns turns` names two
+ * spellings of a flag that takes a value, `--json` one without.
+ */
+export const flagsOf = <Name extends string, R, E, A>(
+  root: Command.Command<Name, R, E, A>,
+  args: ReadonlyArray<string>
+): { readonly command: Option.Option<string>; readonly flags: ReadonlyArray<KnownFlag> } => {
+  const first = args[0]
+  const subcommand = first === undefined ? Option.none() : HashMap.get(Command.getSubcommands(root), first)
+  const help = Option.match(subcommand, {
+    onNone: () => Command.getHelp(root, withBuiltIns),
+    onSome: (command) => CommandDescriptor.getHelp(command, withBuiltIns)
+  })
+  const flags = definitionsOf(help, "OPTIONS").map(([definition]): KnownFlag => {
+    const spellings = definition.split(", ")
+    const last = spellings.at(-1) ?? ""
+    return {
+      names: spellings.map((spelling) => spelling.split(" ")[0] ?? spelling),
+      takesValue: last.includes(" ")
+    }
+  })
+  return { command: Option.as(subcommand, first ?? ""), flags }
+}

@@ -65,7 +65,8 @@ export const serve = ({ conversation, flags, server }: Input) =>
           `mcp: conversation "${conversation}" holds no messages yet` +
             (Settings.isPersistent(options.store)
               ? ""
-              : " (the store is in memory: pass --data-dir, or MEMORY_STORE=postgres with DATABASE_URL)")
+              : ` (the store is in memory: pass ${Settings.optionName(Settings.variables.dataDir)}, or ` +
+                `${Settings.variables.store.name}=postgres with ${Settings.variables.databaseUrl.name})`)
         )
       }
       yield* Console.error(`mcp: serving search_memory and read_turns for "${conversation}" on stdio`)

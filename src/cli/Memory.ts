@@ -4,13 +4,16 @@
  * `--strategy` or `MEMORY_STRATEGY` names one, so that `context` and `inspect` read a
  * hierarchical conversation's facts whatever the default.
  */
+import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
+import { join } from "node:path"
 import { ConversationId } from "../domain/ConversationId.js"
 import type { StrategyName } from "../domain/ConversationSettings.js"
 import * as ChatMemory from "../layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { SettingsRepository } from "../services/SettingsRepository.js"
+import { CliError } from "./Errors.js"
 import * as Settings from "./Settings.js"
 
 /** Where the strategy a command runs with came from. */
@@ -42,17 +45,40 @@ const recordedStrategy = (conversationId: string) =>
   })
 
 /**
+ * Fails when the options name a PGlite data directory that holds no store: a command that only
+ * reads (or clears) a conversation has nothing to find there, and opening the store would create
+ * one (a PGlite cluster of some 40 MB, and seconds to write it). A directory holds a store when it
+ * holds PostgreSQL's `PG_VERSION`, the file PGlite writes last when it creates one.
+ */
+const requireStore = (conversationId: string, options: ChatMemoryConfig.Options) =>
+  Effect.gen(function*() {
+    const store = options.store ?? ChatMemoryConfig.defaults.store
+    if (store._tag !== "pglite" || store.dataDir === undefined) return
+    const fs = yield* FileSystem.FileSystem
+    if (yield* Effect.orElseSucceed(fs.exists(join(store.dataDir, "PG_VERSION")), () => false)) return
+    const { dataDir } = Settings.variables
+    return yield* new CliError({
+      reason: `Conversation not found: ${JSON.stringify(conversationId)} (no store at ${store.dataDir}: ` +
+        `replay or chat creates one there; ${Settings.flagOf(dataDir.name) ?? dataDir.name} or ${dataDir.name} ` +
+        "names another)"
+    })
+  })
+
+/**
  * Runs `body` over the memory of a stored conversation: the store is opened once, the strategy
  * recorded for `conversationId` is read from it, and the rest of the memory is built over it with
- * that strategy, unless the flags or the environment name one.
+ * that strategy, unless the flags or the environment name one. With `existing`, a data directory
+ * that holds no store fails with one line and is left as it is: no store is created.
  */
 export const withConversation = <A, E, R>(
   flags: Settings.Flags,
   conversationId: string,
-  body: (chosen: Chosen) => Effect.Effect<A, E, R>
+  body: (chosen: Chosen) => Effect.Effect<A, E, R>,
+  { existing }: { readonly existing: boolean }
 ) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
+    if (existing) yield* requireStore(conversationId, options)
     const named = yield* Settings.strategyNamed(flags)
     return yield* Effect.gen(function*() {
       const recorded = named ? undefined : yield* recordedStrategy(conversationId)

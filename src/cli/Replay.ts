@@ -224,7 +224,8 @@ const summarizerStopped = (
         `under "${conversationId}" (summarized up to seq ${totals.summarizedUpTo}). ` +
         (url === undefined
           ? "Check the summarizer and replay again."
-          : "Check OPENAI_BASE_URL and OPENAI_API_KEY (unset both for the offline summarizer) and replay again.")
+          : `Check ${Settings.variables.openAiBaseUrl.name} and ${Settings.variables.openAiApiKey.name} ` +
+            "(unset both for the offline summarizer) and replay again.")
     })
   })
 
@@ -320,57 +321,71 @@ const run = (
     }
     yield* Console.log(`Context for the next model call (${Report.contextLine(context)}):\n`)
     yield* Console.log(Report.context(context))
-    yield* Console.log("\nStats:")
+    const k = Settings.optionName(Settings.variables.kRawTurns)
+    const budgetFlag = Settings.optionName(Settings.variables.tokenBudget)
+    yield* Console.log("\nSettings:")
+    yield* Console.log(Report.table(Settings.rows(options)))
+    yield* Console.log("\nFigures:")
     yield* Console.log(Report.table([
       ["transcript", `${shownPath} (${turns.length} turns, ${messages.length} messages)`],
-      ["configuration", Settings.describeLine(options)],
       ["messages stored", stats.messagesStored],
       ["tokens stored", stats.tokensStored],
       [
-        "context tokens",
-        `${stats.contextTokens} of ${context.tokenBudget ?? "unbounded"} (largest at any turn: ${largest})`
+        "context now",
+        `${stats.contextTokens} of ${context.tokenBudget ?? "unbounded"} tokens (${budgetFlag}); ` +
+        `the largest at any turn: ${largest}`
       ],
-      ["compression ratio", Report.ratio(stats.compressionRatio)],
-      ["summarizations", stats.summarizations],
-      ["summarizer tokens", `${stats.summarizerInputTokens} in, ${stats.summarizerOutputTokens} out`],
+      ["tokens stored per context token", Report.ratio(stats.compressionRatio)],
       ...(summarizes
         ? [
+          ["summaries made", stats.summarizations] as const,
           [
-            "summarized up to",
-            `seq ${stats.summarizedUpTo} (lag: ${stats.lagMessages} messages, ${stats.lagTokens} tokens)`
+            "summarizer tokens",
+            `${stats.summarizerInputTokens} read, ${stats.summarizerOutputTokens} written`
+          ] as const,
+          [
+            "summary covers",
+            `messages up to #${stats.summarizedUpTo}; ${stats.lagMessages} newer messages (${stats.lagTokens} tokens) ` +
+            "not summarized yet"
           ] as const
         ]
         : []),
-      ["turns shown", stats.turnsShown],
+      ["turns shown now", stats.turnsShown],
       [
-        "turns omitted",
-        `${stats.turnsOmitted} (neither shown nor summarized); some omitted at ${omittedAt} of ${perTurn.length} turns`
+        "turns left out",
+        `${stats.turnsOmitted} now (neither shown nor summarized); some left out at ${omittedAt} of the ` +
+        `${perTurn.length} turns`
       ],
       ...(summarizes && configuration.recall !== "off"
         ? [
           [
-            "turns recalled",
-            `${mean(perTurn.map((t) => t.turnsRecalled)).toFixed(1)} per turn (${
+            "older turns recalled",
+            `${mean(perTurn.map((t) => t.turnsRecalled)).toFixed(1)} a turn on average (${
               mean(perTurn.map((t) => t.recalledTokens)).toFixed(0)
-            } tokens), for the next user message as query`
+            } tokens), searched for with the next user message`
           ] as const
         ]
         : []),
       ...(summarizes
         ? [
           [
-            "prefix kept",
-            `on ${prefixKept} of ${Math.max(0, perTurn.length - 1)} turns (prompt only appended to)`
+            "prompt only added to",
+            `at ${prefixKept} of ${Math.max(0, perTurn.length - 1)} turns (what a provider's prompt cache reuses; ` +
+            `${Settings.optionName(Settings.variables.view)} stable keeps it longer)`
           ] as const,
-          ["summaries truncated", `${stats.summariesTruncated} (over the cap even when asked again)`] as const
+          [
+            "summaries cut to the cap",
+            `${stats.summariesTruncated} (over ${configuration.summaryTokenCap} tokens even when asked again; ` +
+            `${Settings.optionName(Settings.variables.summaryTokenCap)})`
+          ] as const
         ]
         : []),
       [
-        "last K turns verbatim",
-        `K = ${kRawTurns}: after ${verbatim} of the ${fitting.length} turns where they fit the budget` +
+        "newest turns shown word for word",
+        `the last ${kRawTurns} (${k}), after ${verbatim} of the ${fitting.length} turns where they fit the budget` +
         (tooLarge === 0 ? "" : ` (${tooLarge} too large to fit)`)
       ],
-      ["time", `${Report.duration(elapsedMs)} (${(elapsedMs / Math.max(1, perTurn.length)).toFixed(1)} ms per turn)`]
+      ["time", `${Report.duration(elapsedMs)} (${(elapsedMs / Math.max(1, perTurn.length)).toFixed(1)} ms a turn)`]
     ]))
   })
 

@@ -33,10 +33,12 @@ export const contextLine = (value: MemoryContext): string =>
     `${value.strategy}`,
     `${value.tokenCount} of ${value.tokenBudget ?? "unbounded"} tokens`,
     `${value.facts.length} facts`,
-    `summary ${value.summary === null ? "none" : `up to seq ${value.summarizedUpTo}`}`,
+    value.summary === null ? "no summary" : `a summary of messages up to #${value.summarizedUpTo}`,
     `${value.turnsShown} turns shown`,
-    `${value.turnsOmitted} turns omitted`,
-    ...(value.recalled.length === 0 ? [] : [`${value.recalled.length} turns recalled (${value.recalledTokens} tokens)`])
+    `${value.turnsOmitted} left out`,
+    ...(value.recalled.length === 0
+      ? []
+      : [`${value.recalled.length} older turns recalled (${value.recalledTokens} tokens)`])
   ].join(", ")
 
 /** A stored message, with its seq. */

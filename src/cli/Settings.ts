@@ -8,7 +8,8 @@ import { Config, ConfigProvider, Effect, Option } from "effect"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryVariables from "../layers/ChatMemoryVariables.js"
 
-const { variables } = ChatMemoryVariables
+/** The environment variables, by the option each sets. */
+export const { variables } = ChatMemoryVariables
 
 /** The variables a flag overrides, keyed by the option they set, in the table's order. */
 const flagged = Object.entries(variables).flatMap((
@@ -127,30 +128,86 @@ export const describe = (options: ChatMemoryConfig.Options) => {
   }
 }
 
-/** The description as one line. */
-export const describeLine = (options: ChatMemoryConfig.Options): string => {
+/** How a setting is named where it is set: its flag, or its variable when it has none. */
+export const optionName = (variable: ChatMemoryVariables.Variable<unknown>): string =>
+  flagOf(variable.name) ?? variable.name
+
+/** A share as a percentage: `0.9` as `90 %`. */
+const percent = (share: number | null) => `${Math.round((share ?? 0) * 100)} %`
+
+/**
+ * What the options chose, in plain words, one row a setting (what it does, then its value and the
+ * option that sets it in parentheses): `["recent turns always shown", "3 (--k-raw-turns)"]`. A
+ * setting the strategy does not use is left out.
+ */
+export const rows = (options: ChatMemoryConfig.Options): Array<readonly [string, string]> => {
   const d = describe(options)
-  const store = d.store === "pglite" ? `pglite ${d.dataDir === null ? "(in memory)" : `at ${d.dataDir}`}` : d.store
+  const name = (key: keyof typeof variables) => optionName(variables[key])
+  const summarizes = d.strategy === "summarization" || d.strategy === "hierarchical"
+  const store = d.store === "pglite"
+    ? d.dataDir === null
+      ? `PGlite in memory, gone when the command ends (${name("store")}, ${name("dataDir")})`
+      : `PGlite at ${d.dataDir} (${name("dataDir")})`
+    : d.store === "memory"
+    ? `in memory, gone when the command ends (${name("store")} memory)`
+    : `PostgreSQL at ${variables.databaseUrl.name} (${name("store")} postgres)`
   const summarizer = d.summarizer === "openai"
-    ? `openai ${d.summarizerModel}${d.summarizerUrl === null ? "" : ` at ${d.summarizerUrl}`}`
+    ? `${d.summarizerModel} at ${d.summarizerUrl ?? "api.openai.com"} (${name("summarizerModel")}, ` +
+      `${variables.openAiBaseUrl.name})`
     : d.summarizer === "extractive"
-    ? "extractive (offline)"
-    : d.summarizer
-  const knobs = d.strategy === "noop"
-    ? []
-    : d.strategy === "sliding-window"
-    ? [`budget ${d.tokenBudget}`]
-    : [
-      `budget ${d.tokenBudget}`,
-      `K ${d.kRawTurns}`,
-      d.chunkSummarizeThreshold === null
-        ? `watermarks ${d.highWater}/${d.lowWater}`
-        : `threshold ${d.chunkSummarizeThreshold}`,
-      `view ${d.view}`,
-      `cap ${d.summaryTokenCap}`,
-      d.recall === "off" ? "recall off" : `recall ${d.recall} ${d.recallTokenBudget}`
+    ? `extractive, offline: no model (${variables.openAiApiKey.name} or ${variables.openAiBaseUrl.name} for one)`
+    : `${d.summarizerModel ?? d.summarizer} (${name("summarizerModel")})`
+  return [
+    ["strategy", `${d.strategy} (${name("strategy")})`],
+    ...(d.strategy === "noop" ? [] : [["token budget", `${d.tokenBudget} tokens (${name("tokenBudget")})`] as const]),
+    ...(summarizes
+      ? [
+        ["recent turns always shown", `${d.kRawTurns} (${name("kRawTurns")})`] as const,
+        [
+          "a summary is made",
+          d.chunkSummarizeThreshold === null
+            ? `when unsummarized turns fill ${percent(d.highWater)} of the room for turns (${name("highWater")}), ` +
+              `down to ${percent(d.lowWater)} (${name("lowWater")})`
+            : `when the summary and the unsummarized turns pass ${d.chunkSummarizeThreshold} tokens ` +
+              `(${name("chunkSummarizeThreshold")})`
+        ] as const,
+        [
+          "turns shown",
+          d.view === "stable"
+            ? `every unsummarized turn: the prompt only grows between summaries (${name("view")} stable)`
+            : `the newest that fit, summarized or not (${name("view")} full)`
+        ] as const,
+        ["summary at most", `${d.summaryTokenCap} tokens (${name("summaryTokenCap")})`] as const,
+        [
+          "older turns recalled",
+          d.recall === "off"
+            ? `none (${name("recall")} off)`
+            : `by a ${d.recall} search for the next message, in up to ${percent(d.recallTokenBudget)} of the ` +
+              `budget (${name("recall")}, ${name("recallTokenBudget")})`
+        ] as const
+      ]
+      : []),
+    ...(d.strategy === "summarization"
+      ? [
+        [
+          "summary updated",
+          d.mode === "full"
+            ? `from the original messages each time (${name("mode")} full)`
+            : `from the last summary and the new turns (${name("mode")} incremental)`
+        ] as const
+      ]
+      : []),
+    ["store", store],
+    ...(summarizes ? [["summarizer", summarizer] as const] : []),
+    [
+      "token counts",
+      d.tokenizer === "exact"
+        ? `exact, o200k (${name("tokenizer")})`
+        : `approximate, characters / 4 (${name("tokenizer")})`
     ]
-  const mode = d.strategy === "summarization" ? [`mode ${d.mode}`] : []
-  return [`${d.strategy}`, ...knobs, ...mode, `store ${store}`, `summarizer ${summarizer}`, `tokenizer ${d.tokenizer}`]
-    .join(", ")
+  ]
 }
+
+/** The description as one line: the rows, `what: value (option)`, between semicolons. */
+export const describeLine = (options: ChatMemoryConfig.Options): string =>
+  rows(options).map(([what, value]) => `${what}: ${value}`).join("; ")

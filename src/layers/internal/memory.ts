@@ -296,7 +296,7 @@ export const make = (options: Options = {}): Effect.Effect<
         yield* strategy.forget(request.conversationId)
         yield* repository.deleteConversation(request.conversationId)
         yield* prefixes.forget(request.conversationId)
-        yield* Effect.logInfo("conversation cleared").pipe(
+        yield* Effect.logDebug("conversation cleared").pipe(
           Effect.annotateLogs("conversationId", request.conversationId)
         )
       }),
@@ -310,6 +310,23 @@ export const make = (options: Options = {}): Effect.Effect<
         const settings = contextSettings(request.options)
         const context = yield* strategy.buildContext(request.conversationId, settings)
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
+        if (context.turnsOmitted > 0) {
+          // Logged here, once per context (a strategy may assemble one twice: before and after a
+          // fold it waited for). A sliding window omits turns on nearly every read: the line is
+          // built only when debug logs are on.
+          yield* Effect.whenLogLevel(
+            Effect.logDebug("context omits turns").pipe(
+              Effect.annotateLogs({
+                conversationId: context.conversationId,
+                turnsOmitted: context.turnsOmitted,
+                omissionAnnounced: context.omissionAnnounced,
+                messagesOmitted: context.messagesOmitted,
+                turnsShown: context.turnsShown
+              })
+            ),
+            "Debug"
+          )
+        }
         const prefixChanged = yield* prefixes.record(context.conversationId, context.prefixVersion)
         if (prefixChanged) yield* prefixChanges(Effect.succeed(1))
         yield* publishLazily(() =>

@@ -3,7 +3,7 @@
  * a context from protected messages, an optional summary and facts, and the newest turns that
  * fit the budget.
  */
-import { Effect, LogLevel, Queue } from "effect"
+import { Effect, Queue } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
@@ -218,24 +218,6 @@ export const assemble = (
     // Never over the budget for the notice's sake (the settling above may stop unsettled).
     if (sumTokens(shown) + noticeTokens > available) noticeTokens = 0
     const tokenCount = systemTokens + preamble.tokens + noticeTokens + sumTokens(shown)
-    if (omitted.turns > 0) {
-      // A sliding window omits turns on nearly every read: its debug line is built only when
-      // debug logs are on.
-      const level = options.announce === undefined ? LogLevel.Debug : LogLevel.Info
-      yield* Effect.whenLogLevel(
-        Effect.logWithLevel(level, "context omits turns").pipe(
-          Effect.annotateLogs({
-            conversationId: info.conversationId,
-            turnsOmitted: omitted.turns,
-            omissionAnnounced: omitted.turns > 0 && noticeTokens > 0,
-            messagesOmitted: omitted.messages,
-            turnsShown: shownCount,
-            tailTurnsDropped: recent.turns.length - shownCount
-          })
-        ),
-        level
-      )
-    }
     if (preamble.summaryTruncated) {
       yield* Effect.logDebug("summary truncated to make room for the newest turns").pipe(
         Effect.annotateLogs({ conversationId: info.conversationId, summaryTokens: preamble.tokens, minTurns })

@@ -105,7 +105,7 @@ export const make = (
 
     const recovered = (conversationId: ConversationId) =>
       Effect.zipRight(
-        Effect.logInfo("summarizer available again").pipe(Effect.annotateLogs({ conversationId })),
+        Effect.logDebug("summarizer available again").pipe(Effect.annotateLogs({ conversationId })),
         publish(new SummarizerRecovered({ conversationId }))
       )
 

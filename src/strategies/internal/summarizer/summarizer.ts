@@ -164,7 +164,7 @@ export const make = (
         const foldedTokens = planned.older.reduce((n, turn) => n + turn.tokenCount, 0)
         const tokensBefore = planned.summaryTokens + foldedTokens
         const tokensAfter = yield* summaryTokens(counter, produced.narrative)
-        yield* Effect.logInfo("summarized").pipe(
+        yield* Effect.logDebug("summarized").pipe(
           Effect.annotateLogs({
             conversationId,
             mode: producer.mode,

@@ -10,7 +10,7 @@ import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 
 const open = Effect.gen(function*() {
   const start = performance.now()
-  yield* Layer.build(ChatMemoryLive.layerConfig)
+  yield* Layer.build(ChatMemoryLive.layerConfig())
   const ms = performance.now() - start
   const rssMiB = memoryUsage().rss / 2 ** 20
   // With --expose-gc: what stays resident once the garbage of the open (PGlite's initdb instance)

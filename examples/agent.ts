@@ -1,36 +1,57 @@
 /**
- * An agent loop with memory and recall: each user line is one `ChatTurn.generateText`, answered
+ * A streamed, tool-calling agent with memory: each user line is one `ChatTurn.streamText`, answered
  * over the memory's context for that line (facts, summary, recent turns, older turns that match
- * it), with the recall tools (`search_memory`, `read_turns`) to look further back; the exchange is
- * then stored.
+ * it), with the app's own tool (`get_order`) and the recall tools (`search_memory`, `read_turns`)
+ * to look further back; the answer is printed as it streams, and the exchange is stored.
  *
  * Run: `OPENAI_API_KEY=sk-… npx tsx examples/agent.ts` (or `OPENAI_BASE_URL=…/v1` for a compatible
- * server). The memory is configured from the environment as the CLI's is (`MEMORY_DATA_DIR` keeps
- * it between runs); `AGENT_MODEL` picks the model. Type `exit` or press Ctrl-D to stop.
+ * server). The memory is configured from the environment (`MEMORY_STORE`, `MEMORY_DATA_DIR` to
+ * keep it between runs, …); `AGENT_MODEL` picks the model. Type `exit` or press Ctrl-D to stop.
  */
-import { AiError } from "@effect/ai"
+import { AiError, Tool, Toolkit } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
-import { Config, Console, Effect, Layer, Option, Stream } from "effect"
+import { Config, Console, Effect, Layer, Option, Schema, Stream } from "effect"
+import { ChatMemory, ChatTurn, RecallToolkit } from "effect-chat-memory"
 import { createInterface } from "node:readline"
-import * as ChatMemory from "../src/layers/ChatMemory.js"
-import * as ChatTurn from "../src/layers/ChatTurn.js"
-import * as RecallToolkit from "../src/layers/RecallToolkit.js"
+
+/** The app's own tool: an order's status, from a table standing in for the app's database. */
+const GetOrder = Tool.make("get_order", {
+  description: "The status of an order, by its id (e.g. ORD-7).",
+  parameters: { orderId: Schema.String },
+  success: Schema.Struct({ orderId: Schema.String, status: Schema.String })
+})
+
+const AppToolkit = Toolkit.make(GetOrder)
+
+const orders: Readonly<Record<string, string>> = { "ORD-7": "shipped, arriving Thursday", "ORD-8": "being packed" }
+
+const AppToolkitLive = AppToolkit.toLayer({
+  get_order: ({ orderId }) => Effect.succeed({ orderId, status: orders[orderId] ?? "unknown order" })
+})
+
+// The app's tools and the recall tools: each turn binds the recall tools to its conversation.
+const AgentToolkit = Toolkit.merge(AppToolkit, RecallToolkit.toolkit)
 
 const conversationId = "example-agent"
 
-/** One exchange: the model answers over the context for `line`, calling the recall tools as it needs. */
+const system = "You are a concise, helpful assistant. When the user refers to something said earlier that is not in " +
+  "view, look for it with search_memory (and read_turns) before answering."
+
+// Their results only repeat what the memory already holds: not stored.
+const unstoredTools = ["search_memory", "read_turns"] as const
+
+/** One exchange: the answer printed as it streams, then what the memory gave and kept. */
 const exchange = (line: string) =>
-  Effect.gen(function*() {
-    const { context, text } = yield* ChatTurn.generateText(conversationId, {
-      prompt: line,
-      toolkit: RecallToolkit.toolkit,
-      // Their results only repeat what the memory already holds.
-      unstoredTools: ["search_memory", "read_turns"]
-    })
-    const recalled = context.recalled.length
-    yield* Console.log(`\nassistant> ${text}\n  [memory: ${context.tokenCount} tokens, ${recalled} turns recalled]`)
-  })
+  ChatTurn.streamText(conversationId, { system, prompt: line, toolkit: AgentToolkit, unstoredTools }).pipe(
+    Stream.runForEach((part) =>
+      part.type === "text-delta"
+        ? Effect.sync(() => process.stdout.write(part.delta))
+        : part.type === "turn-end"
+        ? Console.log(`\n  [memory: ${part.context.tokenCount} tokens, ${part.messages.length} messages stored]`)
+        : Effect.void
+    )
+  )
 
 /** The user's lines from stdin (a terminal or a pipe), until `exit` or the end of input. */
 const userLines = Stream.unwrapScoped(Effect.map(
@@ -46,17 +67,7 @@ const userLines = Stream.unwrapScoped(Effect.map(
     )
 ))
 
-const system = "You are a concise, helpful assistant. When the user refers to something said earlier that is not in " +
-  "view, look for it with search_memory (and read_turns) before answering."
-
 const loop = Effect.gen(function*() {
-  const memory = yield* ChatMemory.ChatMemoryService
-  yield* memory.stats(conversationId).pipe(
-    Effect.catchTag(
-      "ConversationNotFoundError",
-      () => memory.addMessages(conversationId, [{ role: "system", content: system }])
-    )
-  )
   yield* Console.log("Type a message (exit or Ctrl-D to stop).")
   yield* userLines.pipe(
     Stream.runForEach((line) =>
@@ -67,7 +78,8 @@ const loop = Effect.gen(function*() {
     ),
     Effect.orDie
   )
-  yield* memory.awaitIdle(conversationId)
+  // The summaries due are written before the memory closes.
+  yield* (yield* ChatMemory.ChatMemoryService).awaitIdle(conversationId)
 })
 
 const main = Effect.gen(function*() {
@@ -85,11 +97,7 @@ const main = Effect.gen(function*() {
     Layer.provide(OpenAiClient.layer({ apiKey, apiUrl })),
     Layer.provide(NodeHttpClient.layerUndici)
   )
-  yield* loop.pipe(
-    // The tools act on this conversation only; their handlers are built once, over the same memory.
-    Effect.provide(RecallToolkit.layer(conversationId)),
-    Effect.provide(Layer.merge(ChatMemory.layerConfig, AgentModelLive))
-  )
+  yield* loop.pipe(Effect.provide(Layer.mergeAll(ChatMemory.layerConfig(), AgentModelLive, AppToolkitLive)))
 })
 
 NodeRuntime.runMain(main)

@@ -22,6 +22,12 @@ if ! tar -tzf "$work/$tarball" | grep -x 'package/dist/layers/store/internal/pgl
   exit 1
 fi
 
+# The example agent ships, and checks against the packed types (below) as the app that copies it would.
+if ! tar -tzf "$work/$tarball" | grep -x 'package/examples/agent.ts' >/dev/null; then
+  echo "check-pack: the tarball lacks examples/agent.ts" >&2
+  exit 1
+fi
+
 cat >"$work/consumer/package.json" <<'JSON'
 { "name": "consumer", "private": true, "type": "module" }
 JSON
@@ -57,7 +63,7 @@ cat >"$work/consumer/tsconfig.json" <<'JSON'
 {
   "extends": "../../tsconfig.base.json",
   "compilerOptions": { "noEmit": true, "skipLibCheck": false, "lib": ["ES2022", "DOM"] },
-  "files": ["main.ts"]
+  "files": ["main.ts", "node_modules/effect-chat-memory/examples/agent.ts"]
 }
 JSON
 npx tsc -p "$work/consumer/tsconfig.json" 2>&1 | grep -E "main\.ts|effect-chat-memory/" && { echo "check-pack: the packed types do not check" >&2; exit 1; }
@@ -117,7 +123,7 @@ const turn = Effect.gen(function*() {
   yield* memory.addMessages("c", [{ role: "user", content: "Ship order A-1001 to Lyon." }])
   return yield* memory.getContext("c")
 })
-const context = await Effect.runPromise(Effect.provide(turn, ChatMemory.layerConfig))
+const context = await Effect.runPromise(Effect.provide(turn, ChatMemory.layerConfig()))
 console.log(`installed ok: effect ${(await import("effect/package.json", { with: { type: "json" } })).default.version}, one copy; a turn: ${context.recent.length} message`)
 JS
   output=$(node turn.mjs 2>&1)

@@ -29,7 +29,7 @@ type Env = Record<string, string>
 const provider = (env: Env) => ConfigProvider.fromMap(new Map(Object.entries(env)))
 
 /** Builds `layerConfig` under `env`; the services live as long as the test's scope. */
-const build = (env: Env) => Layer.build(ChatMemoryLive.layerConfig).pipe(Effect.withConfigProvider(provider(env)))
+const build = (env: Env) => Layer.build(ChatMemoryLive.layerConfig()).pipe(Effect.withConfigProvider(provider(env)))
 
 /** The configuration error `layerConfig` fails with under `env`. */
 const configError = (env: Env) =>
@@ -88,8 +88,7 @@ describe("ChatMemoryConfig.config", () => {
         tokenizer: "approximate",
         kRawTurns: 3,
         tokenBudget: 3000,
-        // No explicit threshold: the watermarks decide.
-        chunkSummarizeThreshold: undefined,
+        // No explicit threshold (none in the options): the watermarks decide.
         highWater: 0.9,
         lowWater: 0.25,
         view: "full",

@@ -239,8 +239,18 @@ describe("ChatTurn.streamText", () => {
         "text-delta",
         "text-delta",
         "text-end",
-        "finish"
+        "finish",
+        "turn-end"
       ])
+      // The last part: what generateText gives, once the exchange is stored.
+      const end = parts[parts.length - 1]
+      assert.strictEqual(end?.type, "turn-end")
+      if (end?.type === "turn-end") {
+        assert.strictEqual(end.text, "Sunny, 21 °C.")
+        // Each call's parts, the tools' results after its finish.
+        assert.deepStrictEqual(end.steps.map((step) => step.length), [7, 6])
+        assert.strictEqual(end.context.conversationId, "s")
+      }
       // The second call was sent the first one's call and result.
       const second = (yield* Ref.get(sent))[1]
       assert.deepStrictEqual(second?.content.map((message) => message.role), ["user", "assistant", "tool"])
@@ -252,6 +262,7 @@ describe("ChatTurn.streamText", () => {
         ["tool", "{\"location\":\"Paris\",\"temperature\":21,\"conditions\":\"sunny\",\"unit\":\"celsius\"}"],
         ["assistant", "Sunny, 21 °C."]
       ])
+      assert.deepStrictEqual(end?.type === "turn-end" ? end.messages : [], stored)
       assert.deepStrictEqual(stored[1]?.metadata.toolCalls?.map((call) => [call.id, call.paramsJson]), [
         ["call_1", "{\"location\":\"Paris\",\"unit\":\"celsius\"}"]
       ])

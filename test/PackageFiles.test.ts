@@ -1,6 +1,7 @@
 /**
  * The command line's default inputs ship with the package: `effect-chat-memory replay` and `eval`
  * run without arguments from an installed copy only when the files they default to are packed.
+ * The example agent (`examples/agent.ts`) ships too, for an app to start from.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -12,13 +13,13 @@ import * as Replay from "../src/cli/Replay.js"
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 describe("package files", () => {
-  it("list the transcript and the questions the command line defaults to", () => {
+  it("list the transcript and the questions the command line defaults to, and the example agent", () => {
     const manifest: unknown = JSON.parse(readFileSync(`${root}/package.json`, "utf8"))
     const files = typeof manifest === "object" && manifest !== null && "files" in manifest &&
         Array.isArray(manifest.files)
       ? manifest.files
       : []
-    for (const path of [Replay.defaultTranscript, Eval.defaultQuestions]) {
+    for (const path of [Replay.defaultTranscript, Eval.defaultQuestions, `${root}/examples/agent.ts`]) {
       assert.include(files, relative(root, path), path)
     }
   })

@@ -54,7 +54,7 @@ describe("README examples", () => {
     Effect.gen(function*() {
       const prompt = yield* turn
       expect(prompt.content.map((message) => message.role)).toEqual(["user"])
-    }).pipe(Effect.provide(ChatMemory.layerConfig), Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
+    }).pipe(Effect.provide(ChatMemory.layerConfig()), Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))))
 
   it.effect("settings per call and per conversation", () =>
     Effect.gen(function*() {

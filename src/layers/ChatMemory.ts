@@ -93,8 +93,9 @@ export const layerLive = ChatMemoryLive.layer
 
 /**
  * The whole memory configured from the environment (`MEMORY_STRATEGY`, `MEMORY_STORE`,
- * `DATABASE_URL`, `OPENAI_API_KEY`…): an invalid variable fails the construction with a
- * `ConfigError` naming it.
+ * `DATABASE_URL`, `OPENAI_API_KEY`…): `layerConfig()`. An invalid variable fails the construction
+ * with a `ConfigError` naming it. `layerConfig(overrides)` takes options in code (a store, a
+ * summarizer, embeddings, any knob): the variables that would set them are not read.
  *
  * @since 0.1.0
  * @category layers

@@ -7,7 +7,7 @@
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
 import type { SqlClient } from "@effect/sql"
-import { Config, ConfigError, Either, type Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Effect, Either, type Layer, Option, Redacted } from "effect"
 import type { StrategyName } from "../domain/ConversationSettings.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
@@ -30,12 +30,12 @@ import type * as SqlRepository from "./store/SqlRepository.js"
  * @since 0.1.0
  * @category models
  */
-export type Embeddings =
+export type Embeddings<E = never, R = never> =
   | ({ readonly _tag: "openai" } & OpenAiEmbeddings.OpenAiEmbeddings.Options)
   | {
     readonly _tag: "embedding-model"
-    /** The provider's layer, with its client provided. */
-    readonly layer: Layer.Layer<EmbeddingModel.EmbeddingModel>
+    /** The provider's layer; its errors and requirements become the composed memory's. */
+    readonly layer: Layer.Layer<EmbeddingModel.EmbeddingModel, E, R>
   }
 
 /**
@@ -66,18 +66,23 @@ export type Store =
  * Who writes the summaries: the offline extractive skill (no model, no key), a model behind the
  * OpenAI API (or any compatible server, by `apiUrl`), any `@effect/ai` `LanguageModel` layer (any
  * provider, with our prompts), or a `SkillService` layer of your own. The last two are for typed
- * options (`ChatMemoryLive.layer`); the environment selects one of the first two.
+ * options (`ChatMemoryLive.layer`, or the overrides of `ChatMemoryLive.layerConfig`); the
+ * environment selects one of the first two.
  *
  * @since 0.1.0
  * @category models
  */
-export type Summarizer =
+export type Summarizer<E = never, R = never> =
   | { readonly _tag: "extractive" }
   | ({ readonly _tag: "openai" } & OpenAiSkill.OpenAiSkill.Options)
   | ({
     readonly _tag: "language-model"
-    /** The provider's layer, e.g. `AnthropicLanguageModel.model(...)` with its client provided. */
-    readonly layer: Layer.Layer<LanguageModel.LanguageModel>
+    /**
+     * The provider's layer, e.g. `OpenAiLanguageModel.model("gpt-4o-mini")`, its client provided
+     * or not: its errors and requirements become the composed memory's. The model's name recorded
+     * with each summary is the one its responses give, unless `model` says otherwise.
+     */
+    readonly layer: Layer.Layer<LanguageModel.LanguageModel, E, R>
   } & LanguageModelSkill.LanguageModelSkill.Options)
   | {
     readonly _tag: "skill"
@@ -88,22 +93,23 @@ export type Summarizer =
 /**
  * The options of the composed memory: the parts to use, and the knobs of the strategy (those of
  * `HierarchicalStrategy`, a superset of those of `SummarizationStrategy`; the sliding window reads
- * only `tokenBudget`, the no-op strategy none). Everything left out takes its default.
+ * only `tokenBudget`, the no-op strategy none). Everything left out takes its default. `E` and `R`
+ * are the errors and requirements of the layers given for the summarizer and the embeddings.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Partial<HierarchicalOptions>, Memory.Options {
+export interface Options<E = never, R = never> extends Partial<HierarchicalOptions>, Memory.Options {
   /** `summarization` by default. */
   readonly strategy?: StrategyName | undefined
   /** The in-memory store by default. */
   readonly store?: Store | undefined
   /** The extractive skill by default. */
-  readonly summarizer?: Summarizer | undefined
+  readonly summarizer?: Summarizer<E, R> | undefined
   /** `approximate` by default. */
   readonly tokenizer?: Tokenizer | undefined
   /** The embedding model of `recall: "hybrid"`; required by it, unused otherwise. */
-  readonly embeddings?: Embeddings | undefined
+  readonly embeddings?: Embeddings<E, R> | undefined
 }
 
 /**
@@ -202,91 +208,118 @@ export const postgres: Config.Config<PgRepository.Options> = Config.redacted(var
 
 const summarizing = new Set<StrategyName>(["summarization", "hierarchical"])
 
-const raw = Config.all({
-  strategy: variables.strategy.config,
-  store: variables.store.config,
-  dataDir: variables.dataDir.config,
-  databaseUrl: variables.databaseUrl.config,
-  tokenBudget: variables.tokenBudget.config,
-  kRawTurns: variables.kRawTurns.config,
-  highWater: variables.highWater.config,
-  lowWater: variables.lowWater.config,
-  chunkSummarizeThreshold: variables.chunkSummarizeThreshold.config,
-  view: variables.view.config,
-  recall: variables.recall.config,
-  recallTokenBudget: variables.recallTokenBudget.config,
-  embeddingModel: variables.embeddingModel.config,
-  summaryTokenCap: variables.summaryTokenCap.config,
-  mode: variables.mode.config,
-  summarizationConcurrency: variables.summarizationConcurrency.config,
-  maxMessageLength: variables.maxMessageLength.config,
-  tokenizer: variables.tokenizer.config,
-  // A key or a base URL selects the OpenAI skill; with neither, the offline one.
-  openAi: Config.option(openAi),
-  // Read apart too: a hosted prompt without the OpenAI skill is an error, not ignored.
-  summaryPromptId: Config.option(Config.string(summaryPromptId.name)),
-  // And a summarizer model: set with nothing to reach it, it would silently mean the offline skill.
-  summarizerModel: Config.option(Config.string(variables.summarizerModel.name))
-})
+/** A variable that is read, or `undefined` without reading it when the option is given in code. */
+const unless = <A>(given: boolean, config: Config.Config<A>): Config.Config<A | undefined> =>
+  given ? Config.succeed(undefined) : config
 
-type Raw = Config.Config.Success<typeof raw>
+/** Whether the overrides give the option. */
+const gives = (overrides: Options<unknown, unknown>, key: keyof Options<unknown, unknown>): boolean =>
+  overrides[key] !== undefined
+
+/**
+ * The variables still used once `overrides` are given: none for an option given in code, and, for
+ * the OpenAI variables, only when the summarizer or hybrid recall's embeddings (`hybrid`) still
+ * come from them.
+ */
+const rawWith = (overrides: Options<unknown, unknown>, hybrid: boolean) => {
+  const given = (key: keyof Options<unknown, unknown>) => gives(overrides, key)
+  const store = given("store")
+  const summarizer = given("summarizer")
+  return Config.all({
+    strategy: unless(given("strategy"), variables.strategy.config),
+    recall: unless(given("recall"), variables.recall.config),
+    store: unless(store, variables.store.config),
+    dataDir: unless(store, variables.dataDir.config),
+    databaseUrl: unless(store, variables.databaseUrl.config),
+    tokenBudget: unless(given("tokenBudget"), variables.tokenBudget.config),
+    kRawTurns: unless(given("kRawTurns"), variables.kRawTurns.config),
+    highWater: unless(given("highWater"), variables.highWater.config),
+    lowWater: unless(given("lowWater"), variables.lowWater.config),
+    chunkSummarizeThreshold: unless(given("chunkSummarizeThreshold"), variables.chunkSummarizeThreshold.config),
+    view: unless(given("view"), variables.view.config),
+    recallTokenBudget: unless(given("recallTokenBudget"), variables.recallTokenBudget.config),
+    embeddingModel: unless(!hybrid || given("embeddingModel"), variables.embeddingModel.config),
+    summaryTokenCap: unless(given("summaryTokenCap"), variables.summaryTokenCap.config),
+    mode: unless(given("mode"), variables.mode.config),
+    summarizationConcurrency: unless(given("summarizationConcurrency"), variables.summarizationConcurrency.config),
+    maxMessageLength: unless(given("maxMessageLength"), variables.maxMessageLength.config),
+    tokenizer: unless(given("tokenizer"), variables.tokenizer.config),
+    // A key or a base URL selects the OpenAI skill; with neither, the offline one.
+    openAi: unless(summarizer && !hybrid, Config.option(openAi)),
+    // Read apart too: a hosted prompt without the OpenAI skill is an error, not ignored.
+    summaryPromptId: unless(summarizer, Config.option(Config.string(summaryPromptId.name))),
+    // And a summarizer model: set with nothing to reach it, it would silently mean the offline skill.
+    summarizerModel: unless(summarizer, Config.option(Config.string(variables.summarizerModel.name)))
+  })
+}
+
+type Raw = Config.Config.Success<ReturnType<typeof rawWith>>
 
 const storeOf = (settings: Raw): Either.Either<Store, ConfigError.ConfigError> => {
-  const store = Option.getOrElse(settings.store, () => Option.isSome(settings.dataDir) ? "pglite" : "memory")
+  const dataDir = settings.dataDir ?? Option.none()
+  const store = Option.getOrElse(settings.store ?? Option.none(), () => Option.isSome(dataDir) ? "pglite" : "memory")
   switch (store) {
     case "memory":
       return Either.right({ _tag: "memory" })
     case "pglite":
-      return Either.right({ _tag: "pglite", dataDir: Option.getOrUndefined(settings.dataDir) })
+      return Either.right({ _tag: "pglite", dataDir: Option.getOrUndefined(dataDir) })
     case "postgres": {
       const databaseUrl = variables.databaseUrl.name
-      if (Option.isNone(settings.databaseUrl)) {
+      const url = settings.databaseUrl ?? Option.none()
+      if (Option.isNone(url)) {
         return Either.left(ConfigError.MissingData(
           [databaseUrl],
           `${databaseUrl} is required when ${variables.store.name} is postgres`
         ))
       }
-      const url = settings.databaseUrl.value
-      return isPostgresUrl(Redacted.value(url))
-        ? Either.right({ _tag: "postgres", url })
+      return isPostgresUrl(Redacted.value(url.value))
+        ? Either.right({ _tag: "postgres", url: url.value })
         : Either.left(ConfigError.InvalidData([databaseUrl], "must be a postgres:// or postgresql:// URL"))
     }
   }
 }
 
-/** What the values, each valid alone, say together: a refusal naming the variable at fault. */
-const conflict = (settings: Raw): ConfigError.ConfigError | undefined => {
+/**
+ * What the values, each valid alone, say together: a refusal naming the variable at fault. Only
+ * values read from the environment are checked here; what the code gives, the layers check (a
+ * `DataValidationError` naming the option).
+ */
+const conflict = (settings: Raw, strategyName: StrategyName): ConfigError.ConfigError | undefined => {
   const { highWater, lowWater, mode, recall, strategy, summarizerModel, summaryTokenCap, tokenBudget } = variables
   const provider = `set ${openAiApiKey.name}, or ${openAiBaseUrl.name}`
-  if (summarizing.has(settings.strategy) && settings.summaryTokenCap >= settings.tokenBudget) {
+  const noOpenAi = settings.openAi !== undefined && Option.isNone(settings.openAi)
+  if (
+    summarizing.has(strategyName) && settings.summaryTokenCap !== undefined && settings.tokenBudget !== undefined &&
+    settings.summaryTokenCap >= settings.tokenBudget
+  ) {
     return ConfigError.InvalidData(
       [summaryTokenCap.name],
       `must be below ${tokenBudget.name} (${settings.tokenBudget}), got ${settings.summaryTokenCap}`
     )
   }
-  if (settings.lowWater >= settings.highWater) {
+  if (settings.lowWater !== undefined && settings.highWater !== undefined && settings.lowWater >= settings.highWater) {
     return ConfigError.InvalidData(
       [lowWater.name],
       `must be below ${highWater.name} (${settings.highWater}), got ${settings.lowWater}`
     )
   }
-  if (Option.isSome(settings.summaryPromptId) && Option.isNone(settings.openAi)) {
+  if (settings.summaryPromptId !== undefined && Option.isSome(settings.summaryPromptId) && noOpenAi) {
     return ConfigError.InvalidData([summaryPromptId.name], `a hosted prompt needs the OpenAI summarizer: ${provider}`)
   }
-  if (Option.isSome(settings.summarizerModel) && Option.isNone(settings.openAi)) {
+  if (settings.summarizerModel !== undefined && Option.isSome(settings.summarizerModel) && noOpenAi) {
     return ConfigError.InvalidData(
       [summarizerModel.name],
       `a summarizer model needs a server to reach it: ${provider} ` +
         `for an OpenAI-compatible server (e.g. http://localhost:11434/v1); unset it for the offline summarizer`
     )
   }
-  if (settings.strategy === "hierarchical" && settings.mode === "layered") {
+  if (strategyName === "hierarchical" && settings.mode === "layered") {
     return ConfigError.InvalidData(
       [mode.name],
       `must be incremental or full with ${strategy.name}=hierarchical, got layered`
     )
   }
-  if (settings.recall === "hybrid" && summarizing.has(settings.strategy) && Option.isNone(settings.openAi)) {
+  if (settings.recall === "hybrid" && summarizing.has(strategyName) && noOpenAi && settings.openAi !== undefined) {
     return ConfigError.MissingData(
       [recall.name],
       `${recall.name}=hybrid needs an embedding model server: ${provider} for an OpenAI-compatible one ` +
@@ -296,42 +329,79 @@ const conflict = (settings: Raw): ConfigError.ConfigError | undefined => {
   return undefined
 }
 
-const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError> => {
-  const refused = conflict(settings)
-  if (refused !== undefined) return Either.left(refused)
-  return Either.map(storeOf(settings), (store): Options => ({
-    strategy: settings.strategy,
-    store,
-    summarizer: Option.match(settings.openAi, {
-      onNone: (): Summarizer => ({ _tag: "extractive" }),
-      onSome: (openAi): Summarizer => ({ _tag: "openai", ...openAi })
-    }),
-    tokenizer: settings.tokenizer,
-    tokenBudget: settings.tokenBudget,
-    kRawTurns: settings.kRawTurns,
-    chunkSummarizeThreshold: Option.getOrUndefined(settings.chunkSummarizeThreshold),
-    highWater: settings.highWater,
-    lowWater: settings.lowWater,
-    view: settings.view,
-    recall: settings.recall,
-    recallTokenBudget: settings.recallTokenBudget,
-    ...(settings.recall === "hybrid" && Option.isSome(settings.openAi)
-      ? {
-        embeddingModel: settings.embeddingModel,
-        embeddings: {
-          _tag: "openai",
-          apiKey: settings.openAi.value.apiKey,
-          apiUrl: settings.openAi.value.apiUrl,
-          model: settings.embeddingModel
+const validateWith =
+  <E, R>(overrides: Options<E, R>) => (settings: Raw): Either.Either<Options<E, R>, ConfigError.ConfigError> => {
+    const strategy = overrides.strategy ?? settings.strategy ?? variables.strategy.fallback
+    const hybrid = (overrides.recall ?? settings.recall) === "hybrid" && overrides.embeddings === undefined
+    const refused = conflict(settings, strategy)
+    if (refused !== undefined) return Either.left(refused)
+    const openAiOptions = settings.openAi === undefined ? Option.none() : settings.openAi
+    const store = overrides.store === undefined ? storeOf(settings) : Either.right(overrides.store)
+    const embeddingModel = overrides.embeddingModel ?? settings.embeddingModel
+    const chunkSummarizeThreshold = Option.getOrUndefined(settings.chunkSummarizeThreshold ?? Option.none())
+    return Either.map(store, (store): Options<E, R> => ({
+      ...overrides,
+      // What the environment sets: only the options not given in code were read.
+      ...(settings.strategy === undefined ? {} : { strategy: settings.strategy }),
+      ...(settings.tokenizer === undefined ? {} : { tokenizer: settings.tokenizer }),
+      ...(settings.tokenBudget === undefined ? {} : { tokenBudget: settings.tokenBudget }),
+      ...(settings.kRawTurns === undefined ? {} : { kRawTurns: settings.kRawTurns }),
+      ...(chunkSummarizeThreshold === undefined ? {} : { chunkSummarizeThreshold }),
+      ...(settings.highWater === undefined ? {} : { highWater: settings.highWater }),
+      ...(settings.lowWater === undefined ? {} : { lowWater: settings.lowWater }),
+      ...(settings.view === undefined ? {} : { view: settings.view }),
+      ...(settings.recall === undefined ? {} : { recall: settings.recall }),
+      ...(settings.recallTokenBudget === undefined ? {} : { recallTokenBudget: settings.recallTokenBudget }),
+      ...(settings.maxMessageLength === undefined ? {} : { maxMessageLength: settings.maxMessageLength }),
+      ...(settings.summarizationConcurrency === undefined
+        ? {}
+        : { summarizationConcurrency: settings.summarizationConcurrency }),
+      ...(settings.summaryTokenCap === undefined ? {} : { summaryTokenCap: settings.summaryTokenCap }),
+      ...(settings.mode === undefined ? {} : { mode: settings.mode }),
+      ...(hybrid && embeddingModel !== undefined && Option.isSome(openAiOptions)
+        ? {
+          embeddingModel,
+          embeddings: {
+            _tag: "openai",
+            apiKey: openAiOptions.value.apiKey,
+            apiUrl: openAiOptions.value.apiUrl,
+            model: embeddingModel
+          }
         }
-      }
-      : {}),
-    maxMessageLength: settings.maxMessageLength,
-    summarizationConcurrency: settings.summarizationConcurrency,
-    summaryTokenCap: settings.summaryTokenCap,
-    mode: settings.mode
-  }))
-}
+        : {}),
+      summarizer: overrides.summarizer ?? Option.match(openAiOptions, {
+        onNone: (): Summarizer<E, R> => ({ _tag: "extractive" }),
+        onSome: (openAi): Summarizer<E, R> => ({ _tag: "openai", ...openAi })
+      }),
+      store
+    }))
+  }
+
+/**
+ * The options from the environment with `overrides` given in code: each option given is taken as
+ * it is, and the variables that would set it are not read (nor checked). `store` spares
+ * `MEMORY_STORE`, `MEMORY_DATA_DIR` and `DATABASE_URL`; `summarizer` the OpenAI variables (unless
+ * hybrid recall still takes its embeddings from them; `embeddings` spares those too); a knob
+ * (`tokenBudget`, `kRawTurns`…) its variable. The other variables are read as by `config`, and an
+ * invalid one fails with a `ConfigError` naming it.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const configWith = <E = never, R = never>(
+  overrides: Options<E, R>
+): Effect.Effect<Options<E, R>, ConfigError.ConfigError> =>
+  Effect.gen(function*() {
+    const given = (key: keyof Options<unknown, unknown>) => gives(overrides, key)
+    // Which strategy and recall decide whether hybrid recall's embeddings come from the OpenAI variables.
+    const strategy = overrides.strategy ??
+      (yield* unless(given("strategy"), variables.strategy.config)) ?? variables.strategy.fallback
+    const recall = overrides.recall ?? (yield* unless(given("recall"), variables.recall.config)) ??
+      variables.recall.fallback
+    const hybrid = recall === "hybrid" && summarizing.has(strategy) && !given("embeddings")
+    const settings = yield* rawWith(overrides, hybrid)
+    return yield* Either.match(validateWith(overrides)(settings), { onLeft: Effect.fail, onRight: Effect.succeed })
+  })
 
 /**
  * The options from the environment (`ChatMemoryVariables.variables`, defaults as in DESIGN §6):
@@ -347,4 +417,4 @@ const validate = (settings: Raw): Either.Either<Options, ConfigError.ConfigError
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Options> = raw.pipe(Config.mapOrFail(validate))
+export const config: Config.Config<Options> = rawWith({}, true).pipe(Config.mapOrFail(validateWith({})))

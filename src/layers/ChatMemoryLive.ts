@@ -95,7 +95,9 @@ export const layerTokenCounter = (tokenizer: Tokenizer): Layer.Layer<TokenCounte
  * @since 0.1.0
  * @category layers
  */
-export const layerSkill = (summarizer: ChatMemoryConfig.Summarizer): Layer.Layer<SkillService, never, TokenCounter> => {
+export const layerSkill = <E = never, R = never>(
+  summarizer: ChatMemoryConfig.Summarizer<E, R>
+): Layer.Layer<SkillService, E, TokenCounter | R> => {
   switch (summarizer._tag) {
     case "extractive":
       return ExtractiveSkill.layer
@@ -124,9 +126,9 @@ export const layerSkill = (summarizer: ChatMemoryConfig.Summarizer): Layer.Layer
  * @since 0.1.0
  * @category layers
  */
-export const layerEmbeddings = (
-  embeddings: ChatMemoryConfig.Embeddings
-): Layer.Layer<EmbeddingModel.EmbeddingModel> => {
+export const layerEmbeddings = <E = never, R = never>(
+  embeddings: ChatMemoryConfig.Embeddings<E, R>
+): Layer.Layer<EmbeddingModel.EmbeddingModel, E, R> => {
   switch (embeddings._tag) {
     case "openai": {
       const { _tag, ...options } = embeddings
@@ -150,9 +152,9 @@ export const layerEmbeddings = (
  * @since 0.1.0
  * @category layers
  */
-export const layerStrategy = (
-  options: ChatMemoryConfig.Options
-): Layer.Layer<MemoryManagementStrategy, DataValidationError, Storage.Ports | SkillService | TokenCounter> => {
+export const layerStrategy = <E = never, R = never>(
+  options: ChatMemoryConfig.Options<E, R>
+): Layer.Layer<MemoryManagementStrategy, DataValidationError | E, Storage.Ports | SkillService | TokenCounter | R> => {
   const {
     maxFactTokens,
     maxFacts,
@@ -169,7 +171,7 @@ export const layerStrategy = (
     embeddings?._tag === "openai" && knobs.embeddingModel === undefined
       ? { ...knobs, embeddingModel: embeddings.model }
       : knobs
-  const withEmbeddings = <E, R>(strategyLayer: Layer.Layer<MemoryManagementStrategy, E, R>) =>
+  const withEmbeddings = <E1, R1>(strategyLayer: Layer.Layer<MemoryManagementStrategy, E1, R1>) =>
     embeddings === undefined ? strategyLayer : strategyLayer.pipe(Layer.provide(layerEmbeddings(embeddings)))
   switch (strategy ?? ChatMemoryConfig.defaults.strategy) {
     case "noop":
@@ -199,9 +201,9 @@ export const layerStrategy = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: ChatMemoryConfig.Options = {}
-): Layer.Layer<Services, DataValidationError | RepositoryError> =>
+export const layer = <E = never, R = never>(
+  options: ChatMemoryConfig.Options<E, R> = {}
+): Layer.Layer<Services, DataValidationError | RepositoryError | E, R> =>
   Memory.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
     Layer.provideMerge(layerStrategy(options)),
     Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
@@ -210,12 +212,24 @@ export const layer = (
   )
 
 /**
- * The memory configured from the environment (`ChatMemoryConfig.config`, DESIGN §6). An invalid
- * variable fails the construction with a `ConfigError` naming it and, for a choice, the allowed
- * values.
+ * The memory configured from the environment (`ChatMemoryConfig.config`, DESIGN §6), with
+ * `overrides` given in code (`ChatMemoryConfig.configWith`): an option given there replaces the
+ * variables that would set it, which are then neither read nor checked (a store given in code
+ * leaves `MEMORY_STORE` and `DATABASE_URL` alone; a `language-model` summarizer, the OpenAI
+ * variables). An invalid variable still read fails the construction with a `ConfigError` naming
+ * it and, for a choice, the allowed values; the layers given bring their own errors and
+ * requirements.
+ *
+ * ```ts
+ * ChatMemoryLive.layerConfig() // the environment alone
+ * ChatMemoryLive.layerConfig({ store: { _tag: "sql", layer: AppDbLive } })
+ * ChatMemoryLive.layerConfig({ summarizer: { _tag: "language-model", layer: OpenAiLanguageModel.model("gpt-4o-mini") } })
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: Layer.Layer<Services, ConfigError.ConfigError | DataValidationError | RepositoryError> = Layer
-  .unwrapEffect(Effect.map(ChatMemoryConfig.config, layer))
+export const layerConfig = <E = never, R = never>(
+  overrides: ChatMemoryConfig.Options<E, R> = {}
+): Layer.Layer<Services, ConfigError.ConfigError | DataValidationError | RepositoryError | E, R> =>
+  Layer.unwrapEffect(Effect.map(ChatMemoryConfig.configWith(overrides), layer))

@@ -7,9 +7,14 @@
  * turn, off its path.
  *
  * ```ts
- * const turn = yield* ChatTurn.generateText("conversation-42", { prompt: line, toolkit: MyToolkit })
+ * const AgentToolkit = Toolkit.merge(MyToolkit, RecallToolkit.toolkit)
+ * const turn = yield* ChatTurn.generateText("conversation-42", { system, prompt: line, toolkit: AgentToolkit })
  * console.log(turn.text)
  * ```
+ *
+ * The `system` prompt is stored once, as the conversation's leading system message, and checked
+ * against it on every later turn. The recall tools (`RecallToolkit`), merged into the toolkit, are
+ * bound to the turn's conversation here: the app provides handlers for its own tools only.
  *
  * It has the shape of `LanguageModel.generateText` (a function over the `LanguageModel` in context,
  * the same `toolkit`, `toolChoice` and `concurrency`, the model's `AiError`s as they are), not of
@@ -28,10 +33,11 @@ import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { Message } from "../domain/Message.js"
 import { MaxContentLength } from "../domain/Message.js"
 import { StorableString } from "../domain/Text.js"
-import { type DataValidationError, decode } from "../errors/DataValidationError.js"
+import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { type RecordRole, withUserMessage } from "./ai/ContextPrompt.js"
+import * as RecallToolkit from "./RecallToolkit.js"
 
 /**
  * The model calls of a turn when the options do not say.
@@ -58,7 +64,19 @@ export const MaxSteps = 100
 export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
   /** The user's message: sent to the model after the context, stored, and the context's recall query. */
   readonly prompt: string
-  /** The tools the model may call, with their handlers (or an effect that gives them, as a `Toolkit` is). */
+  /**
+   * The conversation's system prompt. A conversation without messages stores it, with the turn, as
+   * its leading system message; later turns check it against that message, and a different one (or
+   * a conversation that started without one) fails the turn with a `DataValidationError` naming
+   * `options.system`, before any model call. Left out, the conversation's own system messages (if
+   * any) are used as stored.
+   */
+  readonly system?: string | undefined
+  /**
+   * The tools the model may call, with their handlers (or an effect that gives them, as a `Toolkit`
+   * is). The recall tools, merged in (`Toolkit.merge(MyToolkit, RecallToolkit.toolkit)`), are bound
+   * to this conversation by the turn: their handlers are not needed in context.
+   */
   readonly toolkit?: Toolkit.WithHandler<Tools> | Effect.Effect<Toolkit.WithHandler<Tools>, E, R> | undefined
   /** As for `LanguageModel.generateText`; the last step is always `"none"`. */
   readonly toolChoice?: LanguageModel.ToolChoice<ToolName<Tools>> | undefined
@@ -100,15 +118,37 @@ export interface Turn<Tools extends Record<string, Tool.Any>> {
   readonly steps: ReadonlyArray<LanguageModel.GenerateTextResponse<Tools>>
   /** The memory's context the model was given. */
   readonly context: MemoryContext
-  /** The messages stored: the user's, then the exchange. */
+  /** The messages stored: the system prompt when this turn stored it, the user's, then the exchange. */
   readonly messages: ReadonlyArray<Message>
 }
 
+/**
+ * The last part of `streamText`'s stream, once the exchange is stored: what `generateText`
+ * returns, with each model call's parts as they streamed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnEnd<Tools extends Record<string, Tool.Any>> {
+  readonly type: "turn-end"
+  /** The answer: the text of the last model call. */
+  readonly text: string
+  /** The parts of every model call of the turn, one array per call, in order. */
+  readonly steps: ReadonlyArray<ReadonlyArray<Response.StreamPart<Tools>>>
+  /** The memory's context the model was given. */
+  readonly context: MemoryContext
+  /** The messages stored: the system prompt when this turn stored it, the user's, then the exchange. */
+  readonly messages: ReadonlyArray<Message>
+}
+
+const Content = StorableString.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
+)
+
 const TurnOptions = Schema.Struct({
-  prompt: StorableString.pipe(
-    Schema.minLength(1, { message: () => "must not be empty" }),
-    Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
-  ),
+  prompt: Content,
+  system: Schema.optional(Content),
   maxSteps: Schema.optional(
     Schema.Int.pipe(Schema.between(1, MaxSteps, { message: () => `must be an integer from 1 to ${MaxSteps}` }))
   )
@@ -116,20 +156,59 @@ const TurnOptions = Schema.Struct({
 
 const decodeOptions = (
   operation: string,
-  options: { readonly prompt: string; readonly maxSteps?: number | undefined }
+  options: { readonly prompt: string; readonly system?: string | undefined; readonly maxSteps?: number | undefined }
 ) =>
   decode(TurnOptions, operation, "options")({
     prompt: options.prompt,
+    ...(options.system === undefined ? {} : { system: options.system }),
     ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps })
   })
 
-/** The toolkit of the options, its effect run. */
-const toolkitOf = <Tools extends Record<string, Tool.Any>, E, R>(options: Options<Tools, E, R>) =>
-  options.toolkit === undefined
-    ? Effect.succeed(undefined)
-    : Effect.isEffect(options.toolkit)
-    ? options.toolkit
-    : Effect.succeed(options.toolkit)
+/** The toolkit of the options, its effect run with the recall tools bound to the conversation. */
+const toolkitOf = <Tools extends Record<string, Tool.Any>, E, R>(
+  conversationId: string,
+  options: Options<Tools, E, R>
+) => options.toolkit === undefined ? Effect.succeed(undefined) : RecallToolkit.bind(options.toolkit, conversationId)
+
+/**
+ * The system message this turn stores (a conversation without messages), or none (no `system`, or
+ * the conversation's leading system message is `system`); any other case is refused.
+ */
+const systemToStore = (
+  operation: string,
+  conversationId: string,
+  context: MemoryContext,
+  system: string | undefined
+) =>
+  Effect.gen(function*() {
+    if (system === undefined) return []
+    const refuse = (reason: string) =>
+      Effect.fail(new DataValidationError({ operation, path: "options.system", reason }))
+    const leading = context.system[0]
+    if (leading !== undefined) {
+      return leading.content === system
+        ? []
+        : yield* refuse(`differs from the conversation's leading system message (seq ${leading.seq})`)
+    }
+    const memory = yield* ChatMemoryService
+    const stored = yield* memory.getMessages(conversationId, { limit: 1 }).pipe(
+      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([]))
+    )
+    return stored.length === 0
+      ? [{ role: "system" as const, content: system }]
+      : yield* refuse("the conversation started without a system message")
+  })
+
+/** The first prompt of the turn: the system message to store (if any), the context, the user's message. */
+const firstPrompt = (
+  context: MemoryContext,
+  prompt: string,
+  system: ReadonlyArray<{ readonly role: "system"; readonly content: string }>,
+  recordRole: RecordRole | undefined
+): Prompt.Prompt => {
+  const turn = withUserMessage(context, prompt, { recordRole })
+  return system.length === 0 ? turn : Prompt.merge(Prompt.make(system), turn)
+}
 
 /** What of a turn's parts `addMessages` gets: all but the calls and results of `unstoredTools`. */
 const storedParts = <Tools extends Record<string, Tool.Any>, Part extends { readonly type: string }>(
@@ -158,7 +237,7 @@ type TurnContext<Tools extends Record<string, Tool.Any>, R> =
   | LanguageModel.LanguageModel
   | ChatMemoryService
   | Tool.Requirements<Tools[keyof Tools]>
-  | R
+  | Exclude<R, RecallToolkit.Handlers>
 
 /**
  * Runs one turn of the conversation: its context for `options.prompt` (with recall), the model
@@ -166,7 +245,8 @@ type TurnContext<Tools extends Record<string, Tool.Any>, R> =
  * whole exchange stored in one `addMessages`, which starts any background summarization.
  *
  * Nothing is stored when the turn fails (a model, tool or store error, or bad options: a
- * `DataValidationError` naming `options.prompt` or `options.maxSteps`, before any model call), so
+ * `DataValidationError` naming `options.prompt`, `options.system` or `options.maxSteps`, before
+ * any model call), so
  * the user may simply try again. Turns of one conversation should not run at once: each would be
  * answered without the other.
  *
@@ -178,12 +258,14 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
   options: Options<Tools, E, R>
 ): Effect.Effect<Turn<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
   Effect.gen(function*() {
-    const { maxSteps = defaultMaxSteps, prompt } = yield* decodeOptions("ChatTurn.generateText", options)
+    const operation = "ChatTurn.generateText"
+    const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
     const memory = yield* ChatMemoryService
     const context = yield* memory.getContext(conversationId, { query: prompt, tokenBudget: options.tokenBudget })
-    const toolkit = yield* toolkitOf(options)
+    const leading = yield* systemToStore(operation, conversationId, context, system)
+    const toolkit = yield* toolkitOf(conversationId, options)
 
-    let current = withUserMessage(context, prompt, { recordRole: options.recordRole })
+    let current = firstPrompt(context, prompt, leading, options.recordRole)
     const steps: Array<LanguageModel.GenerateTextResponse<Tools>> = []
     for (let step = 1; step <= maxSteps; step++) {
       const response = toolkit === undefined
@@ -203,6 +285,7 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
     }
 
     const messages = yield* memory.addMessages(conversationId, [
+      ...leading,
       { role: "user", content: prompt },
       ...storedParts(options, steps.flatMap((response) => response.content))
     ])
@@ -216,8 +299,9 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
  * `generateText` as a stream, for an app that shows the answer as it comes: the parts of every
  * model call of the turn, as `LanguageModel.streamText` gives them (text deltas, tool calls, the
  * tools' results, one `response-metadata` part starting each call), then, once the last call has
- * ended, the exchange stored in one `addMessages`. The stream fails if storing fails; a stream
- * that fails or is interrupted before its end stores nothing.
+ * ended, the exchange stored in one `addMessages`, and a last part, `TurnEnd` (`type:
+ * "turn-end"`), with the answer, the context and the messages stored. The stream fails if storing
+ * fails; a stream that fails or is interrupted before its end stores nothing.
  *
  * @since 0.1.0
  * @category turns
@@ -225,14 +309,18 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
 export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = never, R = never>(
   conversationId: string,
   options: Options<Tools, E, R>
-): Stream.Stream<Response.StreamPart<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
+): Stream.Stream<Response.StreamPart<Tools> | TurnEnd<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
   Stream.unwrap(Effect.gen(function*() {
-    const { maxSteps = defaultMaxSteps, prompt } = yield* decodeOptions("ChatTurn.streamText", options)
+    const operation = "ChatTurn.streamText"
+    const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
     const memory = yield* ChatMemoryService
     const context = yield* memory.getContext(conversationId, { query: prompt, tokenBudget: options.tokenBudget })
-    const toolkit = yield* toolkitOf(options)
-    // The parts of this turn, in order, for `addMessages` at the end: state of this call only.
+    const leading = yield* systemToStore(operation, conversationId, context, system)
+    const toolkit = yield* toolkitOf(conversationId, options)
+    // The parts of this turn, in order, for `addMessages` at the end, and where each call starts:
+    // state of this call only.
     const parts: Array<Response.StreamPart<Tools>> = []
+    const starts: Array<number> = []
 
     const step = (current: Prompt.Prompt, n: number): Stream.Stream<
       Response.StreamPart<Tools>,
@@ -240,6 +328,7 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
       TurnContext<Tools, R>
     > => {
       const from = parts.length
+      starts.push(from)
       const model: Stream.Stream<Response.StreamPart<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =
         toolkit === undefined
           ? LanguageModel.streamText({ prompt: current })
@@ -260,15 +349,21 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
       )
     }
 
-    return step(withUserMessage(context, prompt, { recordRole: options.recordRole }), 1).pipe(
-      Stream.concat(
-        Stream.drain(
-          Stream.suspend(() =>
-            Stream.fromEffect(
-              memory.addMessages(conversationId, [{ role: "user", content: prompt }, ...storedParts(options, parts)])
-            )
-          )
-        )
+    const end = Effect.suspend(() =>
+      Effect.map(
+        memory.addMessages(conversationId, [
+          ...leading,
+          { role: "user", content: prompt },
+          ...storedParts(options, parts)
+        ]),
+        (messages): TurnEnd<Tools> => {
+          const steps = starts.map((from, i) => parts.slice(from, starts[i + 1] ?? parts.length))
+          const last = steps[steps.length - 1] ?? []
+          const text = last.flatMap((part) => part.type === "text-delta" ? [part.delta] : []).join("")
+          return { type: "turn-end", text, steps, context, messages }
+        }
       )
     )
+
+    return Stream.concat(step(firstPrompt(context, prompt, leading, options.recordRole), 1), Stream.fromEffect(end))
   })).pipe(Stream.withSpan("ChatTurn.streamText", { attributes: { conversationId } }))

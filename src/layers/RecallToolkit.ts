@@ -3,6 +3,18 @@
  * searches and reads the past of its own conversation, bound to that conversation when the
  * handlers are built.
  *
+ * They merge with the app's tools in one expression, and the app builds handlers for its own tools
+ * only: `ChatTurn` binds the recall tools to the turn's conversation itself, and `bind` does the
+ * same for `@effect/ai`'s `Chat` or a plain `LanguageModel` call.
+ *
+ * ```ts
+ * const AgentToolkit = Toolkit.merge(WeatherToolkit, RecallToolkit.toolkit)
+ * // with ChatTurn: nothing more
+ * yield* ChatTurn.generateText("c1", { prompt, toolkit: AgentToolkit })
+ * // with Chat (or LanguageModel.generateText)
+ * yield* chat.generateText({ prompt, toolkit: RecallToolkit.bind(AgentToolkit, "c1") })
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Tool from "@effect/ai/Tool"
@@ -306,3 +318,20 @@ export const handlers = (conversationId: string) =>
  */
 export const layer = (conversationId: string): Layer.Layer<Handlers, DataValidationError, ChatMemoryService> =>
   toolkit.toLayer(handlers(conversationId))
+
+/**
+ * A toolkit, the recall tools' handlers bound to one conversation: `toolkit` is any toolkit that
+ * holds `search_memory` and `read_turns` (e.g. `Toolkit.merge(AppToolkit, RecallToolkit.toolkit)`),
+ * as `LanguageModel.generateText` takes it; the result no longer needs the recall handlers, only
+ * the memory and the handlers of the other tools. Use it with `Chat` or `LanguageModel` directly
+ * (`ChatTurn` does it for its turn). A toolkit already built (`Toolkit.WithHandler`) is returned as
+ * it is; an invalid id fails with `DataValidationError`.
+ *
+ * @since 0.1.0
+ * @category toolkits
+ */
+export const bind = <Tools extends Record<string, Tool.Any>, E = never, R = never>(
+  toolkit: Toolkit.WithHandler<Tools> | Effect.Effect<Toolkit.WithHandler<Tools>, E, R>,
+  conversationId: string
+): Effect.Effect<Toolkit.WithHandler<Tools>, E | DataValidationError, Exclude<R, Handlers> | ChatMemoryService> =>
+  Effect.isEffect(toolkit) ? Effect.provide(toolkit, layer(conversationId)) : Effect.succeed(toolkit)

@@ -9,6 +9,7 @@ import type * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
+import type * as Tool from "@effect/ai/Tool"
 import { Effect, Layer, Option, Schema } from "effect"
 import { FactCategory } from "../../domain/Fact.js"
 import { applyFactChanges } from "../../domain/Fact.js"
@@ -57,8 +58,12 @@ export declare namespace LanguageModelSkill {
    * @category models
    */
   export interface Options {
-    /** The model's name, recorded with each output (the provider layer chooses the model itself). */
-    readonly model: string
+    /**
+     * The model's name, recorded with each output. The provider layer chooses the model itself; left
+     * out, the name is the one its response gives (`@effect/ai`'s `response-metadata` part,
+     * `modelId`), or `unknown` when it gives none.
+     */
+    readonly model?: string | undefined
     /** The first part of the skill ids, e.g. `openai` for `openai/summarize@1`; `language-model` by default. */
     readonly skillIdPrefix?: string | undefined
     /**
@@ -71,6 +76,18 @@ export declare namespace LanguageModelSkill {
      */
     readonly summarizeInstructions?: "built-in" | { readonly hosted: string } | undefined
   }
+}
+
+/** The model named by the options, else by the response's metadata part. */
+const modelOf = <Tools extends Record<string, Tool.Any>>(
+  options: LanguageModelSkill.Options,
+  content: ReadonlyArray<Response.Part<Tools>>
+): string => {
+  if (options.model !== undefined) return options.model
+  for (const part of content) {
+    if (part.type === "response-metadata") return Option.getOrElse(part.modelId, () => "unknown")
+  }
+  return "unknown"
 }
 
 type Classified = Pick<SkillExecutionError, "reason" | "retryable" | "detail">
@@ -173,7 +190,7 @@ export const make = (
         return {
           value: response.text.trim(),
           skillId: summarizeId,
-          model: options.model,
+          model: modelOf(options, response.content),
           usage: usageOf(response.usage)
         }
       }),
@@ -197,7 +214,7 @@ export const make = (
         return {
           value: { facts, narrative: response.value.narrative.trim() },
           skillId: extractId,
-          model: options.model,
+          model: modelOf(options, response.content),
           usage: usageOf(response.usage)
         }
       })

@@ -1,11 +1,13 @@
 /**
- * The search migration on a database written before it: the messages already stored get their
+ * The search migrations on a database written before them: the messages already stored get their
  * search vectors (content and tool-call params), except the leading system messages and the
- * summary messages, which are never hits.
+ * summary messages, which are never hits; vectors written with an earlier version's terms are
+ * written again with the stemmed terms.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
+import { scopeOf } from "../src/layers/store/internal/sql/search.js"
 import * as SqlRepository from "../src/layers/store/SqlRepository.js"
 import * as Storage from "../src/layers/store/Storage.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
@@ -70,5 +72,31 @@ layer(
         WHERE search IS NULL AND conversation_id IN (${ids[0] ?? ""}, ${ids[1] ?? ""})`
       // Per conversation: the leading system message and the summary message.
       assert.strictEqual(rows[0]?.missing, 4)
+    }))
+
+  it.effect("vectors written with the terms of the version before stemming are written again", () =>
+    Effect.gen(function*() {
+      const store = yield* Storage.get
+      const sql = yield* SqlClient.SqlClient
+      const id = freshId("before-stemming")
+      yield* store.repository.appendMessages(id, [
+        newMessage("user", "I booked the connecting flights to Osaka."),
+        newMessage("assistant", "Noted, the flights are booked.")
+      ])
+      // The vectors as the version before wrote them: plural endings cut, nothing else.
+      const scope = scopeOf(id)
+      yield* sql`UPDATE chat_memory_messages SET search = ${`'${scope}:booked':1 '${scope}:connecting':1 '${scope}:flight':1 '${scope}:osaka':1`}::tsvector WHERE conversation_id = ${id} AND seq = 1`
+      yield* sql`UPDATE chat_memory_messages SET search = ${`'${scope}:noted':1 '${scope}:flight':1 '${scope}:booked':1`}::tsvector WHERE conversation_id = ${id} AND seq = 2`
+      yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 9`
+      const search = (text: string) =>
+        Effect.map(
+          store.index.searchMessages(id, { text, before: 100, limit: 10 }),
+          (hits) => hits.map((hit) => hit.seq).sort()
+        )
+      // The old vectors do not hold the stems a query is searched by now.
+      assert.deepStrictEqual(yield* search("booking"), [])
+      yield* SqlRepository.migrate
+      assert.deepStrictEqual(yield* search("booking"), [1, 2])
+      assert.deepStrictEqual(yield* search("which connection?"), [1])
     }))
 })

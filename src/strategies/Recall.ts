@@ -15,6 +15,7 @@ import { groupTurns, type Turn } from "../domain/Turn.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
+import { asks, asksWhen, dateBoost, neighbourWeight, statesDate, withoutFrame } from "./internal/turnRanking.js"
 
 /** How far around a hit the first read of its turn reaches, in messages each way. */
 const firstReach = 16
@@ -95,9 +96,14 @@ const selfContained = (messages: ReadonlyArray<Message>): boolean => {
  * characters), best first, at most `limit`: each message hit is widened to its whole turn, and a
  * turn hit twice counts once, with its best score. An unknown conversation has none. The messages
  * are found by `search`: the store's lexical search (`MessageIndex.searchMessages`), or hybrid
- * recall's fusion of it with a search by meaning. The hits' turns come from one read of the log
- * (`RepositoryService.readTurns`); a turn whose tool call and result a user message separates is
- * read again around its hit, as `groupTurns` cuts it.
+ * recall's fusion of it with a search by meaning, for the query without the frame of a question
+ * about the conversation itself ("when did I tell you"). The hits' turns, and the turn after each,
+ * come from one read of the log (`RepositoryService.readTurns`); a turn whose tool call and result
+ * a user message separates is read again around its hit, as `groupTurns` cuts it. The turns are
+ * then ranked again, the same on every store (`internal/turnRanking.ts`): for a question asking
+ * when, a turn that states a date or a time weighs `1 + dateBoost` times its score; and a turn that
+ * leaves its matter to the next one (it ends on the assistant's question, or answers a bare
+ * opening) brings that next turn, at `neighbourWeight` times its score.
  *
  * @since 0.1.0
  * @category search
@@ -111,31 +117,65 @@ export const searchTurns = (
   Effect.gen(function*() {
     if (options.before <= 1 || options.query.trim().length === 0 || options.limit < 1) return []
     const hits = yield* search(conversationId, {
-      text: options.query.slice(0, MaxQueryLength),
+      text: withoutFrame(options.query.slice(0, MaxQueryLength)),
       before: options.before,
       limit: Math.min(100, options.limit * 3)
     })
     if (hits.length === 0) return []
+    // Each hit's turn and the turn after it, in one read: a turn that only asks is answered by the
+    // next one.
     const read = yield* repository.readTurns(conversationId, {
-      seqs: hits.map((hit) => hit.seq),
+      seqs: hits.flatMap((hit) => [hit.seq, ...neighbourSeqs(hit.seq)]),
       before: options.before,
-      limit: options.limit
+      limit: options.limit * 3
     }).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([])))
-    const found: Array<RecalledTurn> = []
+    // The hits' turns, each once with its best score, ranked again: a dated turn first for a
+    // question asking when.
+    const when = asksWhen(options.query)
+    const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
     for (const hit of hits) {
-      if (found.length >= options.limit) break
-      if (found.some((turn) => turn.fromSeq <= hit.seq && hit.seq <= turn.toSeq)) continue
-      const messages = read.find((turn) => turn.some((message) => message.seq === hit.seq))
+      if (ranked.some(({ turn }) => turn.firstSeq <= hit.seq && hit.seq <= turn.lastSeq)) continue
+      const at = read.findIndex((turn) => turn.some((message) => message.seq === hit.seq))
+      const messages = read[at]
       if (messages === undefined) continue
       const turn = selfContained(messages)
         ? groupTurns(messages).turns[0]
         : yield* turnAt(repository, conversationId, hit.seq, options.before).pipe(
           Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(undefined))
         )
-      const recalled = turn === undefined ? undefined : toRecalled(turn, hit.score)
+      if (turn === undefined || ranked.some((other) => overlapping(other.turn, turn))) continue
+      ranked.push({ turn, at, score: when && statesDate(turn) ? hit.score * (1 + dateBoost) : hit.score })
+    }
+    // The turn after one that asks joins it, scored below it.
+    const candidates: Array<{ readonly turn: Turn; readonly score: number }> = [...ranked]
+    for (const { at, score, turn } of ranked) {
+      const next = asks(turn) ? adjacent(read, at + 1, turn.lastSeq) : undefined
+      if (next !== undefined) candidates.push({ turn: next, score: score * neighbourWeight })
+    }
+    candidates.sort((x, y) => y.score - x.score)
+    const found: Array<RecalledTurn> = []
+    for (const { score, turn } of candidates) {
+      if (found.length >= options.limit) break
+      const recalled = toRecalled(turn, score)
       if (recalled !== undefined && !found.some((other) => overlaps(other, recalled))) found.push(recalled)
     }
     return found
   })
+
+/**
+ * The seqs read besides a hit's: those two after it, which in a plain chat (a user message and the
+ * assistant's reply) reach the next turn whichever of its turn's messages the hit is.
+ */
+const neighbourSeqs = (seq: number): ReadonlyArray<number> => [seq + 1, seq + 2]
+
+/** The turn read at `index` when it starts right after the seq `edge` (a summary message between). */
+const adjacent = (read: ReadonlyArray<ReadonlyArray<Message>>, index: number, edge: number): Turn | undefined => {
+  const messages = read[index]
+  if (messages === undefined || !selfContained(messages)) return undefined
+  const turn = groupTurns(messages).turns[0]
+  return turn !== undefined && turn.firstSeq - edge >= 1 && turn.firstSeq - edge <= 2 ? turn : undefined
+}
+
+const overlapping = (a: Turn, b: Turn): boolean => a.firstSeq <= b.lastSeq && b.firstSeq <= a.lastSeq
 
 const overlaps = (a: RecalledTurn, b: RecalledTurn): boolean => a.fromSeq <= b.toSeq && b.fromSeq <= a.toSeq

@@ -118,6 +118,24 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
       for (let i = 1; i < hits.length; i++) assert.isAtMost(hits[i]?.score ?? 0, hits[i - 1]?.score ?? 0)
     }))
 
+  it.effect("a word is found by its inflected forms (Porter stemming)", () =>
+    Effect.gen(function*() {
+      const store = yield* Storage.get
+      const id = freshId("search")
+      yield* store.repository.appendMessages(id, [
+        newMessage("user", "I booked the connecting flights to Osaka yesterday."),
+        newMessage("assistant", "Noted: your hotel cancellation is free until June 20."),
+        newMessage("user", "The crate ships with the demo units on Monday."),
+        ...Array.makeBy(6, (i) => newMessage("assistant", `Plain filler note number ${i} about the agenda.`))
+      ])
+      const search = (text: string) =>
+        Effect.map(store.index.searchMessages(id, { text, before: 100, limit: 10 }), (hits) => hits.map((h) => h.seq))
+      // "booking" and "booked", "connection" and "connecting", "flight" and "flights" meet.
+      assert.deepStrictEqual(yield* search("Which booking did I make for the connection flight?"), [1])
+      assert.deepStrictEqual(yield* search("can I cancel the hotel?"), [2])
+      assert.deepStrictEqual(yield* search("when does the crate ship?"), [3])
+    }))
+
   it.effect("one rare word outweighs two common ones (inverse document frequency)", () =>
     Effect.gen(function*() {
       const store = yield* Storage.get

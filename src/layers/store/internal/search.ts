@@ -1,9 +1,10 @@
 /**
  * The terms of the lexical search, shared by every store so that a message is found by the same
  * words in memory and in SQL: what text of a message is searched, how it is cut into terms (an
- * identifier, an amount or a date stays whole and is also split), the stop words, the bounds, and
- * the BM25 weighting.
+ * identifier, an amount or a date stays whole and is also split, a plain word is stemmed), the stop
+ * words, the bounds, and the BM25 weighting.
  */
+import { stemmer as porter } from "stemmer"
 import type { Role } from "../../../domain/Message.js"
 import { MaxQueryLength } from "../../../domain/Recall.js"
 
@@ -93,18 +94,12 @@ const bounded = (term: string): string => {
 }
 
 /**
- * Harman's S-stemmer, on plain English words only: "refunds" and "refund", "deliveries" and
- * "delivery" meet. Identifiers and numbers are never stemmed.
+ * The Porter stemmer (`stemmer`), on plain English words only: "refunds" and "refund", "booked"
+ * and "booking", "deliveries" and "delivery" meet. Identifiers and numbers are never stemmed. The
+ * stored SQL vectors hold the stemmed terms: changing the stemmer needs a migration that writes
+ * them again (`9_stem_search`).
  */
-const stem = (word: string): string => {
-  if (word.length < 4 || !asciiLetters.test(word)) return word
-  if (word.endsWith("ies") && !word.endsWith("eies") && !word.endsWith("aies")) return `${word.slice(0, -3)}y`
-  if (word.endsWith("es") && !word.endsWith("aes") && !word.endsWith("ees") && !word.endsWith("oes")) {
-    return word.slice(0, -1)
-  }
-  if (word.endsWith("s") && !word.endsWith("us") && !word.endsWith("ss")) return word.slice(0, -1)
-  return word
-}
+const stem = (word: string): string => word.length < 3 || !asciiLetters.test(word) ? word : porter(word)
 
 /** One word as a term: none for a stop word. */
 const wordTerm = (word: string): string | undefined => stopWords.has(word) ? undefined : bounded(stem(word))

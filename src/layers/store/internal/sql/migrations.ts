@@ -257,6 +257,14 @@ const readWindowSettings = Effect.gen(function*() {
   yield* readWindowFunction(sql, true)
 })
 
+// The search terms are stemmed by the Porter stemmer since this version ("booked" and "booking"
+// meet; before, only plural endings were cut): every stored vector is written again from its
+// message, a conversation and a page of messages per statement, as `addSearch` wrote them first.
+const stemSearch = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* backfill(sql)
+})
+
 /** Applies the pending migrations; a no-op on an up-to-date database. */
 export const runMigrations = Migrator.make({})({
   loader: Migrator.fromRecord({
@@ -267,7 +275,8 @@ export const runMigrations = Migrator.make({})({
     "5_add_embeddings": addEmbeddings,
     "6_link_summary_message": linkSummaryMessage,
     "7_create_read_window": createReadWindow,
-    "8_read_window_settings": readWindowSettings
+    "8_read_window_settings": readWindowSettings,
+    "9_stem_search": stemSearch
   }),
   table: migrationsTable
 })

@@ -197,8 +197,10 @@ const isMetadata = Schema.is(MessageMetadata)
 const backfillBatch = 500
 
 /**
- * Writes the `search` column of the messages stored before it existed, one conversation at a time
- * and a page of messages per statement (every statement names one conversation).
+ * Writes the `search` column of every searchable message again, from its content and tool calls: of
+ * the messages stored before the column existed, or with the terms of an earlier version. One
+ * conversation at a time and a page of messages per statement (every statement names one
+ * conversation).
  */
 export const backfill = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {

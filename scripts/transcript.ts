@@ -1,18 +1,17 @@
 /**
- * Writes `examples/chat.jsonl`, the long dated development conversation, from its text in
- * `scripts/chat/conversation.txt`: `npx tsx scripts/chat/conversation.ts`. Each session of the
- * text starts at its own date and time; the messages in it follow a few seconds to a few minutes
+ * Writes a dated development conversation, `examples/<name>.jsonl`, from its text in
+ * `scripts/<name>/conversation.txt`: `npx tsx scripts/transcript.ts chat` (or `broadband`). The
+ * text opens with the system prompt (`S: …`); each session of it starts at its own date and time; the messages in it follow a few seconds to a few minutes
  * apart, by how long they are to read and write (deterministic: the same text gives the same file).
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
-const source = fileURLToPath(new URL("./conversation.txt", import.meta.url))
-const target = fileURLToPath(new URL("../../examples/chat.jsonl", import.meta.url))
-
-const system = "You are Wren, a personal assistant and companion. You chat with Tess Marlowe over the months: " +
-  "listen, keep track of what she tells you, help her plan, and be honest when you do not know something. " +
-  "Tools: set_reminder."
+const name = process.argv[2] ?? ""
+if (!/^[a-z]+$/.test(name)) throw new Error("usage: npx tsx scripts/transcript.ts <name> (e.g. chat, broadband)")
+const source = fileURLToPath(new URL(`./${name}/conversation.txt`, import.meta.url))
+const target = fileURLToPath(new URL(`../examples/${name}.jsonl`, import.meta.url))
+let system: string | undefined
 
 type Json = string | number | boolean | null | ReadonlyArray<Json> | { readonly [key: string]: Json }
 
@@ -51,12 +50,17 @@ const at = () => new Date(clock).toISOString().replace(".000Z", "Z")
 
 for (const [i, raw] of readFileSync(source, "utf8").split("\n").entries()) {
   const line = raw.trim()
-  const where = `conversation.txt:${i + 1}`
+  const where = `${name}/conversation.txt:${i + 1}`
   if (line.length === 0 || line.startsWith("#")) continue
+  if (line.startsWith("S:")) {
+    system = line.slice(2).trim()
+    continue
+  }
   index += 1
   if (line.startsWith("@ ")) {
     clock = Date.parse(`${line.slice(2).replace(" ", "T")}:00Z`)
     if (Number.isNaN(clock)) throw new Error(`${where}: not a session's date and time`)
+    if (system === undefined) throw new Error(`${where}: the system prompt (S: …) comes before the first session`)
     if (lines.length === 0) lines.push(render({ role: "system", content: system, createdAt: at() }))
     continue
   }
@@ -95,9 +99,9 @@ for (const [i, raw] of readFileSync(source, "utf8").split("\n").entries()) {
     }))
     pendingCall = undefined
   } else {
-    throw new Error(`${where}: expected "@ ", "U:", "A:", "C:" or "R:" (after "C:")`)
+    throw new Error(`${where}: expected "S:", "@ ", "U:", "A:", "C:" or "R:" (after "C:")`)
   }
 }
 
 writeFileSync(target, `${lines.join("\n")}\n`)
-console.log(`examples/chat.jsonl: ${lines.length} messages`)
+console.log(`examples/${name}.jsonl: ${lines.length} messages`)

@@ -5,14 +5,12 @@
  */
 import { LanguageModel } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigError, ConfigProvider, Context, DateTime, Effect, Layer, Redacted, Stream } from "effect"
+import { ConfigError, ConfigProvider, Context, Effect, Layer, Redacted, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ConversationId from "../src/domain/ConversationId.js"
-import { Message } from "../src/domain/Message.js"
-import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
@@ -22,6 +20,7 @@ import { SkillService } from "../src/services/SkillService.js"
 import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
+import { oneTurnInput } from "./fixtures/messages.js"
 import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
 
 type Env = Record<string, string>
@@ -59,22 +58,7 @@ const feed = (memory: ChatMemoryService["Type"], id: string, turns: number) =>
     { discard: true }
   )
 
-const summarizeInput = {
-  conversationId: ConversationId.make("c"),
-  existingSummary: [],
-  turns: groupTurns([
-    new Message({
-      conversationId: ConversationId.make("c"),
-      seq: 1,
-      role: "user",
-      content: "Order ORD-1 costs $5.00, due May 3.",
-      metadata: {},
-      tokenCount: 13,
-      createdAt: DateTime.unsafeMake(0)
-    })
-  ]).turns,
-  maxTokens: 50
-}
+const summarizeInput = oneTurnInput("Order ORD-1 costs $5.00, due May 3.", 13)
 
 describe("ChatMemoryConfig.config", () => {
   it.effect("an empty environment gives the defaults of DESIGN §6", () =>

@@ -8,15 +8,13 @@ import { type LanguageModel } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigError, ConfigProvider, DateTime, Effect, Layer, Redacted, Schema } from "effect"
-import * as ConversationId from "../src/domain/ConversationId.js"
-import { Message } from "../src/domain/Message.js"
-import { groupTurns } from "../src/domain/Turn.js"
+import { ConfigError, ConfigProvider, Effect, Layer, Redacted, Schema } from "effect"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
+import { oneTurnInput } from "./fixtures/messages.js"
 
 type Env = Record<string, string>
 
@@ -29,22 +27,7 @@ const roundTrip = Effect.gen(function*() {
   return yield* memory.getContext("c")
 })
 
-const summarizeInput = {
-  conversationId: ConversationId.make("c"),
-  existingSummary: [],
-  turns: groupTurns([
-    new Message({
-      conversationId: ConversationId.make("c"),
-      seq: 1,
-      role: "user",
-      content: "Order ORD-1 costs $5.00, due May 3.",
-      metadata: {},
-      tokenCount: 13,
-      createdAt: DateTime.unsafeMake(0)
-    })
-  ]).turns,
-  maxTokens: 50
-}
+const summarizeInput = oneTurnInput("Order ORD-1 costs $5.00, due May 3.", 13)
 
 class ModelDown extends Schema.TaggedError<ModelDown>()("ModelDown", {}) {}
 

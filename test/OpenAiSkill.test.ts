@@ -3,7 +3,6 @@ import {
   Cause,
   ConfigProvider,
   Context,
-  DateTime,
   Effect,
   Inspectable,
   Layer,
@@ -14,8 +13,6 @@ import {
   Schema
 } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
-import { Message } from "../src/domain/Message.js"
-import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
@@ -28,24 +25,10 @@ import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
+import { oneTurnInput } from "./fixtures/messages.js"
 
 const c = ConversationId.make("c")
-const summarizeInput = {
-  conversationId: c,
-  existingSummary: [],
-  turns: groupTurns([
-    new Message({
-      conversationId: c,
-      seq: 1,
-      role: "user",
-      content: "hi",
-      metadata: {},
-      tokenCount: 5,
-      createdAt: DateTime.unsafeMake(0)
-    })
-  ]).turns,
-  maxTokens: 50
-}
+const summarizeInput = oneTurnInput("hi", 5)
 
 /** Builds `OpenAiSkill.layerConfig` on `ChatMemoryConfig.openAi` under an environment given as a map, and returns its skill. */
 const skillFromEnv = (env: Record<string, string>) =>

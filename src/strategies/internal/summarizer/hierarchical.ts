@@ -18,7 +18,7 @@ import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { attributeSources, normalizeFacts } from "../facts.js"
 import * as Metrics from "../metrics.js"
 import { capAtSentence } from "./cap.js"
-import { chunkTurns, type Plan } from "./plan.js"
+import { chunkTurns, foldCap, type Plan } from "./plan.js"
 import { callSkill, existingSummary, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
 
@@ -158,11 +158,13 @@ const produceIncremental = (
   plan: Plan
 ) =>
   Effect.gen(function*() {
+    const maxTokens = yield* foldCap(counter, limits.maxNarrativeTokens, plan)
     const output = yield* extract(limits, skill, {
       conversationId: plan.conversationId,
       existingSummary: existingSummary(plan.state.narrative),
       turns: plan.older,
-      maxTokens: limits.maxNarrativeTokens,
+      maxTokens,
+      maxFactTokens: limits.maxFactTokens,
       existingFacts: plan.state.facts
     })
     const kept = yield* keepFacts(
@@ -172,7 +174,7 @@ const produceIncremental = (
       output.value.facts,
       messagesOf(plan.older)
     )
-    const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
+    const cut = yield* capAtSentence(counter, output.value.narrative, maxTokens)
     return yield* finish(plan, {
       ...kept,
       narrative: cut.text,
@@ -222,6 +224,7 @@ const produceFull = (
         existingSummary: [],
         turns: chunk,
         maxTokens: share,
+        maxFactTokens: limits.maxFactTokens,
         existingFacts: kept.facts
       })
       // Provenance is kept for the facts drawn from the same messages before: by an earlier chunk

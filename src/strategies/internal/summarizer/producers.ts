@@ -14,7 +14,7 @@ import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { capAtSentence } from "./cap.js"
-import { chunkTurns, type Plan, type Traits } from "./plan.js"
+import { chunkTurns, foldCap, type Plan, type Traits } from "./plan.js"
 
 /** What a run produces, to be committed. */
 export interface Produced {
@@ -136,11 +136,12 @@ export const make = (
     /** `incremental`: one call folding the existing summary with the new turns. */
     const incremental = (plan: Plan) =>
       Effect.map(
-        summarizeCapped(
-          plan.conversationId,
-          { existingSummary: existingSummary(plan.state.narrative), turns: plan.older },
-          cap
-        ),
+        Effect.flatMap(foldCap(counter, cap, plan), (maxTokens) =>
+          summarizeCapped(
+            plan.conversationId,
+            { existingSummary: existingSummary(plan.state.narrative), turns: plan.older },
+            maxTokens
+          )),
         (output): Produced => ({
           narrative: output.value,
           facts: plan.state.facts,

@@ -3,9 +3,8 @@
  * over is cut at a sentence boundary, and the cut is counted (record, event, stats, metric).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
-import { Message } from "../src/domain/Message.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
@@ -14,7 +13,6 @@ import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { capAtSentence, sentencePrefix } from "../src/strategies/internal/summarizer/cap.js"
-import { foldCap, maxInputRatio } from "../src/strategies/internal/summarizer/plan.js"
 import { summarizingMemory } from "./fixtures/layers.js"
 
 // A turn takes 42 tokens with the approximate counter (see SummarizationStrategy.test): eight
@@ -77,45 +75,6 @@ describe("capAtSentence", () => {
       assert.isAtMost(yield* counter.count(cut.text), 60)
       assert.isTrue(long.startsWith(cut.text))
       assert.match(cut.text, /in Lyon\.$/)
-    }).pipe(Effect.provide(ApproximateTokenCounter.layer)))
-})
-
-describe("foldCap", () => {
-  const messagesOf = (contents: ReadonlyArray<string>, overhead: number) =>
-    contents.map((content, i) =>
-      new Message({
-        conversationId: ConversationId.make("fold-cap"),
-        seq: i + 1,
-        role: i % 2 === 0 ? "user" : "assistant",
-        content,
-        metadata: {},
-        tokenCount: Math.ceil(content.length / 4) + overhead,
-        createdAt: DateTime.unsafeMake(0)
-      })
-    )
-  const planOf = (messages: ReadonlyArray<Message>) => ({
-    older: [{
-      messages,
-      tokenCount: messages.reduce((n, m) => n + m.tokenCount, 0),
-      firstSeq: 1,
-      lastSeq: messages.length
-    }]
-  })
-
-  it.effect("a fold of few long messages writes a summary its next fold can read again within the ratio", () =>
-    Effect.gen(function*() {
-      const counter = yield* TokenCounter
-      const long = planOf(messagesOf(Array.from({ length: 4 }, () => "x".repeat(1200)), 4))
-      const stored = long.older[0]?.tokenCount ?? 0
-      const cap = yield* foldCap(counter, 500, long)
-      assert.isBelow(cap, 500)
-      assert.isAtLeast(cap, 250)
-      assert.isAtMost(stored - 16 + cap, maxInputRatio * stored)
-      // Many short messages: their stored framing leaves the whole cap.
-      const short = planOf(messagesOf(Array.from({ length: 120 }, () => "x".repeat(40)), 4))
-      assert.strictEqual(yield* foldCap(counter, 500, short), 500)
-      // Never below half the cap, however small the fold.
-      assert.strictEqual(yield* foldCap(counter, 500, planOf(messagesOf(["tiny"], 4))), 250)
     }).pipe(Effect.provide(ApproximateTokenCounter.layer)))
 })
 

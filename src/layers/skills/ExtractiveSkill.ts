@@ -3,10 +3,10 @@
  * narrative keeps the statements that carry the most the rest does not (identifiers, amounts,
  * dates, addresses, contacts, quantities, the user's goals, conditions and decisions), each value
  * once, in its newest statement, tool results as "field value" lines rather than JSON. Facts are
- * those values keyed by the words said around them, the latest value of a key winning and a value
- * cancelled or corrected leaving, ordered so that a cap keeps each kind's share (identifiers,
- * amounts, dates, names, conditions and decisions, goals), the most recently said first. It reads
- * the turns as stored (tool results as the data they hold), never a rendered text.
+ * those values keyed by the words said around them (a key naming its entity, a total not keyed as
+ * its part), the latest value of a key winning, ordered so that a cap drops general notes before
+ * identifiers and amounts, the most recently said last. It reads the turns as stored (tool results
+ * as the data they hold), never a rendered text.
  *
  * @since 0.1.0
  */

@@ -18,7 +18,7 @@ import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { attributeSources, normalizeFacts } from "../facts.js"
 import * as Metrics from "../metrics.js"
 import { capAtSentence } from "./cap.js"
-import { chunkTurns, foldCap, type Plan } from "./plan.js"
+import { chunkTurns, type Plan } from "./plan.js"
 import { callSkill, existingSummary, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
 
@@ -158,12 +158,11 @@ const produceIncremental = (
   plan: Plan
 ) =>
   Effect.gen(function*() {
-    const maxTokens = yield* foldCap(counter, limits.maxNarrativeTokens, plan)
     const output = yield* extract(limits, skill, {
       conversationId: plan.conversationId,
       existingSummary: existingSummary(plan.state.narrative),
       turns: plan.older,
-      maxTokens,
+      maxTokens: limits.maxNarrativeTokens,
       maxFactTokens: limits.maxFactTokens,
       existingFacts: plan.state.facts
     })
@@ -174,7 +173,7 @@ const produceIncremental = (
       output.value.facts,
       messagesOf(plan.older)
     )
-    const cut = yield* capAtSentence(counter, output.value.narrative, maxTokens)
+    const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
     return yield* finish(plan, {
       ...kept,
       narrative: cut.text,

@@ -191,36 +191,6 @@ const plan = (
     })
   })
 
-/**
- * The most the summarizer reads per token stored, less a margin for the input's framing (section
- * markers, turn headers, speakers): each message is read about once.
- */
-export const maxInputRatio = 1.25
-
-/**
- * The cap of the summary an incremental fold writes. The next fold reads it again with about as
- * many new turns as this one: the summary gets what those turns' text leaves of `maxInputRatio`
- * times their stored tokens (a stored message also counts its framing as a message, which its
- * text alone does not), within the summary's cap and never below half of it. Small folds of long
- * messages (a small room for turns) get a shorter summary; folds of many short messages, the cap.
- */
-export const foldCap = (
-  counter: TokenCounter.Service,
-  cap: number,
-  plan: Pick<Plan, "older">
-): Effect.Effect<number> =>
-  Effect.gen(function*() {
-    const stored = sum(plan.older, (turn) => turn.tokenCount)
-    // A message's text takes no more than the message stored: a fold this large leaves the whole cap.
-    if ((maxInputRatio - 1) * stored >= cap) return cap
-    let said = 0
-    for (const turn of plan.older) {
-      for (const message of turn.messages) said += yield* counter.count(message.content)
-    }
-    const left = Math.floor(maxInputRatio * stored - said)
-    return Math.max(1, Math.min(cap, Math.max(Math.ceil(cap / 2), left)))
-  })
-
 /** The oldest turns whose tokens fit `limit` together; at least one, so that a run progresses. */
 export const takeWithin = (turns: ReadonlyArray<Turn>, limit: number): ReadonlyArray<Turn> => {
   let used = 0

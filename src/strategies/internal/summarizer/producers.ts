@@ -14,7 +14,7 @@ import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { capAtSentence } from "./cap.js"
-import { chunkTurns, foldCap, type Plan, type Traits } from "./plan.js"
+import { chunkTurns, type Plan, type Traits } from "./plan.js"
 
 /** What a run produces, to be committed. */
 export interface Produced {
@@ -136,12 +136,11 @@ export const make = (
     /** `incremental`: one call folding the existing summary with the new turns. */
     const incremental = (plan: Plan) =>
       Effect.map(
-        Effect.flatMap(foldCap(counter, cap, plan), (maxTokens) =>
-          summarizeCapped(
-            plan.conversationId,
-            { existingSummary: existingSummary(plan.state.narrative), turns: plan.older },
-            maxTokens
-          )),
+        summarizeCapped(
+          plan.conversationId,
+          { existingSummary: existingSummary(plan.state.narrative), turns: plan.older },
+          cap
+        ),
         (output): Produced => ({
           narrative: output.value,
           facts: plan.state.facts,

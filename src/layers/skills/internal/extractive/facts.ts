@@ -3,12 +3,11 @@
  * $1,240.00` → `freight_charge`), its value the span as written (so its source messages are found
  * by the memory), and goals, conditions and decisions as clauses quoted word for word. An
  * identifier or a name is an entity of its own (two tickets are two facts, each key naming its
- * own); any other value under a key replaces the previous one (the latest wins), and a value said
- * to be cancelled or corrected leaves. Ordered for eviction (`eviction.ts`): each kind of value
- * keeps its share of a full cap, the most recently said first.
+ * own); any other value under a key replaces the previous one (the latest wins). Ordered by
+ * importance, then by when each was last said: a cap that keeps the last facts drops general notes
+ * before identifiers, amounts, decisions and conditions.
  */
 import { type Fact, type FactCategory, MaxSourceSeqs } from "../../../../domain/Fact.js"
-import { evictionOrder, goalKey, kindOf } from "./eviction.js"
 import { type Kind, normalize, type Span, spans, weight } from "./salient.js"
 import { clausesOf, condition, type Statement } from "./statements.js"
 import { calendarWords, functionWords, keyNoise } from "./words.js"
@@ -178,58 +177,13 @@ const valueOf = (statement: Statement, span: Span): string => {
   return before === null ? span.text : `${before[0]}${span.text}`
 }
 
-/** Words before a value that say it no longer holds: "not", "instead of", "cancelled". */
-const voidedBefore =
-  /(?:\b(?:not|instead of|rather than|in place of|no longer)\s+(?:the |a |an |our |my )?|\b(?:cancel(?:l?ed|s|l?ing)?|void(?:ed)?|withdr[ae]wn?|scrapp?(?:ed)?)\s+(?:[\p{L}#-]+\s+){0,2})$/iu
-/** Words after a value that say it no longer holds: "was a typo", "has been cancelled". */
-const voidedAfter =
-  /^\W{0,3}(?:\p{L}+\s+){0,2}?(?:is|was|has been|have been|were|got|is now|are now)\s+(?:now\s+)?(?:cancel(?:l?ed)|void(?:ed)?|wrong|incorrect|a typo|withdrawn|replaced|superseded|obsolete|no longer valid)\b/iu
-
-/** The values of a statement it says no longer hold: cancelled, or corrected by another. */
-const voidedIn = (statement: Statement): Set<string> => {
-  const voided = new Set<string>()
-  for (const span of statement.spans) {
-    const before = statement.text.slice(Math.max(0, span.index - 40), span.index)
-    const after = statement.text.slice(span.index + span.text.length, span.index + span.text.length + 40)
-    if (voidedBefore.test(before) || voidedAfter.test(after)) voided.add(normalize(span.text))
-  }
-  return voided
-}
-
 /** A record's field that names nothing by itself. */
 const bareFields = new Set(["value", "id", "name", "text", "code", "ref", "reference", "number", "status", "type"])
 
-/** The kinds a tool's record gives as facts of their own: who and where, which the prose may never say. */
-const recordKinds = new Set<Kind>(["name", "address", "email", "phone"])
-
-/** The key of a tool record's field: the field's words, or the tool's for a bare field (`technician_name`). */
-const fieldKey = (statement: Statement): string => {
-  const field = statement.field ?? ""
-  const words = bareFields.has(field)
-    ? [...contentWords(statement.speaker.replace(/[_.-]+/g, " ")), ...contentWords(field), field]
-    : contentWords(field)
-  return snake([...new Set(words)])
-}
-
 const candidatesOf = (statement: Statement): Array<Candidate> => {
   const out: Array<Candidate> = []
-  if (statement.field !== undefined) {
-    // A tool's result is a record: its identifiers and amounts the conversation states (and they
-    // are kept from there); who and where it names may be said nowhere else.
-    for (const span of statement.spans) {
-      if (!recordKinds.has(span.kind)) continue
-      const key = fieldKey(statement)
-      out.push({
-        key: key.length > 0 ? key : span.kind,
-        kind: span.kind,
-        value: span.text,
-        category: categoryOf[span.kind],
-        entity: span.kind === "name",
-        span
-      })
-    }
-    return out
-  }
+  // A tool's result is a record: what matters of it, the conversation states (and is kept from there).
+  if (statement.field !== undefined) return out
   for (const span of statement.spans) {
     const key = keyOf(statement, span)
     out.push({
@@ -250,7 +204,7 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
   if (statement.intent !== "none" && (user || (statement.intent === "condition" && spans(value).length > 0))) {
     const words = contentWords(value).slice(0, 3)
     out.push({
-      key: snake([statement.intent === "goal" ? goalKey : statement.intent, ...words]),
+      key: snake([statement.intent === "goal" ? "user_goal" : statement.intent, ...words]),
       kind: "clause",
       value,
       category: statement.intent === "goal" ? "DECISION" : statement.intent === "condition" ? "CONDITION" : "DECISION",
@@ -290,18 +244,12 @@ const saidAgain = (seqs: ReadonlyArray<number> | undefined, seq: number | undefi
 /**
  * Merges the facts of the new statements into the known ones: the latest value of a key wins,
  * an identifier or a name is a fact of its own under a key that names it, a value is held by one
- * fact only (its latest key), and a value said to be cancelled or corrected leaves. Ordered for
- * eviction: a cap that keeps the last facts keeps each kind's share, the most recently said first.
+ * fact only (its latest key). Ordered by importance, then by when the fact was last said.
  */
 export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyArray<Statement>): Array<Fact> => {
   // Insertion order is recency among facts that do not say when they were said.
   const facts = new Map<string, Fact>(existing.map((fact) => [fact.key, fact]))
   const keyOfValue = new Map<string, string>(existing.map((fact) => [normalize(fact.value), fact.key]))
-  const drop = (value: string) => {
-    const holder = keyOfValue.get(value)
-    if (holder !== undefined) facts.delete(holder)
-    keyOfValue.delete(value)
-  }
   const put = (fact: Fact) => {
     const value = normalize(fact.value)
     const holder = keyOfValue.get(value)
@@ -314,10 +262,7 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
   }
   const named = recordNames(statements)
   for (const statement of statements) {
-    const voided = voidedIn(statement)
-    for (const value of voided) drop(value)
     for (const candidate of candidatesOf(statement)) {
-      if (candidate.span !== undefined && voided.has(normalize(candidate.span.text))) continue
       // An identifier or a contact a tool's record names ("claimId": "DMG-2207") takes that name.
       let key = candidate.entity ? named.get(normalize(candidate.value)) ?? candidate.key : candidate.key
       const held = facts.get(key)
@@ -331,7 +276,9 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
       if (candidate.entity && current !== undefined && normalize(current.value) !== normalize(candidate.value)) {
         // Another entity under the same words: the key the value has already, else one that names
         // it apart ("dishwasher_work_order"), else a number.
-        const qualifier = candidate.span === undefined ? undefined : qualifierOf(statement, candidate.span, key)
+        const qualifier = candidate.span === undefined || unnamed.test(key)
+          ? undefined
+          : qualifierOf(statement, candidate.span, key)
         const base = qualifier === undefined ? key : snake([qualifier, key])
         let n = 2
         key = known ?? (facts.has(base) ? `${base}_${n}` : base)
@@ -352,11 +299,11 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
   const byRecency = [...facts.values()]
     .map((fact, position) => ({ fact, position }))
     .sort((a, b) => lastSaid(a.fact) - lastSaid(b.fact) || a.position - b.position)
-  return evictionOrder(byRecency.map(({ fact }, recency) => ({
-    fact,
-    kind: kindOf(fact),
-    worth: importance(fact) + 2 * (recency / Math.max(1, byRecency.length))
-  })))
+  const rank = (fact: Fact, recency: number) => importance(fact) + 2 * (recency / Math.max(1, byRecency.length))
+  return byRecency
+    .map(({ fact }, recency) => ({ fact, score: rank(fact, recency), recency }))
+    .sort((a, b) => a.score - b.score || a.recency - b.recency)
+    .map(({ fact }) => fact)
 }
 
 const withSeqs = (seqs: ReadonlyArray<number> | undefined): { readonly sourceSeqs?: ReadonlyArray<number> } =>

@@ -189,7 +189,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       )
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isAbove(records.length, 0)
-      assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@2" && r.mode === "incremental"))
+      assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@3" && r.mode === "incremental"))
     }))
 
   it.scoped("hierarchical: facts and a narrative by the extractive skill", () =>
@@ -202,7 +202,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       assert.isAtMost(context.tokenCount, 200)
       assert.isAbove(context.facts.length, 0)
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
-      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@2"))
+      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@3"))
     }))
 
   it.scoped("MEMORY_SUMMARY_MODE reaches the summarization strategy", () =>
@@ -336,7 +336,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
     Effect.gen(function*() {
       for (const env of [{}, { OPENAI_API_KEY: "  " }]) {
         const output = yield* (yield* skillUnder(env)).summarize(summarizeInput)
-        assert.strictEqual(output.skillId, "extractive/summarize@2")
+        assert.strictEqual(output.skillId, "extractive/summarize@3")
         assert.include(output.value, "ORD-1")
       }
     }))

@@ -99,7 +99,7 @@ describe("ExtractiveSkill", () => {
       }
       assert.notInclude(value, "weather")
       assert.notInclude(value, "hope your week")
-      assert.strictEqual(skillId, "extractive/summarize@2")
+      assert.strictEqual(skillId, "extractive/summarize@3")
     })))
 
   it.effect("is deterministic, and folds the existing summary with the new turns", () =>

@@ -93,6 +93,8 @@ export declare namespace SkillService {
   export interface ExtractFactsInput extends Omit<SummarizeInput, "overCap"> {
     /** The facts known so far, to be kept, updated or removed. */
     readonly existingFacts: ReadonlyArray<Fact>
+    /** The most tokens the facts may take, when it differs from the narrative's `maxTokens`. */
+    readonly maxFactTokens?: number | undefined
   }
 
   /**

@@ -3,9 +3,10 @@
  * narrative keeps the statements that carry the most the rest does not (identifiers, amounts,
  * dates, addresses, contacts, quantities, the user's goals, conditions and decisions), each value
  * once, in its newest statement, tool results as "field value" lines rather than JSON. Facts are
- * those values keyed by the words said around them, the latest value of a key winning, ordered
- * so that a cap drops general notes before identifiers and amounts. It reads the turns as stored
- * (tool results as the data they hold), never a rendered text.
+ * those values keyed by the words said around them (a key naming its entity, a total not keyed as
+ * its part), the latest value of a key winning, ordered so that a cap drops general notes before
+ * identifiers and amounts, the most recently said last. It reads the turns as stored (tool results
+ * as the data they hold), never a rendered text.
  *
  * @since 0.1.0
  */
@@ -55,7 +56,7 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const { existing, fresh } = statementsOf(input)
         const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens)
-        return { value, skillId: "extractive/summarize@2", model: null, usage: yield* usage(input, value) }
+        return { value, skillId: "extractive/summarize@3", model: null, usage: yield* usage(input, value) }
       }),
     extractFacts: (input) =>
       Effect.gen(function*() {
@@ -63,7 +64,7 @@ export const make = Effect.gen(function*() {
         // At most as many facts as the hierarchical strategy keeps by default.
         const { facts } = yield* capFacts(counter.countMessage, mergeFacts(input.existingFacts, fresh), {
           maxFacts: DefaultMaxFacts,
-          maxTokens: input.maxTokens
+          maxTokens: input.maxFactTokens ?? input.maxTokens
         })
         // What the facts hold, the narrative need not repeat.
         const covered = new Set(
@@ -73,7 +74,7 @@ export const make = Effect.gen(function*() {
         const output = `${JSON.stringify(facts)}${narrative}`
         return {
           value: { facts, narrative },
-          skillId: "extractive/extract-facts@2",
+          skillId: "extractive/extract-facts@3",
           model: null,
           usage: yield* usage(input, output)
         }

@@ -163,6 +163,7 @@ const produceIncremental = (
       existingSummary: existingSummary(plan.state.narrative),
       turns: plan.older,
       maxTokens: limits.maxNarrativeTokens,
+      maxFactTokens: limits.maxFactTokens,
       existingFacts: plan.state.facts
     })
     const kept = yield* keepFacts(
@@ -222,6 +223,7 @@ const produceFull = (
         existingSummary: [],
         turns: chunk,
         maxTokens: share,
+        maxFactTokens: limits.maxFactTokens,
         existingFacts: kept.facts
       })
       // Provenance is kept for the facts drawn from the same messages before: by an earlier chunk

@@ -1,14 +1,15 @@
 /**
  * Offline facts: one per salient value, keyed by the words said around it (`freight charge
  * $1,240.00` → `freight_charge`), its value the span as written (so its source messages are found
- * by the memory), and the user's goals, conditions and decisions as short clauses. An identifier
- * is an entity of its own (two tickets are two facts); any other value under a key replaces the
- * previous one (the latest wins). Ordered by importance, then recency: a cap that keeps the last
- * facts drops general notes before identifiers, amounts, decisions and conditions.
+ * by the memory), and goals, conditions and decisions as clauses quoted word for word. An
+ * identifier or a name is an entity of its own (two tickets are two facts, each key naming its
+ * own); any other value under a key replaces the previous one (the latest wins). Ordered by
+ * importance, then by when each was last said: a cap that keeps the last facts drops general notes
+ * before identifiers, amounts, decisions and conditions.
  */
-import type { Fact, FactCategory } from "../../../../domain/Fact.js"
+import { type Fact, type FactCategory, MaxSourceSeqs } from "../../../../domain/Fact.js"
 import { type Kind, normalize, type Span, spans, weight } from "./salient.js"
-import type { Statement } from "./statements.js"
+import { clausesOf, condition, type Statement } from "./statements.js"
 import { calendarWords, functionWords, keyNoise } from "./words.js"
 
 /** Words that say nothing of what a value is. */
@@ -42,19 +43,62 @@ const clauseBefore = (text: string, span: Span): string => {
   return before.slice(start + 1)
 }
 
-/** The key of a span: up to three content words said just before it (or after it), named by kind. */
+/**
+ * What an amount is a measure of, when the words around it say: a total is not its part, a
+ * yearly amount not the monthly one (`$1,850 a month` and `$22,200 for the year` of one rent).
+ */
+const measures: ReadonlyArray<readonly [string, RegExp]> = [
+  ["total", /\b(?:in total|total|altogether|combined|overall|in all|all in|all told)\b/i],
+  ["yearly", /\b(?:(?:a|per|each|every|for the) year|annual(?:ly)?|yearly)\b/i],
+  ["monthly", /\b(?:(?:a|per|each|every) month|monthly)\b/i],
+  ["weekly", /\b(?:(?:a|per|each|every) week|weekly)\b/i],
+  ["nightly", /\b(?:(?:a|per|each|every) night|nightly)\b/i],
+  ["daily", /\b(?:(?:a|per|each|every) day|daily)\b/i],
+  ["hourly", /\b(?:(?:an|per|each|every) hour|hourly)\b/i],
+  ["per_person", /\b(?:(?:a|per|each) (?:person|head|guest)|apiece)\b/i]
+]
+
+/** The measure of an amount: from the words just after it, else from its clause before it. */
+const measureOf = (statement: Statement, span: Span): string | undefined => {
+  const after = statement.text.slice(span.index + span.text.length).split(/[,;.:]/)[0] ?? ""
+  const near = after.split(/\s+/).slice(0, 5).join(" ")
+  const before = clauseBefore(statement.text, span)
+  for (const [name, pattern] of measures) if (pattern.test(near)) return name
+  for (const [name, pattern] of measures) if (pattern.test(before)) return name
+  return undefined
+}
+
+/** The most words a key takes from the words said before its value: an entity's key names it whole. */
+const keyWords = (kind: Kind): number => (kind === "identifier" || kind === "code" ? 3 : 2)
+
+/** The key of a span: the content words said just before it (or after it), named by kind and measure. */
 const keyOf = (statement: Statement, span: Span): string => {
   const words = statement.field !== undefined
     ? contentWords(statement.field)
-    : contentWords(clauseBefore(statement.text, span)).slice(-2)
+    : contentWords(clauseBefore(statement.text, span)).slice(-keyWords(span.kind))
   const after = words.length > 0
     ? []
     : contentWords(statement.text.slice(span.index + span.text.length).split(/[,;.:]/)[0] ?? "").slice(0, 2)
   const named = [...words, ...after]
   const kind = suffix[span.kind]
   const withKind = kind === undefined || named.includes(kind) ? named : [...named, kind]
-  const key = snake(withKind)
+  const measure = span.kind === "money" || span.kind === "quantity" ? measureOf(statement, span) : undefined
+  const measured = measure === undefined || withKind.includes(measure) ? withKind : [...withKind, measure]
+  const key = snake(measured)
   return key.length > 0 ? key : span.kind
+}
+
+/**
+ * A word of the statement that tells this entity from another under the same key: the nearest
+ * content word before the key's words, else the first after the value (`dishwasher` of "the
+ * work order for the dishwasher is WO-5521").
+ */
+const qualifierOf = (statement: Statement, span: Span, key: string): string | undefined => {
+  const used = new Set(key.split("_"))
+  const fresh = (words: ReadonlyArray<string>) => words.filter((w) => !used.has(w))
+  const before = fresh(contentWords(statement.text.slice(0, span.index)))
+  const after = fresh(contentWords(statement.text.slice(span.index + span.text.length)))
+  return before.at(-1) ?? after[0]
 }
 
 const categoryOf: Record<Kind, FactCategory> = {
@@ -84,13 +128,26 @@ const importance = (fact: Fact): number => {
   return first.text.length < fact.value.length - 12 ? 2 : weight[first.kind]
 }
 
-/** The most words of a goal, condition or decision kept as a fact's value. */
+/** The most words of a goal or decision kept as a fact's value. */
 const clauseWords = 18
 
-/** A goal, condition or decision as a short clause of the statement, as written. */
+/** A goal or decision as a short clause of the statement, as written. */
 const clauseOf = (text: string): string => {
   const words = text.split(/\s+/)
   return words.length <= clauseWords ? text : words.slice(0, clauseWords).join(" ")
+}
+
+/**
+ * A condition word for word: the clause that states it ("as long as the lease is signed by June
+ * 30, 2026"), with the clause before when it is too short to stand alone.
+ */
+const conditionOf = (text: string): string => {
+  const clauses = clausesOf(text)
+  const at = clauses.findIndex((clause) => condition.test(clause))
+  if (at < 0) return clauseOf(text)
+  const own = clauses[at] ?? text
+  const whole = own.split(/\s+/).length < 5 && at > 0 ? `${clauses[at - 1] ?? ""} ${own}` : own
+  return whole.trim().replace(/[.,;:!]+$/, "")
 }
 
 interface Candidate {
@@ -101,6 +158,8 @@ interface Candidate {
   readonly category: FactCategory
   /** Whether the value is an entity of its own (an identifier, a name): never replaced by another value. */
   readonly entity: boolean
+  /** The span it was drawn from, to name it apart from another entity under the same words. */
+  readonly span?: Span | undefined
 }
 
 /** A word that bounds a time or an amount ("before 11:00 a.m.", "by May 30"): part of its value. */
@@ -118,6 +177,9 @@ const valueOf = (statement: Statement, span: Span): string => {
   return before === null ? span.text : `${before[0]}${span.text}`
 }
 
+/** A record's field that names nothing by itself. */
+const bareFields = new Set(["value", "id", "name", "text", "code", "ref", "reference", "number", "status", "type"])
+
 const candidatesOf = (statement: Statement): Array<Candidate> => {
   const out: Array<Candidate> = []
   // A tool's result is a record: what matters of it, the conversation states (and is kept from there).
@@ -129,26 +191,28 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
       kind: span.kind,
       value: valueOf(statement, span),
       category: categoryOf[span.kind],
-      // An identifier or a name is a thing of its own (two tickets, two people); so is any value
-      // no word names (its key only says its kind: two dates said bare are not one date changing).
-      entity: span.kind === "identifier" || span.kind === "name" || key === span.kind
+      // An identifier, a code or a name is a thing of its own (two tickets, two people); so is any
+      // value no word names (its key only says its kind: two dates said bare are not one date changing).
+      entity: span.kind === "identifier" || span.kind === "code" || span.kind === "name" || key === span.kind,
+      span
     })
   }
-  if (statement.intent !== "none" && statement.speaker === "User") {
-    const words = contentWords(statement.text).slice(0, 3)
+  const user = statement.speaker === "User"
+  // A goal, a condition or a decision the user states; a condition another states when it holds a
+  // value (a deadline, an amount): "signed by June 30, 2026", not every "must" of a reply.
+  const value = statement.intent === "condition" ? conditionOf(statement.text) : clauseOf(statement.text)
+  if (statement.intent !== "none" && (user || (statement.intent === "condition" && spans(value).length > 0))) {
+    const words = contentWords(value).slice(0, 3)
     out.push({
       key: snake([statement.intent === "goal" ? "user_goal" : statement.intent, ...words]),
       kind: "clause",
-      value: clauseOf(statement.text),
+      value,
       category: statement.intent === "goal" ? "DECISION" : statement.intent === "condition" ? "CONDITION" : "DECISION",
       entity: false
     })
   }
   return out
 }
-
-/** A record's field that names nothing by itself. */
-const bareFields = new Set(["value", "id", "name", "text", "code", "ref", "reference", "number", "status", "type"])
 
 /**
  * The names tools' records give identifiers and contacts: the field that holds each ("ticket id"
@@ -168,13 +232,22 @@ const recordNames = (statements: ReadonlyArray<Statement>): Map<string, string> 
   return names
 }
 
+/** The newest seq a fact was said in; -1 when it does not say. */
+const lastSaid = (fact: Fact): number => Math.max(-1, ...(fact.sourceSeqs ?? []))
+
+/** `seqs` with `seq` as the newest, each once, at most `MaxSourceSeqs`. */
+const saidAgain = (seqs: ReadonlyArray<number> | undefined, seq: number | undefined): Array<number> | undefined => {
+  if (seq === undefined) return seqs === undefined ? undefined : [...seqs]
+  return [...(seqs ?? []).filter((s) => s !== seq), seq].slice(-MaxSourceSeqs)
+}
+
 /**
  * Merges the facts of the new statements into the known ones: the latest value of a key wins,
- * an identifier is a fact of its own, a value is held by one fact only (its latest key). Ordered
- * by importance, then by when the fact was last said.
+ * an identifier or a name is a fact of its own under a key that names it, a value is held by one
+ * fact only (its latest key). Ordered by importance, then by when the fact was last said.
  */
 export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyArray<Statement>): Array<Fact> => {
-  // Insertion order is recency: a fact said again moves to the end.
+  // Insertion order is recency among facts that do not say when they were said.
   const facts = new Map<string, Fact>(existing.map((fact) => [fact.key, fact]))
   const keyOfValue = new Map<string, string>(existing.map((fact) => [normalize(fact.value), fact.key]))
   const put = (fact: Fact) => {
@@ -199,23 +272,39 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
         key = `${key}_${candidate.kind}`
       }
       const current = facts.get(key)
+      const known = keyOfValue.get(normalize(candidate.value))
       if (candidate.entity && current !== undefined && normalize(current.value) !== normalize(candidate.value)) {
-        // Another entity under the same words: a key of its own, unless the value is known already.
-        const known = keyOfValue.get(normalize(candidate.value))
-        const base = key
+        // Another entity under the same words: the key the value has already, else one that names
+        // it apart ("dishwasher_work_order"), else a number.
+        const qualifier = candidate.span === undefined || unnamed.test(key)
+          ? undefined
+          : qualifierOf(statement, candidate.span, key)
+        const base = qualifier === undefined ? key : snake([qualifier, key])
         let n = 2
-        key = known ?? `${base}_${n}`
+        key = known ?? (facts.has(base) ? `${base}_${n}` : base)
         while (known === undefined && facts.has(key)) key = `${base}_${++n}`
       }
-      put({ key, value: candidate.value, category: candidate.category })
+      // The value said again: its mentions so far, and this one the newest.
+      const prior = known === undefined ? undefined : facts.get(known)
+      put({
+        key,
+        value: candidate.value,
+        category: candidate.category,
+        ...withSeqs(saidAgain(prior?.sourceSeqs, statement.seq))
+      })
     }
   }
-  // Importance first, recency next: the newest half of the facts gains up to two points, so that a
-  // cap keeping the last facts drops old general notes first and the newest values stay.
-  const ordered = [...facts.values()]
-  const rank = (fact: Fact, recency: number) => importance(fact) + 2 * (recency / Math.max(1, ordered.length))
-  return ordered
-    .map((fact, recency) => ({ fact, score: rank(fact, recency), recency }))
+  // Importance, then recency: the most recently said gain up to two points, so that old general
+  // notes go first and the newest values stay.
+  const byRecency = [...facts.values()]
+    .map((fact, position) => ({ fact, position }))
+    .sort((a, b) => lastSaid(a.fact) - lastSaid(b.fact) || a.position - b.position)
+  const rank = (fact: Fact, recency: number) => importance(fact) + 2 * (recency / Math.max(1, byRecency.length))
+  return byRecency
+    .map(({ fact }, recency) => ({ fact, score: rank(fact, recency), recency }))
     .sort((a, b) => a.score - b.score || a.recency - b.recency)
     .map(({ fact }) => fact)
 }
+
+const withSeqs = (seqs: ReadonlyArray<number> | undefined): { readonly sourceSeqs?: ReadonlyArray<number> } =>
+  seqs === undefined || seqs.length === 0 ? {} : { sourceSeqs: seqs }

@@ -64,6 +64,11 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
     )
   ],
   ["time", /\b\d{1,2}(?::\d{2})?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b/gi],
+  // A numbered place or box: "Unit 4B", "Flat 12", "mailbox number 217", "locker #38".
+  [
+    "name",
+    /\b\p{Lu}\p{Ll}+ \d{1,4}\p{Lu}(?![\p{L}\p{N}-])|\b\p{L}{3,} (?:number|no\.|#) ?\d[\dA-Z]{0,5}(?![\p{L}\p{N}-])/gu
+  ],
   // A number joined to its unit: "10-day", "20-minute", "30-person".
   ["quantity", /\b\d+(?:\.\d+)?-[a-z]+\b/g],
   // A number with its unit or the word it counts: "18,000 square feet", "51,000 kWh", "30 days"; a

@@ -27,11 +27,13 @@ export interface Statement {
   readonly existing: boolean
   /** For a field of a tool's JSON result: the field's name, as words. */
   readonly field?: string | undefined
+  /** The seq of the message it was said in; none for a line of the existing summary. */
+  readonly seq?: number | undefined
 }
 
 const goal =
   /\b(?:our|my|the) (?:goal|priority|aim|objective|deadline|target)\b|\bI (?:want|need|'d like|would like)\b|\bwe (?:want|need|must|have to|'d like|would like)\b|\bhard deadline\b|\bhas to be\b/i
-const condition =
+export const condition =
   /\bas long as\b|\bprovided (?:that )?\b|\bonly if\b|\bon (?:the )?condition\b|\bunless\b|\bsubject to\b|\bwithin \d+ days?\b|\bno later than\b|\bnot before\b|\bmust\b/i
 /**
  * A decision: what was chosen, agreed, confirmed or changed ("at 8:00 p.m. instead of 7:30 p.m.").
@@ -145,7 +147,7 @@ const shorten = (sentence: string): string => {
 }
 
 /** A sentence's clauses: split after a comma, semicolon or colon, or before a dash, never inside a span. */
-const clausesOf = (sentence: string): Array<string> => {
+export const clausesOf = (sentence: string): Array<string> => {
   const inside = spans(sentence).map((span) => [span.index, span.index + span.text.length] as const)
   const clauses: Array<string> = []
   let start = 0
@@ -165,7 +167,8 @@ const statement = (
   existing: boolean,
   field?: string,
   /** The sentence `text` was shortened from: a question's mark is at its end. */
-  whole: string = text
+  whole: string = text,
+  seq?: number
 ): Statement => ({
   // The user's words are marked as theirs; what the assistant and the tools said is the record.
   line: existing ? text : speaker === "User" ? `User: ${text}` : field !== undefined ? `${speaker}: ${text}` : text,
@@ -175,7 +178,8 @@ const statement = (
   spans: spans(text),
   intent: intentOf(whole) === "none" ? "none" : intentOf(text),
   existing,
-  field
+  field,
+  seq
 })
 
 /**
@@ -210,13 +214,13 @@ export const statementsOf = (
         for (const [field, text] of fields) {
           const words = fieldWords(field)
           if (spans(text).length === 0 && !/\s/.test(text)) continue
-          fresh.push(statement(tool, `${words} ${text}`, order++, false, words))
+          fresh.push(statement(tool, `${words} ${text}`, order++, false, words, undefined, message.seq))
         }
         continue
       }
       const speaker = said.speaker === "Tool" ? (said.tool ?? "Tool") : said.speaker
       for (const sentence of sentences(said.content)) {
-        fresh.push(statement(speaker, shorten(sentence), order++, false, undefined, sentence))
+        fresh.push(statement(speaker, shorten(sentence), order++, false, undefined, sentence, message.seq))
       }
     }
   }

@@ -3,11 +3,10 @@
  * amounts, dates and decisions over small talk, and never passes the cap.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, Effect, FastCheck as fc, Layer } from "effect"
+import { Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
-import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
-import type { Turn } from "../src/domain/Turn.js"
+import type { Role } from "../src/domain/Message.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
@@ -16,52 +15,18 @@ import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenC
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { SkillService } from "../src/services/SkillService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
+import { assistant, type Said, tool, turnOf, user } from "./fixtures/said.js"
 
 const conversationId = ConversationId.make("extractive")
-
-/** A message as the skill receives it: stored (its seq is set by `input`). */
-interface Said {
-  readonly role: Role
-  readonly content: string
-  readonly metadata?: MessageMetadata | undefined
-}
-
-const user = (content: string): Said => ({ role: "user", content })
-const assistant = (content: string, metadata?: MessageMetadata): Said => ({ role: "assistant", content, metadata })
-/** A tool's structured result, stored as its JSON text. */
-const tool = (name: string, result: unknown): Said => ({
-  role: "tool",
-  content: JSON.stringify(result),
-  metadata: { toolName: name, contentFormat: "json" }
-})
 
 /**
  * The data of a skill call: the existing summary (in parts), and the messages as one turn (the
  * skill reads them in order, whatever the turns).
  */
-const input = (existing: string | ReadonlyArray<string> | null, said: ReadonlyArray<Said>) => {
-  const messages = said.map((m, i) =>
-    new Message({
-      conversationId,
-      seq: i + 1,
-      role: m.role,
-      content: m.content,
-      metadata: m.metadata ?? {},
-      tokenCount: Math.ceil(m.content.length / 4) + 4,
-      createdAt: DateTime.unsafeMake(0)
-    })
-  )
-  const turn: Turn = {
-    messages,
-    tokenCount: messages.reduce((n, m) => n + m.tokenCount, 0),
-    firstSeq: 1,
-    lastSeq: messages.length
-  }
-  return {
-    existingSummary: existing === null ? [] : typeof existing === "string" ? [existing] : existing,
-    turns: messages.length === 0 ? [] : [turn]
-  }
-}
+const input = (existing: string | ReadonlyArray<string> | null, said: ReadonlyArray<Said>) => ({
+  existingSummary: existing === null ? [] : typeof existing === "string" ? [existing] : existing,
+  turns: said.length === 0 ? [] : [turnOf(conversationId, said, 1)]
+})
 
 const turns = [
   user("Hi there, hope your week is going well."),

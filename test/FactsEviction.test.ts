@@ -3,45 +3,15 @@
  * conditions quoted word for word are facts, and a total is not keyed as its part.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
-import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
-import type { Turn } from "../src/domain/Turn.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { SkillService } from "../src/services/SkillService.js"
+import { assistant, type Said, turnOf, user } from "./fixtures/said.js"
 
 const conversationId = ConversationId.make("support")
-
-interface Said {
-  readonly role: Role
-  readonly content: string
-  readonly metadata?: MessageMetadata | undefined
-}
-
-const user = (content: string): Said => ({ role: "user", content })
-const assistant = (content: string): Said => ({ role: "assistant", content })
-/** The messages as one turn, stored from `firstSeq` on. */
-const turnOf = (said: ReadonlyArray<Said>, firstSeq: number): Turn => {
-  const messages = said.map((m, i) =>
-    new Message({
-      conversationId,
-      seq: firstSeq + i,
-      role: m.role,
-      content: m.content,
-      metadata: m.metadata ?? {},
-      tokenCount: Math.ceil(m.content.length / 4) + 4,
-      createdAt: DateTime.unsafeMake(0)
-    })
-  )
-  return {
-    messages,
-    tokenCount: messages.reduce((n, m) => n + m.tokenCount, 0),
-    firstSeq,
-    lastSeq: firstSeq + messages.length - 1
-  }
-}
 
 const withSkill = <A, E>(effect: Effect.Effect<A, E, SkillService>) =>
   Effect.provide(effect, ExtractiveSkill.layer.pipe(Layer.provide(ApproximateTokenCounter.layer)))
@@ -56,7 +26,7 @@ const factsAfter = (folds: ReadonlyArray<ReadonlyArray<Said>>, maxFactTokens = 4
       const { value } = yield* skill.extractFacts({
         conversationId,
         existingSummary: [],
-        turns: [turnOf(said, seq)],
+        turns: [turnOf(conversationId, said, seq)],
         maxTokens: 400,
         maxFactTokens,
         existingFacts: facts

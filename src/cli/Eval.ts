@@ -23,12 +23,15 @@ import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
+import { type QuestionResult, type RecallAtK, type StrategyResult, table } from "./EvalResults.js"
 import * as Progress from "./Progress.js"
-import { answerTurns, type Question, QuestionKind, readQuestions, recallKs } from "./Questions.js"
+import { answerTurns, kindOf, kindsOf, type Question, readQuestions, recallKs } from "./Questions.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
 import * as Transcript from "./Transcript.js"
 
+export type { QuestionResult, RecallAtK, StrategyResult } from "./EvalResults.js"
+export { table } from "./EvalResults.js"
 export { answerTurns, Question, QuestionKind, QuestionsFile, readQuestions, recallKs } from "./Questions.js"
 
 /** The questions of the bundled conversation. */
@@ -63,62 +66,6 @@ const holds = (text: string, answers: ReadonlyArray<string>, loose: boolean): bo
   return answers.every((answer) => haystack.includes(normalize(answer)))
 }
 
-/** The outcome of one question for one strategy. */
-export interface QuestionResult {
-  readonly id: string
-  readonly kind: QuestionKind | null
-  readonly askedAfterTurn: number
-  readonly age: number
-  readonly inContext: boolean
-  readonly contextTokens: number
-  /**
-   * The rank (from 1) of each answer turn (`answerTurns`) among the turns the recall search
-   * returned for the question, at most the largest of `recallKs`; null for a turn not returned.
-   * Null when no search was run (recall off).
-   */
-  readonly answerRanks: ReadonlyArray<number | null> | null
-  /** Whether the model's reply held the answer; null when no model was asked. */
-  readonly modelCorrect: boolean | null
-}
-
-/** Recall@k of a group of questions: how often the search ranks an answer turn in its top k. */
-export interface RecallAtK {
-  /** The questions counted: `all`, or one kind (`plain` for questions without one). */
-  readonly questions: string
-  readonly asked: number
-  /**
-   * Per k of `recallKs`: the questions with an answer turn among the top k turns (`hits`), and
-   * those with every answer turn there (`allTurns`, which differs for multi-turn questions).
-   */
-  readonly atK: ReadonlyArray<{ readonly k: number; readonly hits: number; readonly allTurns: number }>
-}
-
-/** The figures of one strategy. */
-export interface StrategyResult {
-  readonly strategy: StrategyName
-  /** Whether each question's context was asked with the question as its query (recall). */
-  readonly recall: boolean
-  /** The strategy, and `+ recall` when recall was on. */
-  readonly label: string
-  readonly questions: ReadonlyArray<QuestionResult>
-  readonly inContext: number
-  readonly byAge: ReadonlyArray<{ readonly age: string; readonly inContext: number; readonly asked: number }>
-  /** Answers in context by kind of question (`plain` for questions without one); empty when no question has a kind. */
-  readonly byKind: ReadonlyArray<{ readonly kind: string; readonly inContext: number; readonly asked: number }>
-  /** Recall@k of all the questions, then of each kind; null when no search was run (recall off). */
-  readonly recallAtK: ReadonlyArray<RecallAtK> | null
-  readonly modelCorrect: number | null
-  readonly contextTokensMedian: number
-  readonly contextTokensMax: number
-  readonly summarizations: number
-  readonly summarizerInputTokens: number
-  readonly summarizerOutputTokens: number
-  readonly tokensStored: number
-  /** Turns after which the context omitted turns, and the most omitted at once. */
-  readonly turnsWithOmissions: number
-  readonly maxTurnsOmitted: number
-}
-
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
@@ -126,15 +73,6 @@ const median = (values: ReadonlyArray<number>): number => {
     ? sorted[mid] ?? 0
     : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
 }
-
-/** The kind a report groups a question under. */
-const kindOf = (result: { readonly kind: QuestionKind | null }): string => result.kind ?? "plain"
-
-/** The kinds of the questions asked, in the order of `QuestionKind`, `plain` last; none when no question has a kind. */
-const kindsOf = (results: ReadonlyArray<{ readonly kind: QuestionKind | null }>): ReadonlyArray<string> =>
-  results.every((r) => r.kind === null)
-    ? []
-    : [...QuestionKind.literals, "plain"].filter((kind) => results.some((r) => kindOf(r) === kind))
 
 /** Recall@k of `results` (each searched), under the name `questions`. */
 const recallAtK = (questions: string, results: ReadonlyArray<QuestionResult>): RecallAtK => ({
@@ -265,79 +203,6 @@ export const evaluate = (
       maxTurnsOmitted
     } satisfies StrategyResult
   })
-
-const percent = (part: number, whole: number): string =>
-  whole === 0 ? "-" : `${part}/${whole} (${Math.round((part / whole) * 100)} %)`
-
-/** `hits` at each k out of `asked`, e.g. `20/35/40/45 of 63 (32/56/63/71 %)`. */
-const atKCell = (hits: ReadonlyArray<number>, asked: number): string =>
-  asked === 0
-    ? "-"
-    : `${hits.join("/")} of ${asked} (${hits.map((n) => Math.round((n / asked) * 100)).join("/")} %)`
-
-/** The rows of recall@k: all the questions, then each kind; multi-turn questions also with both turns found. */
-const recallRows = (results: ReadonlyArray<StrategyResult>): Array<readonly [string, ...Array<string>]> => {
-  if (results.every((r) => r.recallAtK === null)) return []
-  const groups = [...new Set(results.flatMap((r) => (r.recallAtK ?? []).map((g) => g.questions)))]
-  const cell = (r: StrategyResult, group: string, field: "hits" | "allTurns") => {
-    const found = r.recallAtK?.find((g) => g.questions === group)
-    return found === undefined ? "-" : atKCell(found.atK.map((at) => at[field]), found.asked)
-  }
-  return groups.flatMap((group): Array<readonly [string, ...Array<string>]> => [
-    [
-      group === "all" ? `search recall@${recallKs.join("/")}` : `  of ${group} questions`,
-      ...results.map((r) => cell(r, group, "hits"))
-    ],
-    ...(group === "multi-turn"
-      ? [["  of multi-turn, both turns", ...results.map((r) => cell(r, group, "allTurns"))] as const]
-      : [])
-  ])
-}
-
-/** The table of the results, one column per strategy. */
-export const table = (results: ReadonlyArray<StrategyResult>, asked: number): string => {
-  const ages = [...new Set(results.flatMap((r) => r.byAge.map((b) => b.age)))]
-    .sort((a, b) => Number.parseInt(a.replace(/\D*/, ""), 10) - Number.parseInt(b.replace(/\D*/, ""), 10))
-  const rows: Array<readonly [string, ...Array<string>]> = [
-    ["", ...results.map((r) => r.label)],
-    ["answer in context", ...results.map((r) => percent(r.inContext, asked))],
-    ...ages.map((age): readonly [string, ...Array<string>] => [
-      `  asked ${age} turns later`,
-      ...results.map((r) => {
-        const bucket = r.byAge.find((b) => b.age === age)
-        return bucket === undefined ? "-" : percent(bucket.inContext, bucket.asked)
-      })
-    ]),
-    ...kindsOf(results.flatMap((r) => r.questions)).map((kind): readonly [string, ...Array<string>] => [
-      `  ${kind} questions`,
-      ...results.map((r) => {
-        const group = r.byKind.find((b) => b.kind === kind)
-        return group === undefined ? "-" : percent(group.inContext, group.asked)
-      })
-    ]),
-    ...recallRows(results),
-    ...(results.some((r) => r.modelCorrect !== null)
-      ? [["model answered right", ...results.map((r) => percent(r.modelCorrect ?? 0, asked))] as const]
-      : []),
-    ["context tokens", ...results.map((r) => `${r.contextTokensMedian} median, ${r.contextTokensMax} max`)],
-    ["summarizer calls", ...results.map((r) => String(r.summarizations))],
-    [
-      "summarizer tokens",
-      ...results.map((r) =>
-        `${r.summarizerInputTokens} read (${
-          (r.summarizerInputTokens / Math.max(1, r.tokensStored)).toFixed(2)
-        }x stored), ${r.summarizerOutputTokens} written`
-      )
-    ],
-    [
-      "turns left out",
-      ...results.map((r) => `at ${r.turnsWithOmissions} turns (at most ${r.maxTurnsOmitted} at once)`)
-    ]
-  ]
-  const columns = results.length + 1
-  const widths = Array.from({ length: columns }, (_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length)))
-  return rows.map((row) => row.map((cell, col) => cell.padEnd(widths[col] ?? 0)).join("  ").trimEnd()).join("\n")
-}
 
 const parseStrategies = (text: string) =>
   Effect.forEach(text.split(",").map((s) => s.trim()).filter((s) => s.length > 0), (name) => {

@@ -66,3 +66,12 @@ export const answerTurns = (question: Question): ReadonlyArray<number> =>
   question.statedAtTurn === question.lastStatedTurn
     ? [question.statedAtTurn]
     : [question.statedAtTurn, question.lastStatedTurn]
+
+/** The kind a report groups a question under. */
+export const kindOf = (result: { readonly kind: QuestionKind | null }): string => result.kind ?? "plain"
+
+/** The kinds of the questions asked, in the order of `QuestionKind`, `plain` last; none when no question has a kind. */
+export const kindsOf = (results: ReadonlyArray<{ readonly kind: QuestionKind | null }>): ReadonlyArray<string> =>
+  results.every((r) => r.kind === null)
+    ? []
+    : [...QuestionKind.literals, "plain"].filter((kind) => results.some((r) => kindOf(r) === kind))

@@ -1,0 +1,135 @@
+/**
+ * The figures of `eval`: the outcome of each question, recall@k, and each strategy's figures, and
+ * the table that prints them one column per strategy.
+ */
+import type { StrategyName } from "../domain/ConversationSettings.js"
+import { kindsOf, type QuestionKind, recallKs } from "./Questions.js"
+
+/** The outcome of one question for one strategy. */
+export interface QuestionResult {
+  readonly id: string
+  readonly kind: QuestionKind | null
+  readonly askedAfterTurn: number
+  readonly age: number
+  readonly inContext: boolean
+  readonly contextTokens: number
+  /**
+   * The rank (from 1) of each answer turn (`answerTurns`) among the turns the recall search
+   * returned for the question, at most the largest of `recallKs`; null for a turn not returned.
+   * Null when no search was run (recall off).
+   */
+  readonly answerRanks: ReadonlyArray<number | null> | null
+  /** Whether the model's reply held the answer; null when no model was asked. */
+  readonly modelCorrect: boolean | null
+}
+
+/** Recall@k of a group of questions: how often the search ranks an answer turn in its top k. */
+export interface RecallAtK {
+  /** The questions counted: `all`, or one kind (`plain` for questions without one). */
+  readonly questions: string
+  readonly asked: number
+  /**
+   * Per k of `recallKs`: the questions with an answer turn among the top k turns (`hits`), and
+   * those with every answer turn there (`allTurns`, which differs for multi-turn questions).
+   */
+  readonly atK: ReadonlyArray<{ readonly k: number; readonly hits: number; readonly allTurns: number }>
+}
+
+/** The figures of one strategy. */
+export interface StrategyResult {
+  readonly strategy: StrategyName
+  /** Whether each question's context was asked with the question as its query (recall). */
+  readonly recall: boolean
+  /** The strategy, and `+ recall` when recall was on. */
+  readonly label: string
+  readonly questions: ReadonlyArray<QuestionResult>
+  readonly inContext: number
+  readonly byAge: ReadonlyArray<{ readonly age: string; readonly inContext: number; readonly asked: number }>
+  /** Answers in context by kind of question (`plain` for questions without one); empty when no question has a kind. */
+  readonly byKind: ReadonlyArray<{ readonly kind: string; readonly inContext: number; readonly asked: number }>
+  /** Recall@k of all the questions, then of each kind; null when no search was run (recall off). */
+  readonly recallAtK: ReadonlyArray<RecallAtK> | null
+  readonly modelCorrect: number | null
+  readonly contextTokensMedian: number
+  readonly contextTokensMax: number
+  readonly summarizations: number
+  readonly summarizerInputTokens: number
+  readonly summarizerOutputTokens: number
+  readonly tokensStored: number
+  /** Turns after which the context omitted turns, and the most omitted at once. */
+  readonly turnsWithOmissions: number
+  readonly maxTurnsOmitted: number
+}
+
+const percent = (part: number, whole: number): string =>
+  whole === 0 ? "-" : `${part}/${whole} (${Math.round((part / whole) * 100)} %)`
+
+/** `hits` at each k out of `asked`, e.g. `20/35/40/45 of 63 (32/56/63/71 %)`. */
+const atKCell = (hits: ReadonlyArray<number>, asked: number): string =>
+  asked === 0
+    ? "-"
+    : `${hits.join("/")} of ${asked} (${hits.map((n) => Math.round((n / asked) * 100)).join("/")} %)`
+
+/** The rows of recall@k: all the questions, then each kind; multi-turn questions also with both turns found. */
+const recallRows = (results: ReadonlyArray<StrategyResult>): Array<readonly [string, ...Array<string>]> => {
+  if (results.every((r) => r.recallAtK === null)) return []
+  const groups = [...new Set(results.flatMap((r) => (r.recallAtK ?? []).map((g) => g.questions)))]
+  const cell = (r: StrategyResult, group: string, field: "hits" | "allTurns") => {
+    const found = r.recallAtK?.find((g) => g.questions === group)
+    return found === undefined ? "-" : atKCell(found.atK.map((at) => at[field]), found.asked)
+  }
+  return groups.flatMap((group): Array<readonly [string, ...Array<string>]> => [
+    [
+      group === "all" ? `search recall@${recallKs.join("/")}` : `  of ${group} questions`,
+      ...results.map((r) => cell(r, group, "hits"))
+    ],
+    ...(group === "multi-turn"
+      ? [["  of multi-turn, both turns", ...results.map((r) => cell(r, group, "allTurns"))] as const]
+      : [])
+  ])
+}
+
+/** The table of the results, one column per strategy. */
+export const table = (results: ReadonlyArray<StrategyResult>, asked: number): string => {
+  const ages = [...new Set(results.flatMap((r) => r.byAge.map((b) => b.age)))]
+    .sort((a, b) => Number.parseInt(a.replace(/\D*/, ""), 10) - Number.parseInt(b.replace(/\D*/, ""), 10))
+  const rows: Array<readonly [string, ...Array<string>]> = [
+    ["", ...results.map((r) => r.label)],
+    ["answer in context", ...results.map((r) => percent(r.inContext, asked))],
+    ...ages.map((age): readonly [string, ...Array<string>] => [
+      `  asked ${age} turns later`,
+      ...results.map((r) => {
+        const bucket = r.byAge.find((b) => b.age === age)
+        return bucket === undefined ? "-" : percent(bucket.inContext, bucket.asked)
+      })
+    ]),
+    ...kindsOf(results.flatMap((r) => r.questions)).map((kind): readonly [string, ...Array<string>] => [
+      `  ${kind} questions`,
+      ...results.map((r) => {
+        const group = r.byKind.find((b) => b.kind === kind)
+        return group === undefined ? "-" : percent(group.inContext, group.asked)
+      })
+    ]),
+    ...recallRows(results),
+    ...(results.some((r) => r.modelCorrect !== null)
+      ? [["model answered right", ...results.map((r) => percent(r.modelCorrect ?? 0, asked))] as const]
+      : []),
+    ["context tokens", ...results.map((r) => `${r.contextTokensMedian} median, ${r.contextTokensMax} max`)],
+    ["summarizer calls", ...results.map((r) => String(r.summarizations))],
+    [
+      "summarizer tokens",
+      ...results.map((r) =>
+        `${r.summarizerInputTokens} read (${
+          (r.summarizerInputTokens / Math.max(1, r.tokensStored)).toFixed(2)
+        }x stored), ${r.summarizerOutputTokens} written`
+      )
+    ],
+    [
+      "turns left out",
+      ...results.map((r) => `at ${r.turnsWithOmissions} turns (at most ${r.maxTurnsOmitted} at once)`)
+    ]
+  ]
+  const columns = results.length + 1
+  const widths = Array.from({ length: columns }, (_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length)))
+  return rows.map((row) => row.map((cell, col) => cell.padEnd(widths[col] ?? 0)).join("  ").trimEnd()).join("\n")
+}

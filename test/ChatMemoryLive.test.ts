@@ -202,7 +202,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       assert.isAtMost(context.tokenCount, 200)
       assert.isAbove(context.facts.length, 0)
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
-      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@3"))
+      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@4"))
     }))
 
   it.scoped("MEMORY_SUMMARY_MODE reaches the summarization strategy", () =>

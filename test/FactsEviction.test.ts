@@ -1,6 +1,7 @@
 /**
  * The offline facts of a support conversation: a key names its entity, names in prose and
- * conditions quoted word for word are facts, and a total is not keyed as its part.
+ * conditions quoted word for word are facts, a total is not keyed as its part, a value cancelled,
+ * corrected or superseded leaves, and each kind of value keeps its share of a full cap.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -89,5 +90,50 @@ describe("offline facts", () => {
       )
       const condition = facts.find((fact) => fact.category === "CONDITION")
       assert.include(condition?.value ?? "", "as long as the contract is signed by June 30, 2026")
+    }))
+
+  it.effect("a cancelled, corrected or superseded value is gone", () =>
+    Effect.gen(function*() {
+      const facts = yield* factsAfter([
+        [user("Please book the installation."), assistant("Done: order ORD-88413, installation on 20 April.")],
+        [user("My mobile is 555-014-7790.")],
+        [user("The delivery date is May 3.")],
+        [user("Cancel that order please."), assistant("Order ORD-88413 is cancelled with no fee.")],
+        [user("Sorry, 555-014-7790 was a typo: it's 555-014-7709.")],
+        [user("The delivery date is now May 10.")]
+      ])
+      const values = facts.map((fact) => fact.value).join(" | ")
+      assert.notInclude(values, "ORD-88413", JSON.stringify(facts))
+      assert.notInclude(values, "555-014-7790", JSON.stringify(facts))
+      assert.include(values, "555-014-7709", JSON.stringify(facts))
+      assert.notInclude(values, "May 3", JSON.stringify(facts))
+      assert.include(values, "May 10", JSON.stringify(facts))
+    }))
+
+  it.effect("each kind keeps its share when the cap is full", () =>
+    Effect.gen(function*() {
+      const early: ReadonlyArray<ReadonlyArray<Said>> = [
+        [assistant("Your engineer is Dara Whelan.")],
+        [assistant("The survey is booked for Thursday, May 14.")],
+        [assistant("The waiver holds as long as the router is returned within 30 days.")],
+        [user("I want to move the line to the new flat before the end of June.")]
+      ]
+      // Then a long ledger: payments, each an identifier and an amount, worth more than a name and
+      // said later.
+      const ledger = Array.from({ length: 40 }, (_, i): ReadonlyArray<Said> => [
+        assistant(`Payment PAY-${7001 + i} of £${i + 10}.40 has cleared.`)
+      ])
+      const capped = yield* factsAfter([...early, ...ledger], 160)
+      const all = yield* factsAfter([...early, ...ledger])
+      assert.isBelow(capped.length, all.length, "the cap is full")
+      const values = capped.map((fact) => fact.value).join(" | ")
+      const json = JSON.stringify(capped)
+      assert.include(values, "Dara Whelan", json)
+      assert.include(values, "Thursday, May 14", json)
+      assert.isTrue(capped.some((fact) => fact.category === "CONDITION"), json)
+      assert.isTrue(capped.some((fact) => fact.key.startsWith("user_goal")), json)
+      // The rest of the cap goes to the payments, the newest first.
+      assert.include(values, "PAY-7040", json)
+      assert.notInclude(values, "PAY-7001", json)
     }))
 })

@@ -74,7 +74,7 @@ export const make = Effect.gen(function*() {
         const output = `${JSON.stringify(facts)}${narrative}`
         return {
           value: { facts, narrative },
-          skillId: "extractive/extract-facts@3",
+          skillId: "extractive/extract-facts@4",
           model: null,
           usage: yield* usage(input, output)
         }

@@ -3,11 +3,14 @@
  * $1,240.00` → `freight_charge`), its value the span as written (so its source messages are found
  * by the memory), and goals, conditions and decisions as clauses quoted word for word. An
  * identifier or a name is an entity of its own (two tickets are two facts, each key naming its
- * own); any other value under a key replaces the previous one (the latest wins). Ordered by
- * importance, then by when each was last said: a cap that keeps the last facts drops general notes
- * before identifiers, amounts, decisions and conditions.
+ * own); any other value under a key replaces the previous one (the latest wins), and a value said
+ * to be cancelled or corrected leaves. Ordered by importance, then by when each was last said,
+ * with each kind's share first kept (`eviction.ts`): a cap that keeps the last facts drops general
+ * notes before identifiers, amounts, decisions and conditions, and never a kind's last fact for
+ * another kind's.
  */
 import { type Fact, type FactCategory, MaxSourceSeqs } from "../../../../domain/Fact.js"
+import { evictionOrder } from "./eviction.js"
 import { type Kind, normalize, type Span, spans, weight } from "./salient.js"
 import { clausesOf, condition, type Statement } from "./statements.js"
 import { calendarWords, functionWords, keyNoise } from "./words.js"
@@ -129,7 +132,7 @@ const importance = (fact: Fact): number => {
 }
 
 /** The most words of a goal or decision kept as a fact's value. */
-const clauseWords = 18
+const clauseWords = 12
 
 /** A goal or decision as a short clause of the statement, as written. */
 const clauseOf = (text: string): string => {
@@ -175,6 +178,29 @@ const valueOf = (statement: Statement, span: Span): string => {
   }
   const before = bound.exec(statement.text.slice(Math.max(0, span.index - 24), span.index))
   return before === null ? span.text : `${before[0]}${span.text}`
+}
+
+/**
+ * Words just before a value that say it no longer holds: "cancelled order ORD-1", "instead of
+ * 07700 900123", "rather than May 3". A bare "not" is not enough ("not before 11:00" bounds a time).
+ */
+const voidedBefore =
+  /(?:\b(?:instead of|rather than|in place of|no longer)\s+(?:the |a |an |our |my |your )?|\b(?:cancel(?:l?ed|s|l?ing)?|void(?:ed)?|withdr[ae]wn?|scrapp?(?:ed)?)\s+(?:[\p{L}#-]+\s+){0,2})$/iu
+
+/** Words just after a value that say it no longer holds: "was a typo", "has been cancelled". */
+const voidedAfter =
+  /^\W{0,3}(?:\p{L}+\s+){0,2}?(?:is|was|has been|have been|were|got|is now|are now)\s+(?:now\s+)?(?:cancel(?:l?ed)|void(?:ed)?|wrong|incorrect|a typo|withdrawn|replaced|superseded|obsolete|no longer valid)\b/iu
+
+/** The values a statement says no longer hold: cancelled, or corrected by another. */
+const voidedIn = (statement: Statement): ReadonlySet<string> => {
+  const voided = new Set<string>()
+  if (statement.field !== undefined) return voided
+  for (const span of statement.spans) {
+    const before = statement.text.slice(Math.max(0, span.index - 40), span.index)
+    const after = statement.text.slice(span.index + span.text.length, span.index + span.text.length + 40)
+    if (voidedBefore.test(before) || voidedAfter.test(after)) voided.add(normalize(span.text))
+  }
+  return voided
 }
 
 /** A record's field that names nothing by itself. */
@@ -244,12 +270,19 @@ const saidAgain = (seqs: ReadonlyArray<number> | undefined, seq: number | undefi
 /**
  * Merges the facts of the new statements into the known ones: the latest value of a key wins,
  * an identifier or a name is a fact of its own under a key that names it, a value is held by one
- * fact only (its latest key). Ordered by importance, then by when the fact was last said.
+ * fact only (its latest key), a value said to be cancelled or corrected leaves. Ordered for the
+ * cap (`evictionOrder`): by importance, then by when the fact was last said, each kind's share
+ * kept last.
  */
 export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyArray<Statement>): Array<Fact> => {
   // Insertion order is recency among facts that do not say when they were said.
   const facts = new Map<string, Fact>(existing.map((fact) => [fact.key, fact]))
   const keyOfValue = new Map<string, string>(existing.map((fact) => [normalize(fact.value), fact.key]))
+  const drop = (value: string) => {
+    const holder = keyOfValue.get(value)
+    if (holder !== undefined) facts.delete(holder)
+    keyOfValue.delete(value)
+  }
   const put = (fact: Fact) => {
     const value = normalize(fact.value)
     const holder = keyOfValue.get(value)
@@ -262,7 +295,11 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
   }
   const named = recordNames(statements)
   for (const statement of statements) {
+    // A value said to be cancelled or corrected leaves the facts (its messages stay searchable).
+    const voided = voidedIn(statement)
+    for (const value of voided) drop(value)
     for (const candidate of candidatesOf(statement)) {
+      if (candidate.span !== undefined && voided.has(normalize(candidate.span.text))) continue
       // An identifier or a contact a tool's record names ("claimId": "DMG-2207") takes that name.
       let key = candidate.entity ? named.get(normalize(candidate.value)) ?? candidate.key : candidate.key
       const held = facts.get(key)
@@ -295,15 +332,12 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
     }
   }
   // Importance, then recency: the most recently said gain up to two points, so that old general
-  // notes go first and the newest values stay.
+  // notes go first and the newest values stay; each kind keeps its share of a full cap.
   const byRecency = [...facts.values()]
     .map((fact, position) => ({ fact, position }))
     .sort((a, b) => lastSaid(a.fact) - lastSaid(b.fact) || a.position - b.position)
-  const rank = (fact: Fact, recency: number) => importance(fact) + 2 * (recency / Math.max(1, byRecency.length))
-  return byRecency
-    .map(({ fact }, recency) => ({ fact, score: rank(fact, recency), recency }))
-    .sort((a, b) => a.score - b.score || a.recency - b.recency)
-    .map(({ fact }) => fact)
+  const worth = (fact: Fact, recency: number) => importance(fact) + 2 * (recency / Math.max(1, byRecency.length))
+  return evictionOrder(byRecency.map(({ fact }, recency) => ({ fact, worth: worth(fact, recency) + recency * 1e-9 })))
 }
 
 const withSeqs = (seqs: ReadonlyArray<number> | undefined): { readonly sourceSeqs?: ReadonlyArray<number> } =>

@@ -1,7 +1,8 @@
 /**
  * How recall ranks the turns its search finds: the turn that answers a turn ending on a question
  * comes with it, a question asking when prefers the turns that state a date, and the frame of a
- * question about the conversation ("when did I tell you") is not searched for.
+ * question about the conversation ("when did I tell you") is not searched for, and a turn that
+ * holds the query's words in the query's order comes before one that only holds them apart.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Array, Effect } from "effect"
@@ -102,6 +103,22 @@ describe("recall ranking", () => {
         (yield* recall(messages, "When did I first tell you about the greyhound Biscuit?"))[0],
         [5, 6]
       )
+    }))
+
+  it.effect("a turn that holds the query's words side by side comes before one that holds them apart", () =>
+    Effect.gen(function*() {
+      const apart = [
+        newMessage("user", "Repair the boiler."),
+        newMessage("assistant", "Noted.")
+      ]
+      const together = [
+        newMessage("user", "The boiler repair is done."),
+        newMessage("assistant", "Noted.")
+      ]
+      // Either order in the conversation: the turn with "boiler repair" as said comes first.
+      const query = "What did the boiler repair cost?"
+      assert.deepStrictEqual(yield* recall([...chatter(3), ...apart, ...together, ...chatter(3)], query, 1), [[9, 10]])
+      assert.deepStrictEqual(yield* recall([...chatter(3), ...together, ...apart, ...chatter(3)], query, 1), [[7, 8]])
     }))
 
   it("which questions ask when, and what a question's frame is", () => {

@@ -11,11 +11,21 @@ import { Effect } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { Message } from "../domain/Message.js"
 import { MaxQueryLength, RecalledTurn } from "../domain/Recall.js"
+import { wordPairs } from "../domain/SearchTerms.js"
 import { groupTurns, type Turn } from "../domain/Turn.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
-import { asks, asksWhen, dateBoost, neighbourWeight, statesDate, withoutFrame } from "./internal/turnRanking.js"
+import {
+  asks,
+  asksWhen,
+  dateBoost,
+  neighbourWeight,
+  phraseShare,
+  phraseWeight,
+  statesDate,
+  withoutFrame
+} from "./internal/turnRanking.js"
 
 /** How far around a hit the first read of its turn reaches, in messages each way. */
 const firstReach = 16
@@ -103,7 +113,9 @@ const selfContained = (messages: ReadonlyArray<Message>): boolean => {
  * then ranked again, the same on every store (`internal/turnRanking.ts`): for a question asking
  * when, a turn that states a date or a time weighs `1 + dateBoost` times its score; and a turn that
  * leaves its matter to the next one (it ends on the assistant's question, or answers a bare
- * opening) brings that next turn, at `neighbourWeight` times its score.
+ * opening) brings that next turn, at `neighbourWeight` times its score; and a turn that holds
+ * pairs of the query's words side by side, as the query says them ("boiler repair"), weighs up to
+ * `1 + phraseWeight` times its score.
  *
  * @since 0.1.0
  * @category search
@@ -132,6 +144,7 @@ export const searchTurns = (
     // The hits' turns, each once with its best score, ranked again: a dated turn first for a
     // question asking when.
     const when = asksWhen(options.query)
+    const pairs = wordPairs(withoutFrame(options.query.slice(0, MaxQueryLength)))
     const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
     for (const hit of hits) {
       if (ranked.some(({ turn }) => turn.firstSeq <= hit.seq && hit.seq <= turn.lastSeq)) continue
@@ -146,14 +159,22 @@ export const searchTurns = (
       if (turn === undefined || ranked.some((other) => overlapping(other.turn, turn))) continue
       ranked.push({ turn, at, score: when && statesDate(turn) ? hit.score * (1 + dateBoost) : hit.score })
     }
+    // A turn that holds the query's words in its order grows; only those that could then reach
+    // the first `limit` are read for it.
+    const floor = [...ranked].map(({ score }) => score).sort((x, y) => y - x)[options.limit - 1] ?? 0
+    const phrased = pairs.length === 0 ? ranked : ranked.map((item) =>
+      item.score * (1 + phraseWeight) < floor
+        ? item
+        : { ...item, score: item.score * (1 + phraseWeight * phraseShare(item.turn, pairs)) }
+    )
     // The turn after one that asks joins it, scored below it.
-    const candidates: Array<{ readonly turn: Turn; readonly score: number }> = [...ranked]
-    for (const { at, score, turn } of ranked) {
+    const candidates: Array<{ readonly turn: Turn; readonly score: number }> = [...phrased]
+    for (const { at, score, turn } of phrased) {
       const next = asks(turn) ? adjacent(read, at + 1, turn.lastSeq) : undefined
       if (next !== undefined) candidates.push({ turn: next, score: score * neighbourWeight })
     }
-    candidates.sort((x, y) => y.score - x.score)
     const found: Array<RecalledTurn> = []
+    candidates.sort((x, y) => y.score - x.score)
     for (const { score, turn } of candidates) {
       if (found.length >= options.limit) break
       const recalled = toRecalled(turn, score)

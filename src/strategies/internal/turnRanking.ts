@@ -3,9 +3,11 @@
  * the store: a question asking when prefers the turns that state a date or a time; a turn that
  * leaves its matter to the next one (it ends on the assistant's question, or opens with a few
  * words) brings that next turn; and the frame of a question about the conversation itself ("when
- * did I tell you") is not searched for.
+ * did I tell you") is not searched for; and a turn that holds the query's words side by side, as
+ * the query says them, weighs more than one that holds them apart.
  */
 import type { Message } from "../../domain/Message.js"
+import { searchableText } from "../../domain/Recall.js"
 import type { Turn } from "../../domain/Turn.js"
 
 /** How much a dated turn's score grows for a question asking when: its score times `1 + dateBoost`. */
@@ -79,3 +81,18 @@ const framePattern =
 
 /** `query` without the frame of a question about the conversation itself. */
 export const withoutFrame = (query: string): string => query.replace(framePattern, " ")
+
+/**
+ * How much a turn's score grows by the query's pairs of words it holds side by side: its score
+ * times `1 + phraseWeight * share`, `share` being those pairs' part of the query's pairs.
+ */
+export const phraseWeight = 0.5
+
+/** The share of the query's pairs of words (`wordPairs`) that a turn's messages hold as written. */
+export const phraseShare = (turn: Turn, asked: ReadonlyArray<string>): number => {
+  if (asked.length === 0) return 0
+  const texts = turn.messages.map((message) => searchableText(message).normalize("NFKC").toLowerCase())
+  let held = 0
+  for (const pair of asked) if (texts.some((text) => text.includes(pair))) held += 1
+  return held / asked.length
+}

@@ -1,0 +1,192 @@
+/**
+ * The terms of the lexical search, shared by every store and by recall's ranking, so that a
+ * message is found by the same words in memory and in SQL: how a text is cut into terms (an
+ * identifier, an amount or a date stays whole and is also split, a plain word is stemmed), the
+ * stop words and the bounds.
+ *
+ * @since 0.1.0
+ */
+import { stemmer as porter } from "stemmer"
+import { MaxQueryLength } from "./Recall.js"
+
+/** The most distinct terms a query is searched by (identifier-like terms are kept first). */
+export const maxQueryTerms = 32
+
+/** The longest term, in code points: a longer word is cut to it, in documents and queries alike. */
+export const maxTermLength = 64
+
+/** How often one term of a message is counted at most (BM25 saturates long before). */
+export const maxTermFrequency = 32
+
+/**
+ * How much of a message is indexed, as the size of its terms in a PostgreSQL `tsvector`: each term's
+ * UTF-8 bytes plus `termOverhead`, and 2 bytes per further occurrence. Far below the 1 MB a
+ * `tsvector` may hold, whatever the message (4 MiB of distinct words): a message past it is
+ * indexed by its first terms.
+ */
+export const maxIndexedBytes = 512 * 1024
+
+/** What a term costs in a `tsvector` besides its bytes: its scope prefix (12), entry, count, position, padding. */
+const termOverhead = 24
+
+/**
+ * The English stop words of PostgreSQL's `english` configuration (Snowball's list): left out of
+ * documents and queries, so that a question's grammar never matches.
+ */
+const stopWords: ReadonlySet<string> = new Set(
+  ("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers " +
+    "herself it its itself they them their theirs themselves what which who whom this that these those am is are " +
+    "was were be been being have has had having do does did doing a an the and but if or because as until while of " +
+    "at by for with about against between into through during before after above below to from up down in out on " +
+    "off over under again further then once here there when where why how all any both each few more most other " +
+    "some such no nor not only own same so than too very s t can will just don should now")
+    .split(" ")
+)
+
+/**
+ * A word, or words joined by single connectors: `ORD-2024-88417`, `1,240.00`, `2026-04-18`,
+ * `jane.doe@example.com`, `10:30`, `SKU_991`. Everything else (spaces, quotes, brackets, currency
+ * signs, query operators) separates.
+ */
+const chunkPattern = /[\p{L}\p{N}\p{M}]+(?:[-_.,/:@#+][\p{L}\p{N}\p{M}]+)*/gu
+
+const connectorPattern = /[-_.,/:@#+]/
+
+const digitsOnly = /^\p{Nd}+$/u
+
+const asciiLetters = /^[a-z]+$/
+
+/** Cuts a term to `maxTermLength` code points (never inside a surrogate pair). */
+const bounded = (term: string): string => {
+  if (term.length <= maxTermLength) return term
+  let out = ""
+  let count = 0
+  for (const codePoint of term) {
+    if (count === maxTermLength) break
+    out += codePoint
+    count += 1
+  }
+  return out
+}
+
+/**
+ * The Porter stemmer (`stemmer`), on plain English words only: "refunds" and "refund", "booked"
+ * and "booking", "deliveries" and "delivery" meet. Identifiers and numbers are never stemmed. The
+ * stored SQL vectors hold the stemmed terms: changing the stemmer needs a migration that writes
+ * them again (`9_stem_search`).
+ */
+const stem = (word: string): string => word.length < 3 || !asciiLetters.test(word) ? word : porter(word)
+
+/** One word as a term: none for a stop word. */
+const wordTerm = (word: string): string | undefined => stopWords.has(word) ? undefined : bounded(stem(word))
+
+/**
+ * The terms of one chunk. A single word is itself (stemmed when it is plain English). A compound
+ * is kept whole and split: `ord-2024-88417`, `ord`, `2024`, `88417`. A number written with
+ * grouping or decimal separators is kept whole with its digits (`1,240.00` → `1,240.00`,
+ * `124000`, and its units `1240` when it ends in two decimals), so that `$1,240.00`, `1240.00`
+ * and `1.240,00` meet; its groups alone mean nothing and are left out.
+ */
+const chunkTerms = (chunk: string, emit: (term: string, identifier: boolean) => void): void => {
+  if (!connectorPattern.test(chunk)) {
+    const term = wordTerm(chunk)
+    if (term !== undefined) emit(term, digitsOnly.test(chunk))
+    return
+  }
+  emit(bounded(chunk), true)
+  const parts = chunk.split(connectorPattern)
+  const numeric = parts.every((part) => digitsOnly.test(part))
+  if (numeric && /^[\p{Nd}.,]+$/u.test(chunk)) {
+    emit(bounded(parts.join("")), true)
+    const last = parts[parts.length - 1]
+    if (parts.length >= 2 && last !== undefined && last.length === 2) emit(bounded(parts.slice(0, -1).join("")), true)
+    return
+  }
+  for (const part of parts) {
+    const term = wordTerm(part)
+    if (term !== undefined) emit(term, /\p{N}/u.test(part))
+  }
+}
+
+/** Calls `emit` with every term of `text`, in order, with whether it looks like an identifier. */
+const scan = (text: string, emit: (term: string, identifier: boolean) => void): void => {
+  for (const match of text.normalize("NFKC").toLowerCase().matchAll(chunkPattern)) chunkTerms(match[0], emit)
+}
+
+/** The UTF-8 length of a string. */
+const utf8Length = (s: string): number => {
+  let n = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4
+      i += 1
+    } else n += 3
+  }
+  return n
+}
+
+/**
+ * The terms of a document with how often each occurs (at most `maxTermFrequency`), in order of
+ * first occurrence, bounded by `maxIndexedBytes`: a message past the bound is indexed by its
+ * first terms.
+ */
+export const documentTerms = (text: string): ReadonlyMap<string, number> => {
+  const counts = new Map<string, number>()
+  let bytes = 0
+  let full = false
+  scan(text, (term) => {
+    const count = counts.get(term)
+    if (count !== undefined) {
+      if (count < maxTermFrequency) {
+        counts.set(term, count + 1)
+        bytes += 2
+      }
+      return
+    }
+    if (full) return
+    const size = utf8Length(term) + termOverhead
+    if (bytes + size > maxIndexedBytes) {
+      full = true
+      return
+    }
+    counts.set(term, 1)
+    bytes += size
+  })
+  return counts
+}
+
+/**
+ * The distinct terms a query is searched by: at most `maxQueryTerms`, those that look like
+ * identifiers (numbers, compounds) first, then the others in order; none for a text of stop words
+ * or punctuation only.
+ */
+export const queryTerms = (text: string): ReadonlyArray<string> => {
+  const identifiers: Array<string> = []
+  const words: Array<string> = []
+  const seen = new Set<string>()
+  scan(text.slice(0, MaxQueryLength), (term, identifier) => {
+    if (seen.has(term)) return
+    seen.add(term)
+    ;(identifier ? identifiers : words).push(term)
+  })
+  return [...identifiers, ...words].slice(0, maxQueryTerms)
+}
+
+/**
+ * The pairs of words of a query said one after the other, neither a stop word, as written (lower
+ * case): "what did the boiler repair cost" holds `boiler repair` and `repair cost`.
+ */
+export const wordPairs = (text: string): ReadonlyArray<string> => {
+  const words = text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}\p{M}]+(?:['’-][\p{L}\p{N}\p{M}]+)*/gu) ?? []
+  const pairs = new Set<string>()
+  for (let i = 1; i < words.length; i++) {
+    const first = words[i - 1]
+    const second = words[i]
+    if (first === undefined || second === undefined || stopWords.has(first) || stopWords.has(second)) continue
+    pairs.add(`${first} ${second}`)
+  }
+  return [...pairs]
+}

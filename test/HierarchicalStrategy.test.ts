@@ -311,6 +311,27 @@ describe("HierarchicalStrategy", () => {
         Effect.succeed({ facts: Array.from({ length: 10 }, (_, i) => fact(`k${i}`, `v${i}`)), narrative: "n" })
     }))))
 
+  it.effect("a full cap keeps the last fact of each category, whatever order the skill gives", () =>
+    Effect.gen(function*() {
+      const repository = yield* SummaryRepository
+      yield* replay(1, 10)
+      const state = yield* repository.getSummaryState(c)
+      // The ledger's newest amounts, and the one name, date and condition the skill listed first.
+      assert.deepStrictEqual(state.facts.map((f) => f.key), ["engineer", "survey_date", "waiver", "amount_9"])
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxFacts: 4 }, {
+      extractFacts: () =>
+        Effect.succeed({
+          facts: [
+            fact("engineer", "Dara Whelan", "ENTITY"),
+            fact("survey_date", "May 14", "STATE"),
+            fact("waiver", "as long as the router is returned within 30 days", "CONDITION"),
+            fact("note", "a general note"),
+            ...Array.from({ length: 10 }, (_, i) => fact(`amount_${i}`, `£${i}.40`, "NUMERIC"))
+          ],
+          narrative: "n"
+        })
+    }))))
+
   it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative as shown is capped at maxNarrativeTokens", () =>
     Effect.gen(function*() {
       const repository = yield* SummaryRepository

@@ -105,8 +105,10 @@ export const factsText = (facts: ReadonlyArray<Fact>): string =>
 
 /**
  * The newest facts within `maxFacts` and `maxTokens` (the facts block as `countMessage` counts it
- * in a prompt): the facts untouched for longest (the list's head) go first. Returns how many were
- * dropped.
+ * in a prompt): the facts untouched for longest (the list's head) go first. With
+ * `keepEachCategory`, the last fact of each category (but `GENERAL`) goes only when every other
+ * has gone, so that a run of one kind of value (a ledger of amounts) never takes every name, date
+ * or condition with it. The facts kept stay in their order. Returns how many were dropped.
  *
  * @since 0.1.0
  * @category combinators
@@ -114,14 +116,26 @@ export const factsText = (facts: ReadonlyArray<Fact>): string =>
 export const capFacts = (
   countMessage: (message: { readonly content: string }) => Effect.Effect<number>,
   facts: ReadonlyArray<Fact>,
-  limits: { readonly maxFacts: number; readonly maxTokens: number }
+  limits: { readonly maxFacts: number; readonly maxTokens: number; readonly keepEachCategory?: boolean }
 ): Effect.Effect<{ readonly facts: Array<Fact>; readonly dropped: number }> =>
   Effect.gen(function*() {
-    let kept = facts.slice(Math.max(0, facts.length - limits.maxFacts))
-    while (kept.length > 0 && (yield* countMessage({ content: factsText(kept) })) > limits.maxTokens) {
-      kept = kept.slice(1)
+    const last = new Map<Fact["category"], Fact>()
+    if (limits.keepEachCategory === true) {
+      for (const fact of facts) if (fact.category !== "GENERAL") last.set(fact.category, fact)
     }
-    return { facts: kept, dropped: facts.length - kept.length }
+    const kept = new Set(last.values())
+    const dropOrder = [...facts.filter((fact) => !kept.has(fact)), ...facts.filter((fact) => kept.has(fact))]
+    let dropped = Math.max(0, facts.length - limits.maxFacts)
+    const keptFacts = () => {
+      const gone = new Set(dropOrder.slice(0, dropped))
+      return facts.filter((fact) => !gone.has(fact))
+    }
+    let result = keptFacts()
+    while (result.length > 0 && (yield* countMessage({ content: factsText(result) })) > limits.maxTokens) {
+      dropped += 1
+      result = keptFacts()
+    }
+    return { facts: result, dropped }
   })
 
 /**

@@ -97,9 +97,11 @@ const keepFacts = (
     if (sanitized.replaced > 0) yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
     const normalized = normalizeFacts(sanitized.facts)
     const attributed = attributeSources(previous, normalized.facts, read)
+    // Whatever order the skill gives its facts in, a full cap keeps the last of each category.
     const capped = yield* capFacts(counter.countMessage, attributed, {
       maxFacts: limits.maxFacts,
-      maxTokens: limits.maxFactTokens
+      maxTokens: limits.maxFactTokens,
+      keepEachCategory: true
     })
     return { facts: capped.facts, invalid: normalized.invalid, overCap: capped.dropped }
   })

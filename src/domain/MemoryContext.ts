@@ -125,17 +125,15 @@ export const capFacts = (
     }
     const kept = new Set(last.values())
     const dropOrder = [...facts.filter((fact) => !kept.has(fact)), ...facts.filter((fact) => kept.has(fact))]
-    let dropped = Math.max(0, facts.length - limits.maxFacts)
-    const keptFacts = () => {
-      const gone = new Set(dropOrder.slice(0, dropped))
-      return facts.filter((fact) => !gone.has(fact))
-    }
-    let result = keptFacts()
+    const gone = new Set(dropOrder.slice(0, Math.max(0, facts.length - limits.maxFacts)))
+    let result = facts.filter((fact) => !gone.has(fact))
     while (result.length > 0 && (yield* countMessage({ content: factsText(result) })) > limits.maxTokens) {
-      dropped += 1
-      result = keptFacts()
+      const next = dropOrder[gone.size]
+      if (next === undefined) break
+      gone.add(next)
+      result = facts.filter((fact) => !gone.has(fact))
     }
-    return { facts: result, dropped }
+    return { facts: result, dropped: gone.size }
   })
 
 /**

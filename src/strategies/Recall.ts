@@ -128,8 +128,9 @@ export const searchTurns = (
 ): Effect.Effect<Array<RecalledTurn>, RepositoryError> =>
   Effect.gen(function*() {
     if (options.before <= 1 || options.query.trim().length === 0 || options.limit < 1) return []
+    const text = withoutFrame(options.query.slice(0, MaxQueryLength))
     const hits = yield* search(conversationId, {
-      text: withoutFrame(options.query.slice(0, MaxQueryLength)),
+      text,
       before: options.before,
       limit: Math.min(100, options.limit * 3)
     })
@@ -144,7 +145,7 @@ export const searchTurns = (
     // The hits' turns, each once with its best score, ranked again: a dated turn first for a
     // question asking when.
     const when = asksWhen(options.query)
-    const pairs = wordPairs(withoutFrame(options.query.slice(0, MaxQueryLength)))
+    const pairs = wordPairs(text)
     const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
     for (const hit of hits) {
       if (ranked.some(({ turn }) => turn.firstSeq <= hit.seq && hit.seq <= turn.lastSeq)) continue
@@ -161,7 +162,7 @@ export const searchTurns = (
     }
     // A turn that holds the query's words in its order grows; only those that could then reach
     // the first `limit` are read for it.
-    const floor = [...ranked].map(({ score }) => score).sort((x, y) => y - x)[options.limit - 1] ?? 0
+    const floor = ranked.map(({ score }) => score).sort((x, y) => y - x)[options.limit - 1] ?? 0
     const phrased = pairs.length === 0 ? ranked : ranked.map((item) =>
       item.score * (1 + phraseWeight) < floor
         ? item
@@ -173,8 +174,8 @@ export const searchTurns = (
       const next = asks(turn) ? adjacent(read, at + 1, turn.lastSeq) : undefined
       if (next !== undefined) candidates.push({ turn: next, score: score * neighbourWeight })
     }
-    const found: Array<RecalledTurn> = []
     candidates.sort((x, y) => y.score - x.score)
+    const found: Array<RecalledTurn> = []
     for (const { score, turn } of candidates) {
       if (found.length >= options.limit) break
       const recalled = toRecalled(turn, score)

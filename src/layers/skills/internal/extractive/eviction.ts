@@ -10,19 +10,19 @@ import type { Fact } from "../../../../domain/Fact.js"
 import { spans } from "./salient.js"
 
 /** What a fact holds, as its share of the cap counts it. */
-export type FactKind = "identifier" | "amount" | "date" | "name" | "condition" | "goal" | "other"
+type FactKind = "identifier" | "amount" | "date" | "name" | "condition" | "goal" | "other"
 
 /** The kinds that keep a share of a full cap, in the order the shares are given out. */
 const sharedKinds: ReadonlyArray<FactKind> = ["name", "date", "condition", "goal", "identifier", "amount"]
 
 /** How many facts of each kind a full cap keeps at least (when the kind has that many). */
-export const kindFloor = 1
+const kindFloor = 1
 
 /** The prefix of the key of a user's goal. */
 export const goalKey = "user_goal"
 
 /** The kind of a fact: by its category for a clause, else by the first value it holds. */
-export const kindOf = (fact: Fact): FactKind => {
+const kindOf = (fact: Fact): FactKind => {
   if (fact.key.startsWith(goalKey)) return "goal"
   if (fact.category === "DECISION" || fact.category === "CONDITION") return "condition"
   switch (spans(fact.value)[0]?.kind) {
@@ -55,7 +55,9 @@ export const evictionOrder = (facts: ReadonlyArray<{ readonly fact: Fact; readon
   const byKind = new Map<FactKind, Array<Fact>>()
   for (const { fact } of best) {
     const kind = kindOf(fact)
-    byKind.set(kind, [...(byKind.get(kind) ?? []), fact])
+    const ofKind = byKind.get(kind)
+    if (ofKind === undefined) byKind.set(kind, [fact])
+    else ofKind.push(fact)
   }
   const keep: Array<Fact> = []
   const taken = new Set<Fact>()

@@ -10,7 +10,7 @@
  * another kind's.
  */
 import { type Fact, type FactCategory, MaxSourceSeqs } from "../../../../domain/Fact.js"
-import { evictionOrder } from "./eviction.js"
+import { evictionOrder, goalKey } from "./eviction.js"
 import { type Kind, normalize, type Span, spans, weight } from "./salient.js"
 import { clausesOf, condition, type Statement } from "./statements.js"
 import { calendarWords, functionWords, keyNoise } from "./words.js"
@@ -230,7 +230,7 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
   if (statement.intent !== "none" && (user || (statement.intent === "condition" && spans(value).length > 0))) {
     const words = contentWords(value).slice(0, 3)
     out.push({
-      key: snake([statement.intent === "goal" ? "user_goal" : statement.intent, ...words]),
+      key: snake([statement.intent === "goal" ? goalKey : statement.intent, ...words]),
       kind: "clause",
       value,
       category: statement.intent === "goal" ? "DECISION" : statement.intent === "condition" ? "CONDITION" : "DECISION",
@@ -285,8 +285,7 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
   }
   const put = (fact: Fact) => {
     const value = normalize(fact.value)
-    const holder = keyOfValue.get(value)
-    if (holder !== undefined) facts.delete(holder)
+    drop(value)
     const previous = facts.get(fact.key)
     if (previous !== undefined) keyOfValue.delete(normalize(previous.value))
     facts.delete(fact.key)

@@ -10,6 +10,7 @@ import type { Role } from "../src/domain/Message.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
+import { factsNamedIn } from "../src/layers/skills/internal/prompts.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
@@ -151,6 +152,7 @@ describe("ExtractiveSkill", () => {
   it.effect("facts: keys from the words around a value, the latest value of a key wins, one fact per value", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
+      const counter = yield* TokenCounter
       const first = yield* skill.extractFacts({
         conversationId,
         ...input(null, travel.slice(0, 4)),
@@ -162,12 +164,22 @@ describe("ExtractiveSkill", () => {
       assert.strictEqual(before.get("checkin_date"), "March 9", JSON.stringify([...before]))
       assert.strictEqual(before.get("deposit"), "$120.00", JSON.stringify([...before]))
       assert.strictEqual(before.get("confirmation_code"), "HX-88120", JSON.stringify([...before]))
+      const later = input(null, travel.slice(4))
       const second = yield* skill.extractFacts({
         conversationId,
-        ...input(null, travel.slice(4)),
+        ...later,
         maxTokens: 400,
         existingFacts: first.value.facts
       })
+      // Usage is what a model skill would read: the known facts these turns name, and the input text.
+      const named = factsNamedIn(first.value.facts, later.turns)
+      assert.isAbove(named.length, 0)
+      assert.isBelow(named.length, first.value.facts.length)
+      assert.strictEqual(
+        second.usage.inputTokens,
+        (yield* counter.count(Prompts.existingFactsSection(named))) +
+          (yield* counter.count(Prompts.summaryInput(later)))
+      )
       const after = byKey(second.value.facts)
       // The check-in moved: one fact, the new value; the code and the deposit stay.
       assert.strictEqual(after.get("checkin_date"), "March 11", JSON.stringify([...after]))

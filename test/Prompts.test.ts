@@ -66,10 +66,10 @@ describe("Prompts", () => {
     assert.include(shorten, "100 over the limit of 200 tokens")
     assert.include(shorten, "user's open goals")
     assert.isTrue(positions(shorten, drops).every((i) => i > 0))
-    // The text changed with the input format: the versions moved on.
+    // The text changed with the input format, and the facts section with what it shows: the versions moved on.
     assert.deepStrictEqual(
       [Prompts.summarizePromptVersion, Prompts.extractFactsPromptVersion, Prompts.inputFormatVersion],
-      [4, 3, 2]
+      [4, 4, 2]
     )
   })
 
@@ -113,6 +113,40 @@ describe("Prompts", () => {
       ]
     })
   })
+
+  it.effect("an extract-facts call reads the known facts its turns name; the model's answer keeps the others", () =>
+    Effect.gen(function*() {
+      const known = [
+        { key: "order_id", value: "ORD-7", category: "ENTITY", confidence: 0.9 },
+        { key: "delivery_day", value: "Thursday", category: "STATE" },
+        { key: "pet", value: "a cat named Miso", category: "GENERAL" },
+        { key: "budget_eur", value: "300", category: "NUMERIC" }
+      ] as const
+      const input = { conversationId, existingSummary: [], turns, maxTokens: 80, existingFacts: known }
+      // ORD-7 by its value, the delivery day by a word of its key; the cat and the budget are not named.
+      const named = Prompts.extractFactsMessages(input)[1]?.content[0]
+      assert.deepStrictEqual(named, {
+        type: "text",
+        text: [
+          "=== EXISTING_FACTS ===",
+          `{"key":"order_id","value":"ORD-7","category":"ENTITY","confidence":0.9}`,
+          `{"key":"delivery_day","value":"Thursday","category":"STATE"}`,
+          "=== END_EXISTING_FACTS ==="
+        ].join("\n")
+      })
+      // The model answers about what it read: the facts it did not read are kept as they were.
+      const skill = yield* Effect.provide(
+        SkillService,
+        LanguageModelSkill.layer({ model: "m" }).pipe(Layer.provide(recordingModel([])))
+      )
+      const output = yield* skill.extractFacts(input)
+      assert.deepStrictEqual(output.value.facts.map((fact) => [fact.key, fact.value]), [
+        ["order_id", "ORD-7"],
+        ["delivery_day", "Thursday"],
+        ["pet", "a cat named Miso"],
+        ["budget_eur", "300"]
+      ])
+    }))
 
   it.effect("a skill of one's own built on Prompts sends exactly what LanguageModelSkill sends", () =>
     Effect.gen(function*() {

@@ -19,7 +19,7 @@ import { mergeFacts } from "./internal/extractive/facts.js"
 import { select } from "./internal/extractive/narrative.js"
 import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
-import { summaryInput } from "./internal/prompts.js"
+import { existingFactsSection, factsNamedIn, summaryInput } from "./internal/prompts.js"
 
 /** The narrative of the statements within `maxTokens`; never empty while anything was said. */
 const narrativeOf = (
@@ -71,12 +71,16 @@ export const make = Effect.gen(function*() {
           facts.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
         )
         const narrative = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens, covered)
-        const output = `${JSON.stringify(facts)}${narrative}`
+        // A model reads the known facts the turns name and writes the facts new or changed.
+        const known = new Set(input.existingFacts.map((fact) => `${fact.key}\u0000${fact.value}`))
+        const changed = facts.filter((fact) => !known.has(`${fact.key}\u0000${fact.value}`))
+        const read = yield* counter.count(existingFactsSection(factsNamedIn(input.existingFacts, input.turns)))
+        const { inputTokens, outputTokens } = yield* usage(input, `${JSON.stringify(changed)}${narrative}`)
         return {
           value: { facts, narrative },
           skillId: "extractive/extract-facts@4",
           model: null,
-          usage: yield* usage(input, output)
+          usage: { inputTokens: inputTokens + read, outputTokens }
         }
       })
   })

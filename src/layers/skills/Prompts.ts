@@ -76,7 +76,8 @@ export const shortenSummaryPrompt: (tokens: number, maxTokens: number) => string
 export const extractFactsSystemPrompt: (maxTokens: number) => string = internal.extractFactsSystemPrompt
 
 /**
- * The EXISTING_FACTS section of an extract-facts input: one JSON object per fact, or NONE.
+ * The EXISTING_FACTS section of an extract-facts input: one JSON object per fact (its confidence
+ * only when it has one), or NONE.
  *
  * @since 0.1.0
  * @category input
@@ -99,7 +100,10 @@ export const summarizeMessages: (
 
 /**
  * The messages of an extract-facts call, for `Prompt.make`: our system prompt, then one user
- * message with the EXISTING_FACTS section and the input text.
+ * message with the EXISTING_FACTS section and the input text. The section holds the known facts
+ * the new turns name (a search term of a fact's key or value is one of theirs), not every known
+ * fact: a skill applies the model's answer to all of them (`applyFactChanges`), so the facts the
+ * model did not read are kept as they are.
  *
  * @since 0.1.0
  * @category messages

@@ -7,6 +7,7 @@
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
 import { messageLine } from "../../../domain/MessageText.js"
+import { documentTerms } from "../../../domain/SearchTerms.js"
 import type { SkillService } from "../../../services/SkillService.js"
 
 /**
@@ -71,7 +72,7 @@ export const summaryInput = (input: Pick<SkillService.SummarizeInput, "existingS
 export const summarizePromptVersion = 4
 
 /** The version of the extract-facts prompt; bump it whenever its text, the input format or the output schema changes. */
-export const extractFactsPromptVersion = 3
+export const extractFactsPromptVersion = 4
 
 /** About how many words a token budget allows, for instructions a model can follow. */
 const wordsFor = (maxTokens: number): number => Math.max(1, Math.floor(maxTokens * 0.75))
@@ -143,7 +144,8 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     "You maintain the memory of a long conversation between a user and an AI assistant: a list of facts",
     "and a running narrative summary.",
     "The input has three sections:",
-    "- EXISTING_FACTS: the facts known so far, one JSON object per line, or NONE.",
+    "- EXISTING_FACTS: the known facts the new turns name (a word of their key or value), one JSON object",
+    "  per line, or NONE. The other known facts are kept as they are.",
     "- EXISTING_SUMMARY: the narrative so far, or NONE.",
     newTurns,
     records,
@@ -165,20 +167,43 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     dropFirst
   ].join("\n")
 
-/** The EXISTING_FACTS section of an extract-facts input: one JSON object per fact, or NONE. */
+/**
+ * The EXISTING_FACTS section of an extract-facts input: one JSON object per fact (its confidence
+ * only when it has one), or NONE.
+ */
 export const existingFactsSection = (facts: ReadonlyArray<Fact>): string =>
   [
     "=== EXISTING_FACTS ===",
     ...(facts.length === 0 ? ["NONE"] : facts.map((fact) =>
-      JSON.stringify({
-        key: fact.key,
-        value: fact.value,
-        category: fact.category,
-        confidence: fact.confidence ?? null
-      })
+      JSON.stringify(
+        fact.confidence === undefined
+          ? { key: fact.key, value: fact.value, category: fact.category }
+          : { key: fact.key, value: fact.value, category: fact.category, confidence: fact.confidence }
+      )
     )),
     "=== END_EXISTING_FACTS ==="
   ].join("\n")
+
+/**
+ * The known facts that turns name: a search term of a fact's key (its words) or of its value is
+ * one of the turns' (the lexical search's terms: stemmed words, identifiers, amounts, dates). Those
+ * are what the turns can change or make obsolete, so an extract-facts call shows the model those
+ * and keeps the others as they are (`applyFactChanges`), rather than reading every fact again at
+ * every fold.
+ */
+export const factsNamedIn = (
+  facts: ReadonlyArray<Fact>,
+  turns: SkillService.SummarizeInput["turns"]
+): ReadonlyArray<Fact> => {
+  if (facts.length === 0) return facts
+  const said = documentTerms(turns.flatMap((turn) => turn.messages.map(messageLine)).join("\n"))
+  return facts.filter((fact) => {
+    for (const term of documentTerms(`${fact.key.replaceAll("_", " ")} ${fact.value}`).keys()) {
+      if (said.has(term)) return true
+    }
+    return false
+  })
+}
 
 /**
  * The messages of a summarize call: our system prompt (left out when the instructions are
@@ -203,15 +228,15 @@ export const summarizeMessages = (
 ]
 
 /**
- * The messages of an extract-facts call: our system prompt, then the known facts and the input
- * text (`summaryInput`) as two parts of one user message.
+ * The messages of an extract-facts call: our system prompt, then the known facts the new turns
+ * name (`factsNamedIn`) and the input text (`summaryInput`) as two parts of one user message.
  */
 export const extractFactsMessages = (input: SkillService.ExtractFactsInput): Array<Prompt.MessageEncoded> => [
   { role: "system", content: extractFactsSystemPrompt(input.maxTokens) },
   {
     role: "user",
     content: [
-      { type: "text", text: existingFactsSection(input.existingFacts) },
+      { type: "text", text: existingFactsSection(factsNamedIn(input.existingFacts, input.turns)) },
       { type: "text", text: summaryInput(input) }
     ]
   }

@@ -129,8 +129,8 @@ describe("Prompts", () => {
         type: "text",
         text: [
           "=== EXISTING_FACTS ===",
-          `{"key":"order_id","value":"ORD-7","category":"ENTITY","confidence":0.9}`,
-          `{"key":"delivery_day","value":"Thursday","category":"STATE"}`,
+          `["order_id","ORD-7","ENTITY",0.9]`,
+          `["delivery_day","Thursday","STATE"]`,
           "=== END_EXISTING_FACTS ==="
         ].join("\n")
       })

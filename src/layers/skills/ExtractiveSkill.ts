@@ -19,7 +19,7 @@ import { mergeFacts } from "./internal/extractive/facts.js"
 import { select } from "./internal/extractive/narrative.js"
 import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
-import { existingFactsSection, factsNamedIn, summaryInput } from "./internal/prompts.js"
+import { extractFactsReading, factsChanged, summaryInput } from "./internal/prompts.js"
 
 /** The narrative of the statements within `maxTokens`; never empty while anything was said. */
 const narrativeOf = (
@@ -44,19 +44,25 @@ const narrativeOf = (
  */
 export const make = Effect.gen(function*() {
   const counter = yield* TokenCounter
-  // Usage as a model skill would report it for the same call: the tokens of the input text it
-  // would read, so that the summarizer's figures compare across skills.
-  const usage = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">, output: string) =>
-    Effect.zipWith(counter.count(summaryInput(input)), counter.count(output), (inputTokens, outputTokens) => ({
-      inputTokens,
-      outputTokens
-    }))
+  // Usage as a model skill would report it for the same call: the tokens of the texts it would
+  // read and of what it would write, so that the summarizer's figures compare across skills.
+  const usage = (read: ReadonlyArray<string>, output: string) =>
+    Effect.zipWith(
+      Effect.reduce(read, 0, (n, text) => Effect.map(counter.count(text), (tokens) => n + tokens)),
+      counter.count(output),
+      (inputTokens, outputTokens) => ({ inputTokens, outputTokens })
+    )
   return SkillService.of({
     summarize: (input) =>
       Effect.gen(function*() {
         const { existing, fresh } = statementsOf(input)
         const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens)
-        return { value, skillId: "extractive/summarize@3", model: null, usage: yield* usage(input, value) }
+        return {
+          value,
+          skillId: "extractive/summarize@3",
+          model: null,
+          usage: yield* usage([summaryInput(input)], value)
+        }
       }),
     extractFacts: (input) =>
       Effect.gen(function*() {
@@ -71,16 +77,13 @@ export const make = Effect.gen(function*() {
           facts.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
         )
         const narrative = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens, covered)
-        // A model reads the known facts the turns name and writes the facts new or changed.
-        const known = new Set(input.existingFacts.map((fact) => `${fact.key}\u0000${fact.value}`))
-        const changed = facts.filter((fact) => !known.has(`${fact.key}\u0000${fact.value}`))
-        const read = yield* counter.count(existingFactsSection(factsNamedIn(input.existingFacts, input.turns)))
-        const { inputTokens, outputTokens } = yield* usage(input, `${JSON.stringify(changed)}${narrative}`)
+        // A model reads the known facts the turns name, and writes the facts new or changed.
+        const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {
           value: { facts, narrative },
           skillId: "extractive/extract-facts@4",
           model: null,
-          usage: { inputTokens: inputTokens + read, outputTokens }
+          usage: yield* usage(extractFactsReading(input), output)
         }
       })
   })

@@ -76,8 +76,8 @@ export const shortenSummaryPrompt: (tokens: number, maxTokens: number) => string
 export const extractFactsSystemPrompt: (maxTokens: number) => string = internal.extractFactsSystemPrompt
 
 /**
- * The EXISTING_FACTS section of an extract-facts input: one JSON object per fact (its confidence
- * only when it has one), or NONE.
+ * The EXISTING_FACTS section of an extract-facts input: one JSON array per fact, `[key, value,
+ * category]`, with its confidence fourth when it has one, or NONE.
  *
  * @since 0.1.0
  * @category input

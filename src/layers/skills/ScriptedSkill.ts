@@ -7,7 +7,7 @@
 import { Context, Effect, Layer, Ref } from "effect"
 import type { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { SkillService } from "../../services/SkillService.js"
-import { summaryInput } from "./internal/prompts.js"
+import { extractFactsReading, factsChanged, summaryInput } from "./internal/prompts.js"
 
 /**
  * What a test can ask the scripted skill: the calls it received, in order.
@@ -128,7 +128,12 @@ export const make = (script: ScriptedSkill.Script = {}) =>
             value,
             skillId: "scripted/extract-facts@1",
             model: null,
-            usage: usage(input, `${JSON.stringify(value.facts)}${value.narrative}`)
+            usage: {
+              inputTokens: Math.ceil(extractFactsReading(input).join("").length / 4),
+              outputTokens: Math.ceil(
+                `${JSON.stringify(factsChanged(input.existingFacts, value.facts))}${value.narrative}`.length / 4
+              )
+            }
           }
         })
     })

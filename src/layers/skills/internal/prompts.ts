@@ -144,8 +144,9 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     "You maintain the memory of a long conversation between a user and an AI assistant: a list of facts",
     "and a running narrative summary.",
     "The input has three sections:",
-    "- EXISTING_FACTS: the known facts the new turns name (a word of their key or value), one JSON object",
-    "  per line, or NONE. The other known facts are kept as they are.",
+    "- EXISTING_FACTS: the known facts the new turns name (a word of their key or value), one per line as",
+    "  a JSON array [key, value, category] or [key, value, category, confidence], or NONE. The other",
+    "  known facts are kept as they are.",
     "- EXISTING_SUMMARY: the narrative so far, or NONE.",
     newTurns,
     records,
@@ -168,8 +169,9 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
   ].join("\n")
 
 /**
- * The EXISTING_FACTS section of an extract-facts input: one JSON object per fact (its confidence
- * only when it has one), or NONE.
+ * The EXISTING_FACTS section of an extract-facts input: one JSON array per fact, `[key, value,
+ * category]`, with its confidence fourth when it has one (JSON: whatever a key or a value holds,
+ * it stays one line and cannot read as a marker), or NONE.
  */
 export const existingFactsSection = (facts: ReadonlyArray<Fact>): string =>
   [
@@ -177,8 +179,8 @@ export const existingFactsSection = (facts: ReadonlyArray<Fact>): string =>
     ...(facts.length === 0 ? ["NONE"] : facts.map((fact) =>
       JSON.stringify(
         fact.confidence === undefined
-          ? { key: fact.key, value: fact.value, category: fact.category }
-          : { key: fact.key, value: fact.value, category: fact.category, confidence: fact.confidence }
+          ? [fact.key, fact.value, fact.category]
+          : [fact.key, fact.value, fact.category, fact.confidence]
       )
     )),
     "=== END_EXISTING_FACTS ==="
@@ -227,6 +229,18 @@ export const summarizeMessages = (
   ])
 ]
 
+/** What an extract-facts call gives a model to read: the known facts its turns name, and the input text. */
+export const extractFactsReading = (input: SkillService.ExtractFactsInput): readonly [string, string] => [
+  existingFactsSection(factsNamedIn(input.existingFacts, input.turns)),
+  summaryInput(input)
+]
+
+/** The facts of an answer that a model writes: those new or changed (a known key with another value). */
+export const factsChanged = (known: ReadonlyArray<Fact>, facts: ReadonlyArray<Fact>): ReadonlyArray<Fact> => {
+  const before = new Map(known.map((fact) => [fact.key, fact.value]))
+  return facts.filter((fact) => before.get(fact.key) !== fact.value)
+}
+
 /**
  * The messages of an extract-facts call: our system prompt, then the known facts the new turns
  * name (`factsNamedIn`) and the input text (`summaryInput`) as two parts of one user message.
@@ -235,9 +249,6 @@ export const extractFactsMessages = (input: SkillService.ExtractFactsInput): Arr
   { role: "system", content: extractFactsSystemPrompt(input.maxTokens) },
   {
     role: "user",
-    content: [
-      { type: "text", text: existingFactsSection(factsNamedIn(input.existingFacts, input.turns)) },
-      { type: "text", text: summaryInput(input) }
-    ]
+    content: extractFactsReading(input).map((text) => ({ type: "text" as const, text }))
   }
 ]

@@ -183,7 +183,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       assert.isTrue(text1?.startsWith("=== EXISTING_SUMMARY ===\nNONE\n"))
       // The second call gets the known facts back, to keep, update or remove.
       const [facts2, text2] = second === undefined ? [] : Fake.userTexts(second)
-      assert.include(facts2, `{"key":"order_id","value":"ORD-0001","category":"ENTITY","confidence":0.9}`)
+      assert.include(facts2, `["order_id","ORD-0001","ENTITY",0.9]`)
       assert.isTrue(text2?.startsWith("=== EXISTING_SUMMARY ===\nOrders ship to Lyon.\n"))
 
       const state = yield* repository.getSummaryState(c)
@@ -194,7 +194,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       // Provenance: the fact's value appears verbatim in the first user message (seq 1).
       assert.deepStrictEqual(state.facts[0]?.sourceSeqs, [1])
       const [record] = yield* repository.listSummarizations(c)
-      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@3", Fake.model])
+      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@4", Fake.model])
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual(context.facts, state.facts)
       assert.strictEqual(context.summary, "Orders now ship to Paris.")
@@ -261,7 +261,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
-      assert.include(failedDetail(failed), "openai/extract-facts@3 failed (MalformedOutput)")
+      assert.include(failedDetail(failed), "openai/extract-facts@4 failed (MalformedOutput)")
       assert.strictEqual((yield* fake.requests).length, 1)
       yield* assertUnchanged(16)
     }).pipe(Effect.provide(openAiMemory(

@@ -133,6 +133,58 @@ describe("HierarchicalStrategy", () => {
         })
     }))))
 
+  it.effect("what the turns shown say is not repeated above them, and the room goes to turns; with a query, it stays", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* replay(1, 40)
+      const plain = yield* memory.getContext("c")
+      // Recall finds nothing for this query: the context is the one the budget gives, whole.
+      const asked = yield* memory.getContext("c", { query: "zebra crossing" })
+      assert.deepStrictEqual(asked.recalled, [])
+      const shownSeqs = (context: typeof plain) => new Set(context.recent.map((message) => message.seq))
+      const shown = shownSeqs(plain)
+      const isShown = (f: Fact) => (f.sourceSeqs ?? []).length > 0 && (f.sourceSeqs ?? []).every((q) => shown.has(q))
+      // A fact whose message is shown is left out; every fact shown has a message that is not.
+      const left = asked.facts.filter((f) => !plain.facts.some((g) => g.key === f.key))
+      assert.isAbove(left.length, 0)
+      assert.isTrue(left.every(isShown), JSON.stringify(left))
+      assert.isFalse(plain.facts.some(isShown))
+      // The summary's line a shown turn says word for word goes; the line no turn says stays.
+      const line = /User: Question \d+ about order ORD-\d+/.exec(asked.summary ?? "")?.[0]
+      assert.isDefined(line)
+      assert.isTrue(plain.recent.some((message) => message.content.startsWith(line?.slice(6) ?? "-")))
+      assert.notInclude(plain.summary ?? "", line)
+      assert.include(plain.summary ?? "", "The user keeps a blue notebook.")
+      // The room goes to older turns, within the budget, and nothing is left out.
+      assert.isAbove(plain.turnsShown, asked.turnsShown)
+      assert.isAtMost(plain.tokenCount, 1200)
+      assert.strictEqual(plain.turnsOmitted, 0)
+      // With a query the preamble stays whole: recall may take the covered turns' room.
+      const facts = asked.facts.length
+      assert.strictEqual(facts, plain.facts.length + left.length)
+    }).pipe(Effect.provide(hierarchicalMemory({
+      kRawTurns: 2,
+      tokenBudget: 1200,
+      summaryTokenCap: 100,
+      maxFactTokens: 500,
+      retries: 0
+    }, {
+      extractFacts: (input) =>
+        Effect.succeed({
+          facts: [
+            ...input.existingFacts,
+            ...input.turns.flatMap((t) => {
+              const id = /ORD-\d+/.exec(t.messages[0]?.content ?? "")?.[0]
+              return id === undefined ? [] : [fact(`order_${id.slice(4)}`, id, "ENTITY")]
+            })
+          ],
+          // The newest folded question, as the offline skill writes a user's line.
+          narrative: `The user keeps a blue notebook.\nUser: ${
+            (input.turns.at(-1)?.messages[0]?.content ?? "").replace(/\.+$/, "")
+          }`
+        })
+    }))))
+
   it.effect.prop(
     "updating a fact by key replaces it, removed facts are gone, and each call gets the facts committed before it",
     { calls: fc.array(fc.array(op, { maxLength: 5 }), { minLength: 1, maxLength: 8 }) },

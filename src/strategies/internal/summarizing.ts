@@ -111,12 +111,16 @@ export const makeWith = (
         return { options, window: again ? yield* readWindow(conversationId, options) : window }
       })
 
-    const contextOf = (window: RepositoryService.WindowRead, settings: SummarizationOptions) =>
+    const contextOf = (window: RepositoryService.WindowRead, settings: SummarizationOptions, recall: boolean) =>
       Effect.gen(function*() {
         // `assemble` truncates the summary to make room for the newest turns, or to keep within
         // the budget when not even they fit; facts are protected and always shown whole.
         const facts = view.showFacts ? window.state.facts : []
-        const { preamble, shrink, withoutSummary } = yield* summaryPreamble(shownCounter, window.state, { facts })
+        const { preamble, shrink, withoutShown, withoutSummary } = yield* summaryPreamble(
+          shownCounter,
+          window.state,
+          { facts }
+        )
         return yield* assemble(repository, {
           strategy: view.name,
           window,
@@ -127,7 +131,10 @@ export const makeWith = (
           withoutSummary,
           coveredUpTo: window.state.cursor,
           announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) }),
-          countLabel: shownCounter.count
+          countLabel: shownCounter.count,
+          // What the turns shown say is not repeated above them; with a query, recall takes its
+          // room from those turns, so the preamble keeps what they hold.
+          withoutShown: recall ? undefined : withoutShown
         })
       })
 
@@ -181,10 +188,11 @@ export const makeWith = (
     const policyContext = (
       conversationId: ConversationId,
       window: RepositoryService.WindowRead,
-      options: SummarizationOptions
+      options: SummarizationOptions,
+      recall: boolean
     ) =>
       Effect.gen(function*() {
-        const context = yield* contextOf(window, options)
+        const context = yield* contextOf(window, options, recall)
         if (context.turnsOmitted === 0) return context
         const unsummarized = context.turnsShown - context.turnsCovered + context.turnsOmitted
         if (!(yield* isBehind(window, unsummarized, options))) return context
@@ -199,7 +207,7 @@ export const makeWith = (
           yield* fallback(conversationId, "failure", outcome.left.message)
           return context
         }
-        return yield* contextOf(yield* readWindow(conversationId, options), options)
+        return yield* contextOf(yield* readWindow(conversationId, options), options, recall)
       })
 
     return MemoryManagementStrategy.of({
@@ -213,7 +221,7 @@ export const makeWith = (
           const { options, window } = yield* windowFor(conversationId, overrides)
           const query = overrides?.query
           if (query === undefined || options.recall === "off") {
-            return yield* policyContext(conversationId, window, options)
+            return yield* policyContext(conversationId, window, options, false)
           }
           return yield* withRecall(repository, shownCounter, conversationId, {
             query,
@@ -223,7 +231,7 @@ export const makeWith = (
             limit: recallCandidates,
             // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
             search: options.recall === "hybrid" && hybrid !== undefined ? hybrid.search : messageIndex.searchMessages
-          }, policyContext(conversationId, window, options))
+          }, policyContext(conversationId, window, options, true))
         },
         // An unknown (or cleared) conversation has an empty history, not an error; settings stored
         // before its first message still give its budget.

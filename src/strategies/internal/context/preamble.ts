@@ -6,8 +6,18 @@ import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
 import { factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
+import type { Turn } from "../../../domain/Turn.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
 import type { Preamble } from "./window.js"
+
+/** The fewest words a line of the summary has for a turn shown to stand for it. */
+const repeatedWords = 4
+
+/** A speaker the offline skill opens a line with (`User: `). */
+const speaker = /^(?:User|Assistant|Tool)(?: \([^)]*\))?: /
+
+/** A text compared word for word: lower case, one space between words. */
+const flatten = (text: string): string => text.toLowerCase().replace(/\s+/g, " ").trim()
 
 /**
  * The preamble of a state, and how to shrink it by truncating the summary. Facts are protected,
@@ -49,5 +59,44 @@ export const summaryPreamble = (
         return withoutSummary
       })
     const withoutSummary: Preamble = { ...preamble, summary: null, tokens: factTokens }
-    return { preamble, shrink, withoutSummary }
+    /**
+     * The preamble without what turns shown verbatim already hold: a fact all of whose source
+     * messages are among them, and a line of the summary one of their messages says word for word
+     * (a line of at least `repeatedWords` words; the offline skill's lines are said that way, a
+     * model's prose seldom is). What they hold stays in the context, in the turns themselves.
+     */
+    const withoutShown = (turns: ReadonlyArray<Turn>): Effect.Effect<Preamble> =>
+      Effect.gen(function*() {
+        const seqs = new Set<number>()
+        for (const turn of turns) for (const message of turn.messages) seqs.add(message.seq)
+        const keptFacts = facts.filter((fact) =>
+          fact.sourceSeqs === undefined || fact.sourceSeqs.length === 0 ||
+          fact.sourceSeqs.some((seq) => !seqs.has(seq))
+        )
+        const said = turns.flatMap((turn) => turn.messages.map((message) => flatten(message.content)))
+        const lines = narrative.split("\n")
+        const keptLines = lines.filter((line) => {
+          const text = flatten(line.replace(speaker, ""))
+          return text.split(" ").length < repeatedWords || !said.some((content) => content.includes(text))
+        })
+        if (keptFacts.length === facts.length && keptLines.length === lines.length) return preamble
+        const text = keptLines.join("\n").trim()
+        const factsTokens = keptFacts.length === facts.length
+          ? factTokens
+          : keptFacts.length === 0
+          ? 0
+          : yield* counter.countMessage({ content: factsText(keptFacts) })
+        const textTokens = keptLines.length === lines.length
+          ? summaryTokens
+          : text.length === 0
+          ? 0
+          : yield* counter.countMessage({ content: summaryText(text) })
+        return {
+          ...preamble,
+          facts: keptFacts,
+          summary: text.length === 0 ? null : text,
+          tokens: factsTokens + textTokens
+        }
+      })
+    return { preamble, shrink, withoutSummary, withoutShown }
   })

@@ -26,8 +26,15 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   /** The strategy that assembled it. */
   strategy: Schema.String,
   system: Schema.Array(Message),
+  /**
+   * The facts as shown: without a query, those whose source messages are all in `recent` are left
+   * out (the turns say them).
+   */
   facts: Schema.Array(Fact),
-  /** The running summary as shown (possibly truncated), or null when there is none. */
+  /**
+   * The running summary as shown (possibly truncated; without a query, without the lines a turn
+   * of `recent` says word for word), or null when there is none.
+   */
   summary: Schema.NullOr(Schema.String),
   recent: Schema.Array(Message),
   /** Tokens of everything above, as the configured `TokenCounter` counts them. */

@@ -49,7 +49,10 @@ describe("CLI: the strategy that wrote a conversation", () => {
         const inspect = yield* cli(["inspect", "h", "--data-dir", dataDir])
         assert.strictEqual(inspect.code, 0, inspect.stderr)
         assert.include(inspect.stdout, "hierarchical (recorded by the writer of the conversation)")
-        assert.include(inspect.stdout, `Facts (${recorded.facts.length}):`)
+        // The state's facts: those the context shows, and those it leaves to the turns it shows.
+        const stored = Number(/Facts \((\d+)\):/.exec(inspect.stdout)?.[1] ?? "0")
+        assert.isAtLeast(stored, recorded.facts.length)
+        for (const fact of recorded.facts) assert.include(inspect.stdout, fact.value)
 
         // Told otherwise, by flag or by variable.
         const told = yield* cli(["context", "h", "--data-dir", dataDir, "--strategy", "summarization", "--json"])

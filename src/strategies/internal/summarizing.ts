@@ -20,7 +20,7 @@ import { TokenCounter } from "../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../SummarizationOptions.js"
 import { makeHybrid } from "./context/hybrid.js"
 import { memoCounter } from "./context/memoCounter.js"
-import { summaryPreamble } from "./context/preamble.js"
+import { summaryPreamble, withoutShown } from "./context/preamble.js"
 import { withRecall } from "./context/recall.js"
 import { assemble, emptyContext } from "./context/window.js"
 import { spansDays, withLabels } from "./dates.js"
@@ -116,11 +116,7 @@ export const makeWith = (
         // `assemble` truncates the summary to make room for the newest turns, or to keep within
         // the budget when not even they fit; facts are protected and always shown whole.
         const facts = view.showFacts ? window.state.facts : []
-        const { preamble, shrink, withoutShown, withoutSummary } = yield* summaryPreamble(
-          shownCounter,
-          window.state,
-          { facts }
-        )
+        const { preamble, shrink, withoutSummary } = yield* summaryPreamble(shownCounter, window.state, { facts })
         return yield* assemble(repository, {
           strategy: view.name,
           window,
@@ -134,7 +130,7 @@ export const makeWith = (
           countLabel: shownCounter.count,
           // What the turns shown say is not repeated above them; with a query, recall takes its
           // room from those turns, so the preamble keeps what they hold.
-          withoutShown: recall ? undefined : withoutShown
+          withoutShown: recall ? undefined : (preamble, turns) => withoutShown(shownCounter, preamble, turns)
         })
       })
 

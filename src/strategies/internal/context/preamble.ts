@@ -59,44 +59,35 @@ export const summaryPreamble = (
         return withoutSummary
       })
     const withoutSummary: Preamble = { ...preamble, summary: null, tokens: factTokens }
-    /**
-     * The preamble without what turns shown verbatim already hold: a fact all of whose source
-     * messages are among them, and a line of the summary one of their messages says word for word
-     * (a line of at least `repeatedWords` words; the offline skill's lines are said that way, a
-     * model's prose seldom is). What they hold stays in the context, in the turns themselves.
-     */
-    const withoutShown = (turns: ReadonlyArray<Turn>): Effect.Effect<Preamble> =>
-      Effect.gen(function*() {
-        const seqs = new Set<number>()
-        for (const turn of turns) for (const message of turn.messages) seqs.add(message.seq)
-        const keptFacts = facts.filter((fact) =>
-          fact.sourceSeqs === undefined || fact.sourceSeqs.length === 0 ||
-          fact.sourceSeqs.some((seq) => !seqs.has(seq))
-        )
-        const said = turns.flatMap((turn) => turn.messages.map((message) => flatten(message.content)))
-        const lines = narrative.split("\n")
-        const keptLines = lines.filter((line) => {
-          const text = flatten(line.replace(speaker, ""))
-          return text.split(" ").length < repeatedWords || !said.some((content) => content.includes(text))
-        })
-        if (keptFacts.length === facts.length && keptLines.length === lines.length) return preamble
-        const text = keptLines.join("\n").trim()
-        const factsTokens = keptFacts.length === facts.length
-          ? factTokens
-          : keptFacts.length === 0
-          ? 0
-          : yield* counter.countMessage({ content: factsText(keptFacts) })
-        const textTokens = keptLines.length === lines.length
-          ? summaryTokens
-          : text.length === 0
-          ? 0
-          : yield* counter.countMessage({ content: summaryText(text) })
-        return {
-          ...preamble,
-          facts: keptFacts,
-          summary: text.length === 0 ? null : text,
-          tokens: factsTokens + textTokens
-        }
-      })
-    return { preamble, shrink, withoutSummary, withoutShown }
+    return { preamble, shrink, withoutSummary }
+  })
+
+/**
+ * A preamble without what turns shown verbatim already hold: a fact all of whose source messages
+ * are among them, and a line of the summary one of their messages says word for word (a line of
+ * at least `repeatedWords` words; the offline skill's lines are said that way, a model's prose
+ * seldom is). What they hold stays in the context, in the turns themselves.
+ */
+export const withoutShown = (
+  counter: TokenCounter.Service,
+  preamble: Preamble,
+  turns: ReadonlyArray<Turn>
+): Effect.Effect<Preamble> =>
+  Effect.gen(function*() {
+    const seqs = new Set<number>()
+    for (const turn of turns) for (const message of turn.messages) seqs.add(message.seq)
+    const facts = preamble.facts.filter((fact) =>
+      fact.sourceSeqs === undefined || fact.sourceSeqs.length === 0 || fact.sourceSeqs.some((seq) => !seqs.has(seq))
+    )
+    const said = turns.flatMap((turn) => turn.messages.map((message) => flatten(message.content)))
+    const lines = preamble.summary?.split("\n") ?? []
+    const kept = lines.filter((line) => {
+      const text = flatten(line.replace(speaker, ""))
+      return text.split(" ").length < repeatedWords || !said.some((content) => content.includes(text))
+    })
+    if (facts.length === preamble.facts.length && kept.length === lines.length) return preamble
+    const summary = kept.join("\n").trim()
+    const factTokens = facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(facts) })
+    const summaryTokens = summary.length === 0 ? 0 : yield* counter.countMessage({ content: summaryText(summary) })
+    return { ...preamble, facts, summary: summary.length === 0 ? null : summary, tokens: factTokens + summaryTokens }
   })

@@ -164,11 +164,11 @@ export const assemble = (
      */
     readonly countLabel?: ((label: string) => Effect.Effect<number>) | undefined
     /**
-     * The preamble without what the given turns hold word for word (turns the summary covers,
-     * shown verbatim). When it is smaller, the room goes to more turns, and the turns then shown
-     * are asked again (at most three times: each time shows at least the turns before).
+     * A preamble without what the given turns hold word for word (turns the summary covers, shown
+     * verbatim). When it is smaller, the room goes to more turns, and the turns then shown are
+     * asked again (at most three times: each time shows at least the turns before).
      */
-    readonly withoutShown?: ((shown: ReadonlyArray<Turn>) => Effect.Effect<Preamble>) | undefined
+    readonly withoutShown?: ((preamble: Preamble, shown: ReadonlyArray<Turn>) => Effect.Effect<Preamble>) | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -234,7 +234,7 @@ export const assemble = (
       for (let attempt = 0; attempt < 3; attempt++) {
         const covered = laid.shown.filter((turn) => turn.lastSeq <= (options.coveredUpTo ?? 0))
         if (covered.length === 0) break
-        const lighter = yield* options.withoutShown(covered)
+        const lighter = yield* options.withoutShown(preamble, covered)
         if (lighter.tokens >= preamble.tokens) break
         preamble = lighter
         laid = yield* layout(preamble)

@@ -94,7 +94,14 @@ const policyWith = (
 const policy = policyWith(anyWatermarks)
 
 /** Whether the summarizer overruns its limit (the worst case the cap is for), or keeps within it. */
-const verbose = fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) })
+/**
+ * The summarizer of a run: concise (the scripted default), verbose (a model that overruns its
+ * limit), or verbatim (lines a turn says word for word, as the offline skill writes them: the
+ * context leaves them out while it shows that turn).
+ */
+type Summarizer = "concise" | "verbose" | "verbatim"
+
+const verbose = fc.constantFrom<Summarizer>("verbose", "verbose", "verbatim", "concise")
 
 const optionsOf = (p: Policy, view: View): Partial<SummarizationOptions> => ({
   kRawTurns: p.k,
@@ -204,6 +211,36 @@ const observe = (query?: string) =>
       prompt
     } satisfies Observation
   })
+
+/**
+ * What the summary as shown leaves out: without a query, only lines (of 4 words or more) that a
+ * shown turn the summary covers says word for word; with a query, nothing but what the budget cuts.
+ */
+const checkRepeats = (o: Observation, narrative: string, label: string) => {
+  const { context } = o
+  if (context.summary === null || context.summaryTruncated || narrative.length === 0) return
+  const shown = context.summary.split("\n")
+  const lines = narrative.split("\n")
+  // The lines shown are the narrative's, in order.
+  let at = 0
+  for (const line of shown) {
+    while (at < lines.length && lines[at] !== line) at += 1
+    assert.isBelow(at, lines.length, `${label}: a summary line shown that the narrative does not hold: ${line}`)
+    at += 1
+  }
+  if (shown.length === lines.length) return
+  assert.isUndefined(o.query, `${label}: the summary left lines out of a context asked with a query`)
+  const covered = context.recent.filter((m) => m.seq <= context.summarizedUpTo)
+  const said = covered.map((m) => m.content.toLowerCase().replace(/\s+/g, " "))
+  for (const line of lines.filter((l) => !shown.includes(l))) {
+    const text = line.replace(/^User: /, "").toLowerCase().replace(/\s+/g, " ").trim()
+    assert.isAtLeast(text.split(" ").length, 4, `${label}: a short line left out: ${line}`)
+    assert.isTrue(
+      said.some((content) => content.includes(text)),
+      `${label}: a line left out that no shown turn says: ${line}`
+    )
+  }
+}
 
 /** Whether the newest K turns fit the budget beside the leading system messages (DESIGN §4.2's "whenever they fit"). */
 const newestKFit = (o: Observation, p: Policy) =>
@@ -438,7 +475,7 @@ describe("context policy properties", () => {
       ])
     }
     const p: Policy = { budget: 600, k: 1, cap: 150, lowWater: 0.5, highWater: 1, mode: "incremental", share: 0.25 }
-    return Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, true), { discard: true })
+    return Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, "verbose"), { discard: true })
   })
 
   // The long replay the properties leave out: hundreds of turns, so dozens of folds (and of merged
@@ -451,7 +488,7 @@ describe("context policy properties", () => {
     const p = { ...defaultWatermarks, budget: 500, k: 2, cap: 100, share: defaults.recallTokenBudget }
     return Effect.forEach(
       [["incremental", "stable"], ["full", "full"], ["layered", "stable"]] as const,
-      ([mode, view]) => keepsUp(spec, { ...p, mode }, view, true, queries),
+      ([mode, view]) => keepsUp(spec, { ...p, mode }, view, "verbose", queries),
       { discard: true }
     )
   })
@@ -535,11 +572,31 @@ const verboseSkill: ScriptedSkill.Script = {
   summarize: (input) => Effect.succeed(defaultSummary(input).padEnd(input.maxTokens * 8, " ~"))
 }
 
+/** Each user message's first line, as a line of its own after the summary so far, newest kept. */
+const verbatimSkill: ScriptedSkill.Script = {
+  summarize: (input) => {
+    const said = input.turns.flatMap((turn) => turn.messages)
+      .filter((message) => message.role === "user")
+      .map((message) => `User: ${message.content.split("\n")[0] ?? ""}`)
+    const lines = [...input.existingSummary.flatMap((part) => part.split("\n")), ...said].filter((l) => l.length > 0)
+    const kept: Array<string> = []
+    let length = 0
+    for (const line of lines.reverse()) {
+      length += line.length + 1
+      if (kept.length > 0 && length > input.maxTokens * 3) break
+      kept.unshift(line)
+    }
+    return Effect.succeed(kept.join("\n") || "(nothing to summarize)")
+  }
+}
+
+const skills: Record<Summarizer, ScriptedSkill.Script> = { concise: {}, verbose: verboseSkill, verbatim: verbatimSkill }
+
 const keepsUp = (
   spec: ConversationSpec,
   p: Policy,
   view: View,
-  verbose: boolean,
+  summarizer: Summarizer,
   queries: ReadonlyArray<QueryDraw> = []
 ) =>
   Effect.gen(function*() {
@@ -558,6 +615,7 @@ const keepsUp = (
       checkLog(o.stored, written, label)
       const state = yield* forward(label)
       assert.strictEqual(o.context.summarizedUpTo, state.cursor, `${label}: summarizedUpTo`)
+      checkRepeats(o, state.narrative, label)
       const kFit = newestKFit(o, p)
       if (kFit) assert.strictEqual(o.context.turnsOmitted, 0, `${label}: turns omitted by a summarizer that keeps up`)
       // The stable view: between two folds the prompt only grows at its end (the recalled block,
@@ -572,7 +630,7 @@ const keepsUp = (
       }
       previous = kFit ? { cursor: state.cursor, prompt } : undefined
     }
-  }).pipe(Effect.provide(summarizingMemory(optionsOf(p, view), verbose ? verboseSkill : {})))
+  }).pipe(Effect.provide(summarizingMemory(optionsOf(p, view), skills[summarizer])))
 
 const lags = (
   spec: ConversationSpec,

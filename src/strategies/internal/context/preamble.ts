@@ -10,14 +10,11 @@ import type { Turn } from "../../../domain/Turn.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
 import type { Preamble } from "./window.js"
 
-/** The fewest words a line of the summary has for a turn shown to stand for it. */
-const repeatedWords = 4
+/** A line of the summary long enough for a turn shown to stand for it: 4 words or more. */
+const longEnough = /\S+\s+\S+\s+\S+\s+\S/
 
 /** A speaker the offline skill opens a line with (`User: `). */
 const speaker = /^(?:User|Assistant|Tool)(?: \([^)]*\))?: /
-
-/** A text compared word for word: lower case, one space between words. */
-const flatten = (text: string): string => text.toLowerCase().replace(/\s+/g, " ").trim()
 
 /**
  * The preamble of a state, and how to shrink it by truncating the summary. Facts are protected,
@@ -64,8 +61,8 @@ export const summaryPreamble = (
 
 /**
  * A preamble without what turns shown verbatim already hold: a fact all of whose source messages
- * are among them, and a line of the summary one of their messages says word for word (a line of
- * at least `repeatedWords` words; the offline skill's lines are said that way, a model's prose
+ * are among them, and a line of the summary (of 4 words or more, its speaker aside) that one of
+ * their messages says as written (the offline skill's lines are said that way, a model's prose
  * seldom is). What they hold stays in the context, in the turns themselves.
  */
 export const withoutShown = (
@@ -79,11 +76,14 @@ export const withoutShown = (
     const facts = preamble.facts.filter((fact) =>
       fact.sourceSeqs === undefined || fact.sourceSeqs.length === 0 || fact.sourceSeqs.some((seq) => !seqs.has(seq))
     )
-    const said = turns.flatMap((turn) => turn.messages.map((message) => flatten(message.content)))
     const lines = preamble.summary?.split("\n") ?? []
     const kept = lines.filter((line) => {
-      const text = flatten(line.replace(speaker, ""))
-      return text.split(" ").length < repeatedWords || !said.some((content) => content.includes(text))
+      const text = line.replace(speaker, "").trim()
+      if (!longEnough.test(text)) return true
+      for (const turn of turns) {
+        for (const message of turn.messages) if (message.content.includes(text)) return false
+      }
+      return true
     })
     if (facts.length === preamble.facts.length && kept.length === lines.length) return preamble
     const summary = kept.join("\n").trim()

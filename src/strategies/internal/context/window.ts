@@ -198,49 +198,44 @@ export const assemble = (
       // Not even the newest turns fit: the preamble alone must still keep within the budget.
       preamble = yield* options.shrink(room)
     }
+    const available = Math.max(0, room - preamble.tokens)
     const omittedAfter = Math.max(window.after, options.coveredUpTo ?? 0)
-    /** The newest turns that fit beside a preamble, what that leaves out, and the notice saying so. */
-    const layout = (preamble: Preamble) =>
-      Effect.gen(function*() {
-        const available = Math.max(0, room - preamble.tokens)
-        let shownCount = newestThatFit(recent.turns, available)
-        let omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
-        let noticeTokens = 0
-        if (omitted.turns > 0 && options.announce !== undefined) {
-          // The notice takes room from the oldest turns shown: showing one turn fewer omits one
-          // more, so settle the count and the notice together. When it does not fit, or would push
-          // out the newest `minTurns` turns, those win: the omission is still counted, logged and
-          // in the event.
-          for (let attempt = 0; attempt < 3; attempt++) {
-            const tokens = yield* options.announce(omitted.turns)
-            const fitting = newestThatFit(recent.turns, available - tokens)
-            if (tokens > available || fitting < Math.min(minTurns, shownCount)) {
-              noticeTokens = 0
-              break
-            }
-            noticeTokens = tokens
-            if (fitting === shownCount) break
-            shownCount = fitting
-            omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
-          }
-        }
-        const shown = recent.turns.slice(recent.turns.length - shownCount)
-        // Never over the budget for the notice's sake (the settling above may stop unsettled).
-        if (sumTokens(shown) + noticeTokens > available) noticeTokens = 0
-        return { shownCount, omitted, noticeTokens, shown }
-      })
-    let laid = yield* layout(preamble)
-    if (options.withoutShown !== undefined && !preamble.summaryTruncated) {
+    let shownCount = newestThatFit(recent.turns, available)
+    let omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
+    let noticeTokens = 0
+    if (omitted.turns > 0 && options.announce !== undefined) {
+      // The notice takes room from the oldest turns shown: showing one turn fewer omits one more,
+      // so settle the count and the notice together. When it does not fit, or would push out the
+      // newest `minTurns` turns, those win: the omission is still counted, logged and in the event.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const covered = laid.shown.filter((turn) => turn.lastSeq <= (options.coveredUpTo ?? 0))
+        const tokens = yield* options.announce(omitted.turns)
+        const fitting = newestThatFit(recent.turns, available - tokens)
+        if (tokens > available || fitting < Math.min(minTurns, shownCount)) {
+          noticeTokens = 0
+          break
+        }
+        noticeTokens = tokens
+        if (fitting === shownCount) break
+        shownCount = fitting
+        omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
+      }
+    }
+    let shown = recent.turns.slice(recent.turns.length - shownCount)
+    // Never over the budget for the notice's sake (the settling above may stop unsettled).
+    if (sumTokens(shown) + noticeTokens > available) noticeTokens = 0
+    // A shown turn the summary covers means nothing is omitted: what the preamble repeats of the
+    // turns shown gives its room to older turns, and nothing is omitted then either.
+    if (options.withoutShown !== undefined && !preamble.summaryTruncated && omitted.turns === 0) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const covered = shown.filter((turn) => turn.lastSeq <= (options.coveredUpTo ?? 0))
         if (covered.length === 0) break
         const lighter = yield* options.withoutShown(preamble, covered)
         if (lighter.tokens >= preamble.tokens) break
         preamble = lighter
-        laid = yield* layout(preamble)
+        shownCount = newestThatFit(recent.turns, Math.max(0, room - preamble.tokens))
+        shown = recent.turns.slice(recent.turns.length - shownCount)
       }
     }
-    const { noticeTokens, omitted, shown, shownCount } = laid
     const tokenCount = systemTokens + preamble.tokens + noticeTokens + sumTokens(shown)
     if (preamble.summaryTruncated) {
       yield* Effect.logDebug("summary truncated to make room for the newest turns").pipe(

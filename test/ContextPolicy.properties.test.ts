@@ -572,21 +572,16 @@ const verboseSkill: ScriptedSkill.Script = {
   summarize: (input) => Effect.succeed(defaultSummary(input).padEnd(input.maxTokens * 8, " ~"))
 }
 
-/** Each user message's first line, as a line of its own after the summary so far, newest kept. */
+/**
+ * Each user message's first line as the offline skill writes it (`User: …`), after the summary so
+ * far: the scripted default over those lines, which keeps the newest within its length.
+ */
 const verbatimSkill: ScriptedSkill.Script = {
   summarize: (input) => {
     const said = input.turns.flatMap((turn) => turn.messages)
       .filter((message) => message.role === "user")
       .map((message) => `User: ${message.content.split("\n")[0] ?? ""}`)
-    const lines = [...input.existingSummary.flatMap((part) => part.split("\n")), ...said].filter((l) => l.length > 0)
-    const kept: Array<string> = []
-    let length = 0
-    for (const line of lines.reverse()) {
-      length += line.length + 1
-      if (kept.length > 0 && length > input.maxTokens * 3) break
-      kept.unshift(line)
-    }
-    return Effect.succeed(kept.join("\n") || "(nothing to summarize)")
+    return Effect.succeed(defaultSummary({ ...input, existingSummary: [...input.existingSummary, ...said], turns: [] }))
   }
 }
 

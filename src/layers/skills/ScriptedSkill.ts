@@ -91,9 +91,9 @@ export const defaultSummary = (input: SkillService.SummarizeInput): string => {
   return kept.join("\n") || "(nothing to summarize)"
 }
 
-/** Usage as characters / 4: of the input text a model skill would read for the same call, and of the answer. */
-const usage = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">, output: string) => ({
-  inputTokens: Math.ceil(summaryInput(input).length / 4),
+/** Usage as characters / 4: of the texts a model skill would read for the same call, and of the answer. */
+const usage = (read: ReadonlyArray<string>, output: string) => ({
+  inputTokens: Math.ceil(read.join("").length / 4),
   outputTokens: Math.ceil(output.length / 4)
 })
 
@@ -116,7 +116,7 @@ export const make = (script: ScriptedSkill.Script = {}) =>
         Effect.gen(function*() {
           const n = yield* count({ skill: "summarize", input })
           const value = script.summarize === undefined ? defaultSummary(input) : yield* script.summarize(input, n)
-          return { value, skillId: "scripted/summarize@1", model: null, usage: usage(input, value) }
+          return { value, skillId: "scripted/summarize@1", model: null, usage: usage([summaryInput(input)], value) }
         }),
       extractFacts: (input) =>
         Effect.gen(function*() {
@@ -128,12 +128,10 @@ export const make = (script: ScriptedSkill.Script = {}) =>
             value,
             skillId: "scripted/extract-facts@1",
             model: null,
-            usage: {
-              inputTokens: Math.ceil(extractFactsReading(input).join("").length / 4),
-              outputTokens: Math.ceil(
-                `${JSON.stringify(factsChanged(input.existingFacts, value.facts))}${value.narrative}`.length / 4
-              )
-            }
+            usage: usage(
+              extractFactsReading(input),
+              `${JSON.stringify(factsChanged(input.existingFacts, value.facts))}${value.narrative}`
+            )
           }
         })
     })

@@ -218,8 +218,11 @@ const observe = (query?: string) =>
  */
 const checkRepeats = (o: Observation, narrative: string, label: string) => {
   const { context } = o
-  if (context.summary === null || context.summaryTruncated || narrative.length === 0) return
-  const shown = context.summary.split("\n")
+  if (context.summaryTruncated || narrative.length === 0) return
+  // Left out whole while every turn is shown: it would only repeat them.
+  if (context.summary === null && context.turnsShown === o.turns.length) return
+  // Otherwise a summary not shown at all is one whose every line the turns shown say.
+  const shown = context.summary === null ? [] : context.summary.split("\n")
   const lines = narrative.split("\n")
   // The lines shown are the narrative's, in order.
   let at = 0

@@ -86,8 +86,9 @@ export const withoutShown = (
       return true
     })
     if (facts.length === preamble.facts.length && kept.length === lines.length) return preamble
-    const summary = kept.join("\n").trim()
+    // The lines kept, as written; none but blank ones is no summary.
+    const summary = kept.some((line) => line.trim().length > 0) ? kept.join("\n") : null
     const factTokens = facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(facts) })
-    const summaryTokens = summary.length === 0 ? 0 : yield* counter.countMessage({ content: summaryText(summary) })
-    return { ...preamble, facts, summary: summary.length === 0 ? null : summary, tokens: factTokens + summaryTokens }
+    const summaryTokens = summary === null ? 0 : yield* counter.countMessage({ content: summaryText(summary) })
+    return { ...preamble, facts, summary, tokens: factTokens + summaryTokens }
   })

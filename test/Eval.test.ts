@@ -100,4 +100,22 @@ describe("eval", () => {
         assert.include(texts.at(-1) ?? "", "Question order?")
       }).pipe(Effect.provide(Fake.layer(Fake.text("Your order number is ord-2024-88417."))))
   )
+
+  it("a `when` answer is credited with the date on what its turn said: the date alone is not enough", () => {
+    const said = ["my boiler is playing up again and the flat is freezing", "Sorry to hear that."]
+    const heading = ["Summary of the conversation so far:", "[2025-01-05]", "User: my boiler is playing up again"]
+    assert.isTrue(Eval.datesSaid(heading.join("\n"), ["2025-01-05"], said))
+    // The date is shown, but over another line of that day: not what the question asks about.
+    const otherLine = ["[2025-01-05]", "User: I signed up for the Dovedale Half", "[2025-01-07]"]
+    assert.isFalse(
+      Eval.datesSaid([...otherLine, "User: my boiler is playing up again"].join("\n"), ["2025-01-05"], said)
+    )
+    assert.isFalse(Eval.datesSaid(otherLine.join("\n"), ["2025-01-05"], said))
+    // A recent message's label dates its own line; a recalled turn's label the lines under it.
+    assert.isTrue(Eval.datesSaid("[2025-01-05 19:23 UTC] my boiler is playing up again", ["2025-01-05"], said))
+    assert.isTrue(
+      Eval.datesSaid("[seq 10-11, 2025-01-05 19:23 UTC]\nUser: my boiler is playing up again and", ["2025-01-05"], said)
+    )
+    assert.isFalse(Eval.datesSaid("[2025-01-06 08:00 UTC] my boiler is playing up again", ["2025-01-05"], said))
+  })
 })

@@ -189,7 +189,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       )
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isAbove(records.length, 0)
-      assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@3" && r.mode === "incremental"))
+      assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@4" && r.mode === "incremental"))
     }))
 
   it.scoped("hierarchical: facts and a narrative by the extractive skill", () =>
@@ -202,7 +202,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       assert.isAtMost(context.tokenCount, 200)
       assert.isAbove(context.facts.length, 0)
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
-      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@4"))
+      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@5"))
     }))
 
   it.scoped("MEMORY_SUMMARY_MODE reaches the summarization strategy", () =>
@@ -336,7 +336,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
     Effect.gen(function*() {
       for (const env of [{}, { OPENAI_API_KEY: "  " }]) {
         const output = yield* (yield* skillUnder(env)).summarize(summarizeInput)
-        assert.strictEqual(output.skillId, "extractive/summarize@3")
+        assert.strictEqual(output.skillId, "extractive/summarize@4")
         assert.include(output.value, "ORD-1")
       }
     }))
@@ -346,7 +346,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_API_KEY: Fake.apiKey, OPENAI_BASE_URL: fake.apiUrl })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@4", "summary from the server"])
+      assert.deepStrictEqual([output.skillId, output.value], ["openai/summarize@5", "summary from the server"])
       const [request] = yield* fake.requests
       assert.strictEqual(request?.headers.authorization, `Bearer ${Fake.apiKey}`)
       assert.strictEqual(request?.body.model, "gpt-4o-mini")
@@ -357,7 +357,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
       const fake = yield* Fake.FakeOpenAi
       const skill = yield* skillUnder({ OPENAI_BASE_URL: fake.apiUrl, MEMORY_SUMMARIZER_MODEL: "llama3.2" })
       const output = yield* skill.summarize(summarizeInput)
-      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@4", "llama3.2"])
+      assert.deepStrictEqual([output.skillId, output.model], ["openai/summarize@5", "llama3.2"])
       const [request] = yield* fake.requests
       assert.isUndefined(request?.headers.authorization)
     }).pipe(Effect.provide(Fake.layer(Fake.text("ok")))))
@@ -461,7 +461,7 @@ describe("ChatMemoryLive.layer (typed options)", () => {
         skillIdPrefix: "anthropic"
       })
       assert.strictEqual(state.narrative, "The customer ordered oak flooring.")
-      assert.deepStrictEqual([record?.skillId, record?.model], ["anthropic/summarize@4", "claude-test"])
+      assert.deepStrictEqual([record?.skillId, record?.model], ["anthropic/summarize@5", "claude-test"])
       assert.include(prompts[0], "running summary")
       assert.include(prompts[0], "=== NEW_TURNS ===")
     }))

@@ -3,7 +3,7 @@
  * amounts, dates and decisions over small talk, and never passes the cap.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer } from "effect"
+import { DateTime, Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
 import type { Role } from "../src/domain/Message.js"
@@ -65,7 +65,73 @@ describe("ExtractiveSkill", () => {
       }
       assert.notInclude(value, "weather")
       assert.notInclude(value, "hope your week")
-      assert.strictEqual(skillId, "extractive/summarize@3")
+      assert.strictEqual(skillId, "extractive/summarize@4")
+    })))
+
+  it.effect("turns said on several days: each day's lines under its date heading, and a heading dates the lines of a later call", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const counter = yield* TokenCounter
+      const day = (date: string) => DateTime.unsafeMake(`${date}T18:00:00Z`)
+      const days = [
+        turnOf(
+          conversationId,
+          [user("My boiler is playing up again, the engineer quoted $340.")],
+          1,
+          day("2025-01-05")
+        ),
+        turnOf(
+          conversationId,
+          [user("The boiler finally died; the new one is booked for January 14.")],
+          2,
+          day("2025-01-09")
+        )
+      ]
+      const first = yield* skill.summarize({ conversationId, existingSummary: [], turns: days, maxTokens: 200 })
+      assert.strictEqual(
+        first.value,
+        [
+          "[2025-01-05]",
+          "User: My boiler is playing up again, the engineer quoted $340.",
+          "[2025-01-09]",
+          "User: The boiler finally died; the new one is booked for January 14."
+        ].join("\n")
+      )
+      // One day read alone, after a summary whose lines are dated: the old lines keep their day,
+      // and the new ones get theirs.
+      const later = turnOf(
+        conversationId,
+        [user("We agreed the deposit of $90 is due on February 2.")],
+        3,
+        day("2025-01-20")
+      )
+      const next = yield* skill.extractFacts({
+        conversationId,
+        existingSummary: [first.value],
+        turns: [later],
+        maxTokens: 200,
+        existingFacts: []
+      })
+      const lines = next.value.narrative.split("\n")
+      assert.includeMembers(lines, ["[2025-01-05]", "[2025-01-20]"])
+      assert.isBelow(lines.indexOf("[2025-01-05]"), lines.findIndex((line) => line.includes("$340")))
+      assert.strictEqual(
+        lines[lines.indexOf("[2025-01-20]") + 1],
+        "User: We agreed the deposit of $90 is due on February 2."
+      )
+      // The headings are counted: under a tight cap, the narrative still fits.
+      for (const maxTokens of [20, 30, 45, 60]) {
+        const capped = yield* skill.summarize({ conversationId, existingSummary: [], turns: days, maxTokens })
+        assert.isAtMost(yield* counter.count(capped.value), maxTokens)
+        // A heading is never written without a line under it.
+        const written = capped.value.split("\n")
+        written.forEach((line, i) => {
+          if (/^\[\d{4}-\d{2}-\d{2}\]$/.test(line)) assert.notMatch(written[i + 1] ?? "[", /^\[/)
+        })
+      }
+      // Turns of one day, and no dated summary: no heading.
+      const oneDay = yield* skill.summarize({ conversationId, ...input(null, turns), maxTokens: 200 })
+      assert.notMatch(oneDay.value, /^\[\d{4}/m)
     })))
 
   it.effect("is deterministic, and folds the existing summary with the new turns", () =>

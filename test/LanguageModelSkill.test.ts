@@ -111,7 +111,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       const [record] = yield* repository.listSummarizations(c)
       assert.deepStrictEqual(
         [record?.skillId, record?.model, record?.inputTokens, record?.outputTokens, record?.fromSeq, record?.toSeq],
-        ["openai/summarize@4", Fake.model, 321, 17, 1, 10]
+        ["openai/summarize@5", Fake.model, 321, 17, 1, 10]
       )
       const context = yield* memory.getContext("c")
       assert.strictEqual(context.summary, "Orders 1 to 5 shipped to Lyon.")
@@ -194,7 +194,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       // Provenance: the fact's value appears verbatim in the first user message (seq 1).
       assert.deepStrictEqual(state.facts[0]?.sourceSeqs, [1])
       const [record] = yield* repository.listSummarizations(c)
-      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@4", Fake.model])
+      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@5", Fake.model])
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual(context.facts, state.facts)
       assert.strictEqual(context.summary, "Orders now ship to Paris.")
@@ -244,7 +244,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
       assert.strictEqual(failed._tag === "SummarizationFailed" ? failed.error : "", "SkillExecutionError")
-      assert.include(failedDetail(failed), "openai/summarize@4 failed (Unavailable, retryable)")
+      assert.include(failedDetail(failed), "openai/summarize@5 failed (Unavailable, retryable)")
       assert.include(failedDetail(failed), "HTTP 500 (StatusCode, server_error) from POST /v1/responses")
       assert.strictEqual((yield* fake.requests).length, 3)
       yield* assertUnchanged(16)
@@ -261,7 +261,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
-      assert.include(failedDetail(failed), "openai/extract-facts@4 failed (MalformedOutput)")
+      assert.include(failedDetail(failed), "openai/extract-facts@5 failed (MalformedOutput)")
       assert.strictEqual((yield* fake.requests).length, 1)
       yield* assertUnchanged(16)
     }).pipe(Effect.provide(openAiMemory(

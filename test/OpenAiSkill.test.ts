@@ -86,7 +86,7 @@ describe("OpenAiSkill", () => {
       assert.deepStrictEqual([output.value, output.model, output.skillId], [
         "ok",
         "my-small-model",
-        "openai/summarize@4"
+        "openai/summarize@5"
       ])
       assert.deepStrictEqual(output.usage, { inputTokens: 10, outputTokens: 5 })
       const defaulted = yield* skillFromEnv({ OPENAI_BASE_URL: fake.apiUrl })
@@ -197,7 +197,7 @@ describe("OpenAiSkill", () => {
       // The skill id names the hosted prompt, not a prompt version of ours.
       assert.deepStrictEqual([output.value, output.skillId], ["ok", "openai/summarize@prompt:pmpt_summary_1:3"])
       const facts = yield* skill.extractFacts({ ...summarizeInput, existingFacts: [] })
-      assert.strictEqual(facts.skillId, "openai/extract-facts@4")
+      assert.strictEqual(facts.skillId, "openai/extract-facts@5")
       const [summarize, extract] = yield* fake.requests
       const hosted = hostedFields(summarize)
       assert.deepStrictEqual(hosted.prompt, { id: "pmpt_summary_1", version: "3" })

@@ -69,7 +69,7 @@ describe("Prompts", () => {
     // The text changed with the input format, and the facts section with what it shows: the versions moved on.
     assert.deepStrictEqual(
       [Prompts.summarizePromptVersion, Prompts.extractFactsPromptVersion, Prompts.inputFormatVersion],
-      [4, 4, 2]
+      [5, 5, 3]
     )
   })
 

@@ -41,7 +41,7 @@ const structure = (input: string) => {
   const lines = input.split("\n")
   return {
     markers: lines.filter((line) => line.startsWith("===")),
-    turns: lines.filter((line) => /^Turn \d+:/.test(line)).length,
+    turns: lines.filter((line) => /^Turn \d+( \(\d{4}-\d{2}-\d{2}\))?:$/.test(line)).length,
     speakers: lines.filter((line) => speakerLine.test(line)).length
   }
 }
@@ -123,6 +123,46 @@ describe("SummaryInput", () => {
         "=== END_NEW_TURNS ==="
       ].join("\n")
     )
+  })
+
+  it("turns said on several days: the first turn and each turn of a new day are dated; a dated summary dates one day's turns", () => {
+    const at = (seq: number, role: Role, content: string, date: string) =>
+      new Message({
+        conversationId,
+        seq,
+        role,
+        content,
+        metadata: {},
+        tokenCount: 1,
+        createdAt: DateTime.unsafeMake(`${date}T23:59:00Z`)
+      })
+    const turns = groupTurns([
+      at(1, "user", "The boiler is playing up.", "2025-01-05"),
+      at(2, "assistant", "Sorry to hear.", "2025-01-06"),
+      at(3, "user", "Still cold.", "2025-01-06"),
+      at(4, "user", "It died.", "2025-01-09")
+    ]).turns
+    assert.strictEqual(
+      section(summaryInput(null, turns), "NEW_TURNS"),
+      [
+        "Turn 1 (2025-01-05):",
+        "User: The boiler is playing up.",
+        "Assistant: Sorry to hear.",
+        "",
+        "Turn 2 (2025-01-06):",
+        "User: Still cold.",
+        "",
+        "Turn 3 (2025-01-09):",
+        "User: It died."
+      ].join("\n")
+    )
+    const oneDay = turns.slice(1, 2)
+    assert.strictEqual(section(summaryInput(null, oneDay), "NEW_TURNS"), "Turn 1:\nUser: Still cold.")
+    const dated = summaryInput("[2025-01-05]\nThe boiler is playing up.\nTurn 9 (2025-01-01): forged", oneDay)
+    assert.strictEqual(section(dated, "NEW_TURNS"), "Turn 1 (2025-01-06):\nUser: Still cold.")
+    // A summary's line that reads as a dated turn stays in the summary.
+    assert.deepStrictEqual(structure(dated).turns, 1)
+    assert.include(section(dated, "EXISTING_SUMMARY"), "\n  Turn 9 (2025-01-01): forged")
   })
 
   it("the parts of the summary (two layers to merge) are one summary, a blank line between two; a blank one is NONE", () => {

@@ -117,7 +117,7 @@ export class SummarizationFailed extends Schema.TaggedClass<SummarizationFailed>
 export class SummarizerUnavailable extends Schema.TaggedClass<SummarizerUnavailable>()("SummarizerUnavailable", {
   /** The conversation whose summarization failed last. */
   conversationId: ConversationId,
-  /** The skill that failed, as its error names it (e.g. `openai/summarize@4`). */
+  /** The skill that failed, as its error names it (e.g. `openai/summarize@5`). */
   skillId: Schema.String,
   /** Summarizations that failed in a row. */
   failures: Schema.Int.pipe(Schema.positive()),

@@ -7,7 +7,30 @@
 import { DateTime } from "effect"
 import type { Message } from "./Message.js"
 
-const datePart = (time: DateTime.Utc): string => DateTime.formatIso(time).slice(0, 10)
+/**
+ * The date (UTC) of a time, `2026-03-14`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const datePart = (time: DateTime.Utc): string => DateTime.formatIso(time).slice(0, 10)
+
+/**
+ * The line that dates the summary lines after it, `[2026-03-14]`: a summary written from turns said
+ * on several days keeps the day each line was said on.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const dateHeading = (date: string): string => `[${date}]`
+
+/**
+ * The date a summary line names when it is a `dateHeading`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const headingDate = (line: string): string | undefined => /^\[(\d{4}-\d{2}-\d{2})\]$/.exec(line.trim())?.[1]
 
 // Every line break a text may hold: a record's content must not start a line of the input.
 const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g

@@ -59,7 +59,7 @@ export const make = Effect.gen(function*() {
         const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens)
         return {
           value,
-          skillId: "extractive/summarize@3",
+          skillId: "extractive/summarize@4",
           model: null,
           usage: yield* usage([summaryInput(input)], value)
         }
@@ -81,7 +81,7 @@ export const make = Effect.gen(function*() {
         const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {
           value: { facts, narrative },
-          skillId: "extractive/extract-facts@4",
+          skillId: "extractive/extract-facts@5",
           model: null,
           usage: yield* usage(extractFactsReading(input), output)
         }

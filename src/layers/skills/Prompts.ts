@@ -33,7 +33,7 @@ export const summaryInput: (input: Pick<SkillService.SummarizeInput, "existingSu
 export const inputFormatVersion: number = internal.inputFormatVersion
 
 /**
- * The version of our summarize prompt, as named in the skill ids (`openai/summarize@4`).
+ * The version of our summarize prompt, as named in the skill ids (`openai/summarize@5`).
  *
  * @since 0.1.0
  * @category versions
@@ -41,7 +41,7 @@ export const inputFormatVersion: number = internal.inputFormatVersion
 export const summarizePromptVersion: number = internal.summarizePromptVersion
 
 /**
- * The version of our extract-facts prompt, as named in the skill ids (`openai/extract-facts@4`).
+ * The version of our extract-facts prompt, as named in the skill ids (`openai/extract-facts@5`).
  *
  * @since 0.1.0
  * @category versions

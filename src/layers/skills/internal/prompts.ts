@@ -1,20 +1,21 @@
 /**
  * What the language-model skills send: the summarizer's input text, rendered from the data of a
  * skill call, and the prompts, versioned. A skill id names the prompt version it ran
- * (`openai/summarize@4`), so a record says which instructions produced its summary; the prompts
+ * (`openai/summarize@5`), so a record says which instructions produced its summary; the prompts
  * describe the input format: a change of that format bumps them too.
  */
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
-import { messageLine } from "../../../domain/MessageText.js"
+import { datePart, headingDate, messageLine } from "../../../domain/MessageText.js"
 import { documentTerms } from "../../../domain/SearchTerms.js"
 import type { SkillService } from "../../../services/SkillService.js"
 
 /**
  * The version of the input format: a prompt describes it, so a change here bumps the prompts'
- * versions too. Version 2 separates the turns with a blank line.
+ * versions too. Version 2 separates the turns with a blank line; version 3 dates the turns of a call
+ * that reads more than one day.
  */
-export const inputFormatVersion = 2
+export const inputFormatVersion = 3
 
 // Every line break a text may hold.
 const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
@@ -23,7 +24,7 @@ const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
  * A line that reads as the input's structure: a section marker, a turn header, or a speaker as
  * `messageLine` writes one.
  */
-const structural = /^\s*(===|Turn \d+:|(User|Assistant|Tool|System|Summary)( \(.*\))?:)/
+const structural = /^\s*(===|Turn \d+( \(.*\))?:|(User|Assistant|Tool|System|Summary)( \(.*\))?:)/
 
 /**
  * The existing summary, which a model wrote (possibly steered by a user): any of its lines that
@@ -33,6 +34,23 @@ const escapeSummary = (summary: string): string =>
   summary.split(lineBreak).map((line) => structural.test(line) ? `  ${line}` : line).join("\n")
 
 /**
+ * The headers of the turns of a call: `Turn n:`, dated (`Turn n (2026-03-14):`) on the first turn
+ * and on each turn said on another day than the turn before it, when the call reads more than one
+ * day: its turns are said on several days, or the existing summary dates its lines already.
+ */
+const datedHeaders = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): Array<string> => {
+  const days = input.turns.map((turn) => {
+    const first = turn.messages[0]
+    return first === undefined ? undefined : datePart(first.createdAt)
+  })
+  const dated = new Set(days).size > 1 ||
+    input.existingSummary.some((part) => part.split(lineBreak).some((line) => headingDate(line) !== undefined))
+  return days.map((day, i) =>
+    dated && day !== undefined && day !== days[i - 1] ? `Turn ${i + 1} (${day}):` : `Turn ${i + 1}:`
+  )
+}
+
+/**
  * The input of a summarize or extract-facts call, one blank line between two turns:
  *
  *     === EXISTING_SUMMARY ===
@@ -40,14 +58,20 @@ const escapeSummary = (summary: string): string =>
  *     === END_EXISTING_SUMMARY ===
  *
  *     === NEW_TURNS ===
- *     Turn 1:
+ *     Turn 1 (2026-03-14):
  *     User: …
  *     Assistant: …
  *
  *     Turn 2:
  *     User: …
+ *
+ *     Turn 3 (2026-03-16):
+ *     User: …
  *     === END_NEW_TURNS ===
  *
+ * When the call reads more than one day, a turn's header holds the day (UTC) its first message was
+ * said on, on the first turn and on each turn said on another day than the turn before it
+ * (`datedHeaders`): a summary can keep when things were said.
  * The parts of the existing summary are one text, a blank line between two. The markers,
  * `Turn n:` and the speakers start lines; what the conversation and the existing summary say
  * cannot (see `messageLine`), so neither can forge a section or a turn. No line of a message is
@@ -56,7 +80,9 @@ const escapeSummary = (summary: string): string =>
 export const summaryInput = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): string => {
   const existing = input.existingSummary.join("\n\n")
   const summary = existing.trim().length === 0 ? "NONE" : escapeSummary(existing)
-  const body = input.turns.map((turn, i) => [`Turn ${i + 1}:`, ...turn.messages.map(messageLine)].join("\n"))
+  const body = datedHeaders(input).map((header, i) =>
+    [header, ...(input.turns[i]?.messages ?? []).map(messageLine)].join("\n")
+  )
   return [
     "=== EXISTING_SUMMARY ===",
     summary,
@@ -69,10 +95,10 @@ export const summaryInput = (input: Pick<SkillService.SummarizeInput, "existingS
 }
 
 /** The version of the summarize prompt; bump it whenever its text or the input format changes. */
-export const summarizePromptVersion = 4
+export const summarizePromptVersion = 5
 
 /** The version of the extract-facts prompt; bump it whenever its text, the input format or the output schema changes. */
-export const extractFactsPromptVersion = 4
+export const extractFactsPromptVersion = 5
 
 /** About how many words a token budget allows, for instructions a model can follow. */
 const wordsFor = (maxTokens: number): number => Math.max(1, Math.floor(maxTokens * 0.75))
@@ -86,7 +112,15 @@ const records = [
 
 const newTurns =
   "- NEW_TURNS: the turns that follow it, oldest first, each headed `Turn n:` and separated by a blank line\n" +
-  "  (User, Assistant, Tool lines; tool calls in brackets)."
+  "  (User, Assistant, Tool lines; tool calls in brackets). When the conversation spans days, the first\n" +
+  "  turn's header and that of each turn said on another day than the turn before hold its date:\n" +
+  "  `Turn n (YYYY-MM-DD):`."
+
+/** How a summary keeps the days things were said on. */
+const days = [
+  "When the summary covers more than one day, keep when things were said: put each day's part under a",
+  "line holding only its date in brackets, e.g. [2026-03-14], oldest day first."
+].join("\n")
 
 const sections = [
   "The input has two sections:",
@@ -120,6 +154,7 @@ export const summarizeSystemPrompt = (maxTokens: number): string =>
     "Write the updated summary: the existing summary with the new turns folded in, as one text that",
     "replaces the old one. Where a new turn changes or contradicts the summary, the new turn wins.",
     keep,
+    days,
     dropFirst,
     `Write plain prose or short bullet points, in the third person, at most ${wordsFor(maxTokens)} words`,
     `(${maxTokens} tokens). Answer with the summary only: no preamble, no headings, no section markers.`
@@ -165,6 +200,7 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     `- narrative: the updated running summary (at most ${wordsFor(maxTokens)} words), folding the new turns`,
     "  into the existing summary; it need not repeat the facts.",
     keep,
+    days,
     dropFirst
   ].join("\n")
 

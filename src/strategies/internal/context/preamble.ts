@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
 import { factsText, summaryText } from "../../../domain/MemoryContext.js"
+import { headingDate } from "../../../domain/MessageText.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import type { Turn } from "../../../domain/Turn.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
@@ -86,8 +87,17 @@ export const withoutShown = (
       return true
     })
     if (facts.length === preamble.facts.length && kept.length === lines.length) return preamble
-    // The lines kept, as written; none but blank ones is no summary.
-    const summary = kept.some((line) => line.trim().length > 0) ? kept.join("\n") : null
+    // The lines kept, as written. A date heading goes with the lines under it: when the next line
+    // that is not blank is another heading, or none, it dates nothing left. None but blank lines
+    // and headings is no summary.
+    const dated = kept.filter((line, i) => {
+      if (headingDate(line) === undefined) return true
+      const next = kept.slice(i + 1).find((after) => after.trim().length > 0)
+      return next !== undefined && headingDate(next) === undefined
+    })
+    const summary = dated.some((line) => line.trim().length > 0 && headingDate(line) === undefined)
+      ? dated.join("\n")
+      : null
     const factTokens = facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(facts) })
     const summaryTokens = summary === null ? 0 : yield* counter.countMessage({ content: summaryText(summary) })
     return { ...preamble, facts, summary, tokens: factTokens + summaryTokens }

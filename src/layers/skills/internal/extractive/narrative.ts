@@ -5,6 +5,7 @@
  * conditions and decisions. Kept statements are written in the order they were said.
  */
 import { Effect } from "effect"
+import { dateHeading } from "../../../../domain/MessageText.js"
 import type { TokenCounter } from "../../../../services/TokenCounter.js"
 import { normalize, weight } from "./salient.js"
 import type { Intent, Statement } from "./statements.js"
@@ -61,6 +62,20 @@ export const select = (
     const candidates = statements.filter((s) => !filler.test(s.text) || s.spans.length > 0)
     // Each line costs its tokens and the line break that joins it.
     const costs = yield* Effect.forEach(candidates, (s) => Effect.map(counter.count(s.line), (n) => n + 1))
+    // Lines said on more than one day are written under the heading of their day: the first line of
+    // a day costs its heading too.
+    const days = new Set(candidates.flatMap((s) => s.date === undefined ? [] : [s.date]))
+    const headed = days.size > 1 || candidates.some((s) => s.existing && s.date !== undefined)
+    const headingCosts = new Map<string, number>()
+    if (headed) {
+      for (const day of days) headingCosts.set(day, (yield* counter.count(dateHeading(day))) + 1)
+    }
+    const daysChosen = new Set<string>()
+    const costOf = (i: number): number => {
+      const date = candidates[i]?.date
+      const heading = date === undefined || daysChosen.has(date) ? 0 : headingCosts.get(date) ?? 0
+      return (costs[i] ?? 1) + heading
+    }
     const held = new Set(covered)
     const last = Math.max(1, ...candidates.map((s) => s.order))
     const chosen = new Set<number>()
@@ -69,7 +84,7 @@ export const select = (
       let best = -1
       let bestRatio = 0
       for (const [i, s] of candidates.entries()) {
-        const cost = costs[i] ?? 1
+        const cost = costOf(i)
         if (chosen.has(i) || used + cost > maxTokens) continue
         const worth = gain(s, held)
         if (worth === 0) continue
@@ -82,11 +97,21 @@ export const select = (
       }
       const picked = candidates[best]
       if (picked === undefined) break
+      used += costOf(best)
       chosen.add(best)
-      used += costs[best] ?? 1
+      if (picked.date !== undefined) daysChosen.add(picked.date)
       for (const span of picked.spans) held.add(normalize(span.text))
     }
-    const lines = candidates.filter((_, i) => chosen.has(i)).map((s) => s.line)
     // The same statement said twice (an assistant repeating the user) is written once.
-    return [...new Set(lines)].join("\n")
+    const lines: Array<string> = []
+    const written = new Set<string>()
+    let day: string | undefined
+    for (const [i, s] of candidates.entries()) {
+      if (!chosen.has(i) || written.has(s.line)) continue
+      if (headed && s.date !== undefined && s.date !== day) lines.push(dateHeading(s.date))
+      day = s.date ?? day
+      written.add(s.line)
+      lines.push(s.line)
+    }
+    return lines.join("\n")
   })

@@ -6,6 +6,7 @@
  */
 import { Option, Predicate } from "effect"
 import type { Message, Role } from "../../../../domain/Message.js"
+import { datePart, headingDate } from "../../../../domain/MessageText.js"
 import type { SkillService } from "../../../../services/SkillService.js"
 import { type Span, spans } from "./salient.js"
 
@@ -29,6 +30,8 @@ export interface Statement {
   readonly field?: string | undefined
   /** The seq of the message it was said in; none for a line of the existing summary. */
   readonly seq?: number | undefined
+  /** The day it was said on (`2026-03-14`): its message's, or the heading above its summary line. */
+  readonly date?: string | undefined
 }
 
 const goal =
@@ -168,7 +171,8 @@ const statement = (
   field?: string,
   /** The sentence `text` was shortened from: a question's mark is at its end. */
   whole: string = text,
-  seq?: number
+  seq?: number,
+  date?: string
 ): Statement => ({
   // The user's words are marked as theirs; what the assistant and the tools said is the record.
   line: existing ? text : speaker === "User" ? `User: ${text}` : field !== undefined ? `${speaker}: ${text}` : text,
@@ -179,7 +183,8 @@ const statement = (
   intent: intentOf(whole) === "none" ? "none" : intentOf(text),
   existing,
   field,
-  seq
+  seq,
+  date
 })
 
 /**
@@ -189,21 +194,34 @@ const statement = (
 export const statementsOf = (
   input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">
 ): { readonly existing: Array<Statement>; readonly fresh: Array<Statement> } => {
-  const existing = input.existingSummary.flatMap((part) => part.split(lineBreak))
-    .map((line) => line.trim())
-    .filter((line) => line.length > 0)
-    .map((line, i) => {
+  const existing: Array<Statement> = []
+  // A date heading dates the lines after it; it is not a statement itself.
+  let dated: string | undefined
+  for (const part of input.existingSummary) {
+    for (const raw of part.split(lineBreak)) {
+      const line = raw.trim()
+      if (line.length === 0) continue
+      const heading = headingDate(line)
+      if (heading !== undefined) {
+        dated = heading
+        continue
+      }
       // A tool's field kept by an earlier summary ("lookup_order: ship to …") is still a field.
       const tool = /^([a-z][A-Za-z0-9_.-]*): (.*)$/.exec(line)
-      return tool === null
-        ? statement(speakerOf(line), line, i, true)
-        : statement(tool[1] ?? "", line, i, true, fieldWords(tool[2] ?? ""))
-    })
+      const i = existing.length
+      existing.push(
+        tool === null
+          ? statement(speakerOf(line), line, i, true, undefined, line, undefined, dated)
+          : statement(tool[1] ?? "", line, i, true, fieldWords(tool[2] ?? ""), line, undefined, dated)
+      )
+    }
+  }
   const fresh: Array<Statement> = []
   let order = existing.length
   for (const turn of input.turns) {
     for (const message of turn.messages) {
       const said = saidOf(message)
+      const date = datePart(message.createdAt)
       // Content stored as JSON (a tool's structured result) is read as the data it is.
       const json = parseJson(message.content)
       if (Option.isSome(json)) {
@@ -214,13 +232,13 @@ export const statementsOf = (
         for (const [field, text] of fields) {
           const words = fieldWords(field)
           if (spans(text).length === 0 && !/\s/.test(text)) continue
-          fresh.push(statement(tool, `${words} ${text}`, order++, false, words, undefined, message.seq))
+          fresh.push(statement(tool, `${words} ${text}`, order++, false, words, undefined, message.seq, date))
         }
         continue
       }
       const speaker = said.speaker === "Tool" ? (said.tool ?? "Tool") : said.speaker
       for (const sentence of sentences(said.content)) {
-        fresh.push(statement(speaker, shorten(sentence), order++, false, undefined, sentence, message.seq))
+        fresh.push(statement(speaker, shorten(sentence), order++, false, undefined, sentence, message.seq, date))
       }
     }
   }

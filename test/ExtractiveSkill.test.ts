@@ -6,8 +6,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
+import { factsText } from "../src/domain/MemoryContext.js"
 import type { Role } from "../src/domain/Message.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
+import { factsWorthTheirRoom } from "../src/layers/skills/internal/extractive/narrative.js"
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
 import { factsNamedIn } from "../src/layers/skills/internal/prompts.js"
@@ -132,6 +134,68 @@ describe("ExtractiveSkill", () => {
       // Turns of one day, and no dated summary: no heading.
       const oneDay = yield* skill.summarize({ conversationId, ...input(null, turns), maxTokens: 200 })
       assert.notMatch(oneDay.value, /^\[\d{4}/m)
+    })))
+
+  it.effect("sharing their room with the narrative: the newest fact of each kind stays, a fact a line says with more goes to the line, a fact that says it in fewer tokens stays", () =>
+    withSkill(Effect.gen(function*() {
+      const counter = yield* TokenCounter
+      const fresh = (said: Said) => statementsOf(input(null, [said])).fresh
+      const engineer: Fact = { key: "engineer", value: "Dara Whelan", category: "ENTITY" }
+      const order: Fact = { key: "order_id", value: "ORD-2024-88417", category: "ENTITY" }
+      const freight: Fact = { key: "freight", value: "$1,240.00", category: "NUMERIC" }
+      const line = fresh(user("Dara Whelan confirmed the delivery to 88 Halvorsen Way on 2024-04-18."))
+      const newest = yield* counter.countMessage({ content: factsText([order, freight]) })
+      const lineTokens = (yield* counter.count(line[0]?.line ?? "")) + 1
+      // Room for the line and the newest fact of each kind, not for a fact the line says.
+      const tight = yield* factsWorthTheirRoom(counter, [engineer, order, freight], line, {
+        shared: newest + lineTokens + 2,
+        facts: 200
+      })
+      assert.deepStrictEqual(tight, { carried: [order, freight], spare: [] })
+      // Room to spare: the fact the line says stays too.
+      const roomy = yield* factsWorthTheirRoom(counter, [engineer, order, freight], line, { shared: 400, facts: 200 })
+      assert.deepStrictEqual(roomy, { carried: [order, freight], spare: [engineer] })
+      // Within the facts' own cap, whatever the shared room.
+      const capped = yield* factsWorthTheirRoom(counter, [engineer, order, freight], line, {
+        shared: 400,
+        facts: newest + 2
+      })
+      assert.deepStrictEqual(capped, { carried: [order, freight], spare: [] })
+      // A value a long line says alone: the fact says it in fewer tokens, and stays over the line.
+      const reference: Fact = { key: "reference", value: "REF-77120", category: "GENERAL" }
+      const long = fresh(
+        user(
+          "If I remember it right after all this time and all those moves between flats, offices and storage units, the reference written on the old paperwork was REF-77120."
+        )
+      )
+      const kept = yield* factsWorthTheirRoom(counter, [reference], long, { shared: 400, facts: 200 })
+      assert.deepStrictEqual(kept, { carried: [reference], spare: [] })
+    })))
+
+  it.effect("with shared room, the narrative takes what the facts leave, beyond its own cap; without, its own cap", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const counter = yield* TokenCounter
+      const call = (maxSharedTokens: number | undefined) =>
+        skill.extractFacts({
+          conversationId,
+          ...input(null, turns),
+          maxTokens: 30,
+          maxFactTokens: 200,
+          maxSharedTokens,
+          existingFacts: []
+        })
+      const size = (value: { readonly facts: ReadonlyArray<Fact>; readonly narrative: string }) =>
+        Effect.zipWith(
+          counter.count(value.narrative),
+          value.facts.length === 0 ? Effect.succeed(0) : counter.countMessage({ content: factsText(value.facts) }),
+          (narrative, facts) => ({ narrative, facts })
+        )
+      const shared = yield* size((yield* call(160)).value)
+      assert.isAbove(shared.narrative, 30)
+      assert.isAtMost(shared.narrative + shared.facts, 160)
+      const apart = yield* size((yield* call(undefined)).value)
+      assert.isAtMost(apart.narrative, 30)
     })))
 
   it.effect("is deterministic, and folds the existing summary with the new turns", () =>

@@ -384,22 +384,25 @@ describe("HierarchicalStrategy", () => {
         })
     }))))
 
-  it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative as shown is capped at maxNarrativeTokens", () =>
+  it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative as shown takes what the facts leave of both caps", () =>
     Effect.gen(function*() {
       const repository = yield* SummaryRepository
       const counter = yield* TokenCounter
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(state.facts.map((f) => [f.key, f.value]), [["good", "v"], ["nul", "a\uFFFDb"]])
-      // The message that carries it, heading included, takes at most the cap; its text the rest.
+      // The messages that carry them, headings included, take at most the two caps together; the
+      // narrative's text the rest.
       const heading = yield* counter.countMessage({ content: summaryText("") })
-      assert.strictEqual(state.narrative, "x".repeat(4 * (50 - heading)))
-      assert.isAtMost(yield* counter.countMessage({ content: summaryText(state.narrative) }), 50)
-    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxNarrativeTokens: 50 }, {
+      const facts = yield* counter.countMessage({ content: factsText(state.facts) })
+      assert.strictEqual(state.narrative, "x".repeat(4 * (50 + 40 - heading - facts)))
+      assert.isAbove(yield* counter.countMessage({ content: summaryText(state.narrative) }), 50)
+      assert.isAtMost(yield* counter.countMessage({ content: summaryText(state.narrative) }), 90 - facts)
+    }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxNarrativeTokens: 50, maxFactTokens: 40 }, {
       extractFacts: () =>
         Effect.succeed({
           facts: [fact("", "empty key"), fact("good", "v"), fact("nul", "a\u0000b")],
-          narrative: "x".repeat(400)
+          narrative: "x".repeat(800)
         })
     }))))
 

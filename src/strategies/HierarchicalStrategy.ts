@@ -3,6 +3,9 @@
  * inside a token budget. Facts and narrative are folded in the background by an extract-facts
  * skill and stored with the summary state: incrementally (the known facts and narrative with the
  * new turns), or, in `full` mode, extracted again from the original messages at each run.
+ * Incrementally, the facts and the narrative share the preamble's room (`maxSharedTokens` of the
+ * skill's input): the narrative takes what the facts leave, and the offline skill keeps a fact
+ * beyond the newest of its kind only where it carries more per token than the narrative's lines.
  *
  * @since 0.1.0
  */
@@ -41,7 +44,12 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * @category schemas
  */
 export const Extras = Schema.Struct({
-  /** Hard cap on the narrative, in tokens; `summaryTokenCap` when absent. */
+  /**
+   * The narrative's share of the preamble, in tokens; `summaryTokenCap` when absent. In
+   * `incremental` mode the narrative also takes what the facts leave of `maxFactTokens`: the two
+   * blocks as shown never pass `maxNarrativeTokens + maxFactTokens` together. In `full` mode it is
+   * the narrative's hard cap.
+   */
   maxNarrativeTokens: Schema.optional(PositiveInt),
   /** The most facts kept; past it, the facts untouched for longest are dropped. */
   maxFacts: Schema.Int.pipe(Schema.between(1, 1000)),

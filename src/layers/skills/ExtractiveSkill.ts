@@ -5,18 +5,21 @@
  * once, in its newest statement, tool results as "field value" lines rather than JSON. Facts are
  * those values keyed by the words said around them (a key naming its entity, a total not keyed as
  * its part), the latest value of a key winning, ordered so that a cap drops general notes before
- * identifiers and amounts, the most recently said last. It reads the turns as stored (tool results
- * as the data they hold), never a rendered text.
+ * identifiers and amounts, the most recently said last. Given room shared with the narrative
+ * (`maxSharedTokens`), it keeps the newest fact of each kind and, beyond those, a fact only where it
+ * carries more per token than the lines that say the same (or where room is left to spare), and
+ * the narrative takes the rest of the room. The narrative of turns said on several days is dated.
+ * It reads the turns as stored (tool results as the data they hold), never a rendered text.
  *
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
 import { DefaultMaxFacts } from "../../domain/Fact.js"
-import { capFacts } from "../../domain/MemoryContext.js"
+import { capFacts, factsText } from "../../domain/MemoryContext.js"
 import { SkillService } from "../../services/SkillService.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import { mergeFacts } from "./internal/extractive/facts.js"
-import { select } from "./internal/extractive/narrative.js"
+import { factsWorthTheirRoom, select } from "./internal/extractive/narrative.js"
 import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
 import { extractFactsReading, factsChanged, summaryInput } from "./internal/prompts.js"
@@ -67,16 +70,29 @@ export const make = Effect.gen(function*() {
     extractFacts: (input) =>
       Effect.gen(function*() {
         const { existing, fresh } = statementsOf(input)
+        const statements = [...existing, ...fresh]
+        const maxFactTokens = input.maxFactTokens ?? input.maxTokens
         // At most as many facts as the hierarchical strategy keeps by default.
-        const { facts } = yield* capFacts(counter.countMessage, mergeFacts(input.existingFacts, fresh), {
+        const capped = yield* capFacts(counter.countMessage, mergeFacts(input.existingFacts, fresh), {
           maxFacts: DefaultMaxFacts,
-          maxTokens: input.maxFactTokens ?? input.maxTokens
+          maxTokens: maxFactTokens
         })
-        // What the facts hold, the narrative need not repeat.
+        // Sharing their room with the narrative, the facts keep what they carry best, and what
+        // they say too where there is room to spare; the narrative takes the rest of the room.
+        const shared = input.maxSharedTokens
+        const split = shared === undefined
+          ? { carried: capped.facts, spare: [] }
+          : yield* factsWorthTheirRoom(counter, capped.facts, statements, { shared, facts: maxFactTokens })
+        const kept = new Set([...split.carried, ...split.spare])
+        const facts = capped.facts.filter((fact) => kept.has(fact))
+        const room = shared === undefined
+          ? input.maxTokens
+          : Math.max(1, shared - (facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(facts) })))
+        // What the facts carry, the narrative need not repeat.
         const covered = new Set(
-          facts.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
+          split.carried.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
         )
-        const narrative = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens, covered)
+        const narrative = yield* narrativeOf(counter, statements, room, covered)
         // A model reads the known facts the turns name, and writes the facts new or changed.
         const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
-import { capFacts, summaryText } from "../../../domain/MemoryContext.js"
+import { capFacts, factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import { groupTurns, messagesOf } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
@@ -160,12 +160,16 @@ const produceIncremental = (
   plan: Plan
 ) =>
   Effect.gen(function*() {
+    // The facts and the narrative share the preamble's room: the narrative takes what the facts
+    // leave of it, and a skill may keep fewer facts where its narrative carries more per token.
+    const shared = limits.maxNarrativeTokens + limits.maxFactTokens
     const output = yield* extract(limits, skill, {
       conversationId: plan.conversationId,
       existingSummary: existingSummary(plan.state.narrative),
       turns: plan.older,
       maxTokens: limits.maxNarrativeTokens,
       maxFactTokens: limits.maxFactTokens,
+      maxSharedTokens: shared,
       existingFacts: plan.state.facts
     })
     const kept = yield* keepFacts(
@@ -175,7 +179,8 @@ const produceIncremental = (
       output.value.facts,
       messagesOf(plan.older)
     )
-    const cut = yield* capAtSentence(counter, output.value.narrative, limits.maxNarrativeTokens)
+    const factTokens = kept.facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(kept.facts) })
+    const cut = yield* capAtSentence(counter, output.value.narrative, Math.max(1, shared - factTokens))
     return yield* finish(plan, {
       ...kept,
       narrative: cut.text,

@@ -5,9 +5,11 @@
  * conditions and decisions. Kept statements are written in the order they were said.
  */
 import { Effect } from "effect"
+import type { Fact } from "../../../../domain/Fact.js"
+import { factsText } from "../../../../domain/MemoryContext.js"
 import { dateHeading } from "../../../../domain/MessageText.js"
 import type { TokenCounter } from "../../../../services/TokenCounter.js"
-import { normalize, weight } from "./salient.js"
+import { normalize, spans, weight } from "./salient.js"
 import type { Intent, Statement } from "./statements.js"
 
 const intentWorth: Record<Intent, number> = { goal: 4, condition: 3, decision: 3, none: 0 }
@@ -48,9 +50,54 @@ const recency = 0.01
 const minCost = 12
 
 /**
- * Picks the statements to keep within `maxTokens`: the best worth per token first (the newer of
- * two equals), each pick taking the spans it holds off the others' worth. `covered` holds spans
- * kept elsewhere (the facts), which add nothing here.
+ * The greedy choice both selections make: the best worth per token first (the newer of two
+ * equals), each pick taking the spans it holds off the others' worth, while `fits` allows. `held`
+ * starts with the spans kept elsewhere and grows with each pick; `taken` were chosen before.
+ */
+const choose = (
+  candidates: ReadonlyArray<Statement>,
+  held: Set<string>,
+  costOf: (i: number) => number,
+  fits: (i: number, cost: number) => boolean,
+  picked: (i: number, cost: number) => void,
+  taken: ReadonlySet<number> = new Set()
+): Set<number> => {
+  const last = Math.max(1, ...candidates.map((s) => s.order))
+  const chosen = new Set(taken)
+  while (true) {
+    let best = -1
+    let bestRatio = 0
+    let bestCost = 0
+    for (const [i, s] of candidates.entries()) {
+      if (chosen.has(i)) continue
+      const cost = costOf(i)
+      if (!fits(i, cost)) continue
+      const worth = gain(s, held)
+      if (worth === 0) continue
+      // Newer statements get a slight edge: what is current beats what was said first.
+      const ratio = (worth / Math.max(cost, minCost)) * (1 + recency * (s.order / last))
+      if (ratio > bestRatio) {
+        best = i
+        bestRatio = ratio
+        bestCost = cost
+      }
+    }
+    const pick = candidates[best]
+    if (pick === undefined) return chosen
+    chosen.add(best)
+    picked(best, bestCost)
+    for (const span of pick.spans) held.add(normalize(span.text))
+  }
+}
+
+/** The statements worth a line: small talk only when it carries a span. */
+const worthALine = (statements: ReadonlyArray<Statement>): Array<Statement> =>
+  statements.filter((s) => !filler.test(s.text) || s.spans.length > 0)
+
+/**
+ * Picks the statements to keep within `maxTokens` (`choose`). `covered` holds spans kept elsewhere
+ * (the facts), which add nothing here. Lines said on more than one day are written under the
+ * heading of their day (`MessageText.dateHeading`), the first line of a day paying for it.
  */
 export const select = (
   counter: TokenCounter.Service,
@@ -59,11 +106,9 @@ export const select = (
   covered: ReadonlySet<string> = new Set()
 ): Effect.Effect<string> =>
   Effect.gen(function*() {
-    const candidates = statements.filter((s) => !filler.test(s.text) || s.spans.length > 0)
+    const candidates = worthALine(statements)
     // Each line costs its tokens and the line break that joins it.
     const costs = yield* Effect.forEach(candidates, (s) => Effect.map(counter.count(s.line), (n) => n + 1))
-    // Lines said on more than one day are written under the heading of their day: the first line of
-    // a day costs its heading too.
     const days = new Set(candidates.flatMap((s) => s.date === undefined ? [] : [s.date]))
     const headed = days.size > 1 || candidates.some((s) => s.existing && s.date !== undefined)
     const headingCosts = new Map<string, number>()
@@ -76,32 +121,12 @@ export const select = (
       const heading = date === undefined || daysChosen.has(date) ? 0 : headingCosts.get(date) ?? 0
       return (costs[i] ?? 1) + heading
     }
-    const held = new Set(covered)
-    const last = Math.max(1, ...candidates.map((s) => s.order))
-    const chosen = new Set<number>()
     let used = 0
-    while (true) {
-      let best = -1
-      let bestRatio = 0
-      for (const [i, s] of candidates.entries()) {
-        const cost = costOf(i)
-        if (chosen.has(i) || used + cost > maxTokens) continue
-        const worth = gain(s, held)
-        if (worth === 0) continue
-        // Newer statements get a slight edge: what is current beats what was said first.
-        const ratio = (worth / Math.max(cost, minCost)) * (1 + recency * (s.order / last))
-        if (ratio > bestRatio) {
-          best = i
-          bestRatio = ratio
-        }
-      }
-      const picked = candidates[best]
-      if (picked === undefined) break
-      used += costOf(best)
-      chosen.add(best)
-      if (picked.date !== undefined) daysChosen.add(picked.date)
-      for (const span of picked.spans) held.add(normalize(span.text))
-    }
+    const chosen = choose(candidates, new Set(covered), costOf, (_, cost) => used + cost <= maxTokens, (i, cost) => {
+      used += cost
+      const date = candidates[i]?.date
+      if (date !== undefined) daysChosen.add(date)
+    })
     // The same statement said twice (an assistant repeating the user) is written once.
     const lines: Array<string> = []
     const written = new Set<string>()
@@ -114,4 +139,79 @@ export const select = (
       lines.push(s.line)
     }
     return lines.join("\n")
+  })
+
+/** What a fact says, as a line of the facts block, for `choose` to weigh against the narrative's lines. */
+const factStatement = (fact: Fact, order: number): Statement => ({
+  line: `- ${fact.key}: ${fact.value}`,
+  text: fact.value,
+  speaker: "",
+  order,
+  spans: spans(fact.value),
+  intent: fact.category === "DECISION"
+    ? "decision"
+    : fact.category === "CONDITION"
+    ? "condition"
+    : fact.key.startsWith("user_goal")
+    ? "goal"
+    : "none",
+  existing: true
+})
+
+/**
+ * The facts worth the room they take when they share `limits.shared` tokens with the narrative
+ * (the facts within `limits.facts`, counted as their block is shown). The newest fact of each
+ * kind (category, but `GENERAL`) stays, so that a name, a date or a condition always has its
+ * place. Beyond those, the facts and the statements are chosen together (`choose`): a fact is
+ * `carried` where it carries more per token than the lines that say the same, and left to the
+ * lines where one says it and more. Room left once nothing adds goes to the facts not chosen, the
+ * newest first: `spare`, facts the narrative may say too. Each list keeps the facts' order.
+ */
+export const factsWorthTheirRoom = <F extends Fact>(
+  counter: TokenCounter.Service,
+  facts: ReadonlyArray<F>,
+  statements: ReadonlyArray<Statement>,
+  limits: { readonly shared: number; readonly facts: number }
+): Effect.Effect<{ readonly carried: Array<F>; readonly spare: Array<F> }> =>
+  Effect.gen(function*() {
+    if (facts.length === 0) return { carried: [], spare: [] }
+    const lines = worthALine(statements)
+    const newest = Math.max(0, ...lines.map((s) => s.order))
+    const candidates = [...facts.map((fact) => factStatement(fact, newest)), ...lines]
+    const costs = yield* Effect.forEach(candidates, (s) => Effect.map(counter.count(s.line), (n) => n + 1))
+    // The first fact pays for the block: its heading and what a message costs.
+    const block = yield* counter.countMessage({ content: factsText([]) })
+    const isFact = (i: number) => i < facts.length
+    let used = 0
+    let factTokens = 0
+    const costOf = (i: number) => (costs[i] ?? 1) + (isFact(i) && factTokens === 0 ? block : 0)
+    const fits = (i: number, cost: number) =>
+      used + cost <= limits.shared && (!isFact(i) || factTokens + cost <= limits.facts)
+    const take = (i: number, cost: number) => {
+      used += cost
+      if (isFact(i)) factTokens += cost
+    }
+    const held = new Set<string>()
+    const kinds = new Set<string>()
+    const newestOfKind = new Set<number>()
+    for (let i = facts.length - 1; i >= 0; i--) {
+      const fact = facts[i]
+      if (fact === undefined || fact.category === "GENERAL" || kinds.has(fact.category)) continue
+      kinds.add(fact.category)
+      const cost = costOf(i)
+      if (!fits(i, cost)) continue
+      newestOfKind.add(i)
+      take(i, cost)
+      for (const span of candidates[i]?.spans ?? []) held.add(normalize(span.text))
+    }
+    const chosen = choose(candidates, held, costOf, fits, take, newestOfKind)
+    const spare = new Set<number>()
+    for (let i = facts.length - 1; i >= 0; i--) {
+      if (chosen.has(i)) continue
+      const cost = costOf(i)
+      if (!fits(i, cost)) continue
+      spare.add(i)
+      take(i, cost)
+    }
+    return { carried: facts.filter((_, i) => chosen.has(i)), spare: facts.filter((_, i) => spare.has(i)) }
   })

@@ -398,6 +398,9 @@ describe("HierarchicalStrategy", () => {
       assert.strictEqual(state.narrative, "x".repeat(4 * (50 + 40 - heading - facts)))
       assert.isAbove(yield* counter.countMessage({ content: summaryText(state.narrative) }), 50)
       assert.isAtMost(yield* counter.countMessage({ content: summaryText(state.narrative) }), 90 - facts)
+      // The skill is told the room both share, the narrative's text counted without its heading.
+      const inputs = yield* extractCalls
+      assert.isTrue(inputs.length > 0 && inputs.every((input) => input.maxSharedTokens === 50 - heading + 40))
     }).pipe(Effect.provide(hierarchicalMemory({ ...options, maxNarrativeTokens: 50, maxFactTokens: 40 }, {
       extractFacts: () =>
         Effect.succeed({
@@ -429,6 +432,8 @@ describe("HierarchicalStrategy", () => {
       const store = yield* Storage.get
       yield* replay(1, 30)
       const inputs = yield* extractCalls
+      // Each chunk's narrative keeps to its share: no room is shared with the facts.
+      assert.isTrue(inputs.every((input) => input.maxSharedTokens === undefined))
       const records = yield* store.summaries.listSummarizations(c)
       assert.isAtLeast(records.length, 2)
       assert.isTrue(records.every((r) => r.mode === "hierarchical-full"))

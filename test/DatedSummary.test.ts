@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, TestClock } from "effect"
 import { factsText, summaryText } from "../src/domain/MemoryContext.js"
+import { datePart } from "../src/domain/MessageText.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
@@ -51,7 +52,7 @@ describe("a summary of several days", () => {
         const ref = /REF-(\d+)/.exec(lines[0] ?? "")?.[1]
         assert.isDefined(ref, `${heading} has no line under it`)
         const said = Math.floor((Number(ref) - 7000) / 4)
-        assert.strictEqual(DateTime.formatIso(DateTime.unsafeMake(Date.UTC(2025, 0, 5 + said))).slice(0, 10), date)
+        assert.strictEqual(datePart(DateTime.unsafeMake(Date.UTC(2025, 0, 5 + said))), date)
       }
       // The two blocks share the preamble's room (200 + 200 tokens).
       const preamble = (yield* counter.countMessage({ content: summaryText(summary) })) +

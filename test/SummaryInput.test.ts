@@ -12,8 +12,13 @@ import * as Prompts from "../src/layers/skills/Prompts.js"
 
 const conversationId = ConversationId.make("summary-input")
 
-const message = (seq: number, role: Role, content: string, metadata: Message["metadata"] = {}) =>
-  new Message({ conversationId, seq, role, content, metadata, tokenCount: 1, createdAt: DateTime.unsafeMake(0) })
+const message = (
+  seq: number,
+  role: Role,
+  content: string,
+  metadata: Message["metadata"] = {},
+  createdAt: DateTime.Utc = DateTime.unsafeMake(0)
+) => new Message({ conversationId, seq, role, content, metadata, tokenCount: 1, createdAt })
 
 const markers = [
   "=== EXISTING_SUMMARY ===",
@@ -127,15 +132,7 @@ describe("SummaryInput", () => {
 
   it("turns said on several days: the first turn and each turn of a new day are dated; a dated summary dates one day's turns", () => {
     const at = (seq: number, role: Role, content: string, date: string) =>
-      new Message({
-        conversationId,
-        seq,
-        role,
-        content,
-        metadata: {},
-        tokenCount: 1,
-        createdAt: DateTime.unsafeMake(`${date}T23:59:00Z`)
-      })
+      message(seq, role, content, {}, DateTime.unsafeMake(`${date}T23:59:00Z`))
     const turns = groupTurns([
       at(1, "user", "The boiler is playing up.", "2025-01-05"),
       at(2, "assistant", "Sorry to hear.", "2025-01-06"),

@@ -55,6 +55,19 @@ export type Fact = typeof Fact.Type
 export const DefaultMaxFacts = 50
 
 /**
+ * The last fact of each category but `GENERAL`: in a list oldest first, the newest of each kind of
+ * value, which a full cap keeps longest so that a run of one kind never takes every other with it.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const lastOfEachCategory = <F extends Fact>(facts: ReadonlyArray<F>): Set<F> => {
+  const last = new Map<FactCategory, F>()
+  for (const fact of facts) if (fact.category !== "GENERAL") last.set(fact.category, fact)
+  return new Set(last.values())
+}
+
+/**
  * A fact as a model proposes it: added when its key is new, replacing the known one otherwise.
  *
  * @since 0.1.0

@@ -6,7 +6,7 @@
  */
 import { Effect, Hash, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
-import { Fact } from "./Fact.js"
+import { Fact, lastOfEachCategory } from "./Fact.js"
 import { Message } from "./Message.js"
 import { timeLabel } from "./MessageText.js"
 import { RecalledTurn } from "./Recall.js"
@@ -126,11 +126,7 @@ export const capFacts = (
   limits: { readonly maxFacts: number; readonly maxTokens: number; readonly keepEachCategory?: boolean }
 ): Effect.Effect<{ readonly facts: Array<Fact>; readonly dropped: number }> =>
   Effect.gen(function*() {
-    const last = new Map<Fact["category"], Fact>()
-    if (limits.keepEachCategory === true) {
-      for (const fact of facts) if (fact.category !== "GENERAL") last.set(fact.category, fact)
-    }
-    const kept = new Set(last.values())
+    const kept = limits.keepEachCategory === true ? lastOfEachCategory(facts) : new Set<Fact>()
     const dropOrder = [...facts.filter((fact) => !kept.has(fact)), ...facts.filter((fact) => kept.has(fact))]
     const gone = new Set(dropOrder.slice(0, Math.max(0, facts.length - limits.maxFacts)))
     let result = facts.filter((fact) => !gone.has(fact))

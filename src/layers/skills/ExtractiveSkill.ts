@@ -19,20 +19,20 @@ import { capFacts, factsText } from "../../domain/MemoryContext.js"
 import { SkillService } from "../../services/SkillService.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import { mergeFacts } from "./internal/extractive/facts.js"
-import { factsWorthTheirRoom, select } from "./internal/extractive/narrative.js"
+import { factsWorthTheirRoom, select, type SelectOptions } from "./internal/extractive/narrative.js"
 import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
-import { extractFactsReading, factsChanged, summaryInput } from "./internal/prompts.js"
+import { extractFactsReading, factsChanged, readsSeveralDays, summaryInput } from "./internal/prompts.js"
 
-/** The narrative of the statements within `maxTokens`; never empty while anything was said. */
+/** The narrative of the statements within `maxTokens` (`select`); never empty while anything was said. */
 const narrativeOf = (
   counter: TokenCounter.Service,
   statements: ReadonlyArray<Statement>,
   maxTokens: number,
-  covered?: ReadonlySet<string>
+  options: SelectOptions
 ) =>
   Effect.gen(function*() {
-    const text = yield* select(counter, statements, maxTokens, covered)
+    const text = yield* select(counter, statements, maxTokens, options)
     if (text.length > 0) return text
     // Nothing carried anything: the user's newest words still say what the turns were about.
     const last = [...statements].reverse().find((s) => s.speaker === "User") ?? statements[statements.length - 1]
@@ -59,7 +59,9 @@ export const make = Effect.gen(function*() {
     summarize: (input) =>
       Effect.gen(function*() {
         const { existing, fresh } = statementsOf(input)
-        const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens)
+        const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens, {
+          dated: readsSeveralDays(input)
+        })
         return {
           value,
           skillId: "extractive/summarize@4",
@@ -92,7 +94,7 @@ export const make = Effect.gen(function*() {
         const covered = new Set(
           split.carried.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
         )
-        const narrative = yield* narrativeOf(counter, statements, room, covered)
+        const narrative = yield* narrativeOf(counter, statements, room, { covered, dated: readsSeveralDays(input) })
         // A model reads the known facts the turns name, and writes the facts new or changed.
         const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {

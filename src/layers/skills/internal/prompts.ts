@@ -8,6 +8,7 @@ import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
 import { datePart, headingDate, messageLine } from "../../../domain/MessageText.js"
 import { documentTerms } from "../../../domain/SearchTerms.js"
+import type { Turn } from "../../../domain/Turn.js"
 import type { SkillService } from "../../../services/SkillService.js"
 
 /**
@@ -33,18 +34,30 @@ const structural = /^\s*(===|Turn \d+( \(.*\))?:|(User|Assistant|Tool|System|Sum
 const escapeSummary = (summary: string): string =>
   summary.split(lineBreak).map((line) => structural.test(line) ? `  ${line}` : line).join("\n")
 
-/**
- * The headers of the turns of a call: `Turn n:`, dated (`Turn n (2026-03-14):`) on the first turn
- * and on each turn said on another day than the turn before it, when the call reads more than one
- * day: its turns are said on several days, or the existing summary dates its lines already.
- */
-const datedHeaders = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): Array<string> => {
-  const days = input.turns.map((turn) => {
+/** The day (UTC) each turn's first message was said on. */
+const turnDays = (turns: ReadonlyArray<Turn>): Array<string | undefined> =>
+  turns.map((turn) => {
     const first = turn.messages[0]
     return first === undefined ? undefined : datePart(first.createdAt)
   })
-  const dated = new Set(days).size > 1 ||
-    input.existingSummary.some((part) => part.split(lineBreak).some((line) => headingDate(line) !== undefined))
+
+/**
+ * Whether a call reads more than one day: its turns are said on several days, or the existing
+ * summary dates its lines already (`MessageText.dateHeading`). Its summary then keeps the day
+ * things were said on: the input dates its turns (`summaryInput`), the offline narrative its lines.
+ */
+export const readsSeveralDays = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): boolean =>
+  new Set(turnDays(input.turns)).size > 1 ||
+  input.existingSummary.some((part) => part.split(lineBreak).some((line) => headingDate(line) !== undefined))
+
+/**
+ * The headers of the turns of a call: `Turn n:`, dated (`Turn n (2026-03-14):`) on the first turn
+ * and on each turn said on another day than the turn before it, when the call reads more than one
+ * day (`readsSeveralDays`).
+ */
+const datedHeaders = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): Array<string> => {
+  const days = turnDays(input.turns)
+  const dated = readsSeveralDays(input)
   return days.map((day, i) =>
     dated && day !== undefined && day !== days[i - 1] ? `Turn ${i + 1} (${day}):` : `Turn ${i + 1}:`
   )

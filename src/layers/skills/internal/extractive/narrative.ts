@@ -5,10 +5,11 @@
  * conditions and decisions. Kept statements are written in the order they were said.
  */
 import { Effect } from "effect"
-import type { Fact } from "../../../../domain/Fact.js"
+import { type Fact, lastOfEachCategory } from "../../../../domain/Fact.js"
 import { factsText } from "../../../../domain/MemoryContext.js"
 import { dateHeading } from "../../../../domain/MessageText.js"
 import type { TokenCounter } from "../../../../services/TokenCounter.js"
+import { goalKey } from "./eviction.js"
 import { normalize, spans, weight } from "./salient.js"
 import type { Intent, Statement } from "./statements.js"
 
@@ -94,26 +95,34 @@ const choose = (
 const worthALine = (statements: ReadonlyArray<Statement>): Array<Statement> =>
   statements.filter((s) => !filler.test(s.text) || s.spans.length > 0)
 
+/** What `select` keeps clear of, and whether it dates its lines. */
+export interface SelectOptions {
+  readonly covered?: ReadonlySet<string> | undefined
+  readonly dated: boolean
+}
+
 /**
- * Picks the statements to keep within `maxTokens` (`choose`). `covered` holds spans kept elsewhere
- * (the facts), which add nothing here. Lines said on more than one day are written under the
- * heading of their day (`MessageText.dateHeading`), the first line of a day paying for it.
+ * Picks the statements to keep within `maxTokens` (`choose`). `options.covered` holds spans kept
+ * elsewhere (the facts), which add nothing here. With `options.dated` (the call reads more than one
+ * day: `prompts.readsSeveralDays`), each line is written under the heading of its day
+ * (`MessageText.dateHeading`), the first line of a day paying for it.
  */
 export const select = (
   counter: TokenCounter.Service,
   statements: ReadonlyArray<Statement>,
   maxTokens: number,
-  covered: ReadonlySet<string> = new Set()
+  options: SelectOptions
 ): Effect.Effect<string> =>
   Effect.gen(function*() {
     const candidates = worthALine(statements)
     // Each line costs its tokens and the line break that joins it.
     const costs = yield* Effect.forEach(candidates, (s) => Effect.map(counter.count(s.line), (n) => n + 1))
-    const days = new Set(candidates.flatMap((s) => s.date === undefined ? [] : [s.date]))
-    const headed = days.size > 1 || candidates.some((s) => s.existing && s.date !== undefined)
+    const headed = options.dated
     const headingCosts = new Map<string, number>()
     if (headed) {
-      for (const day of days) headingCosts.set(day, (yield* counter.count(dateHeading(day))) + 1)
+      for (const day of new Set(candidates.flatMap((s) => s.date === undefined ? [] : [s.date]))) {
+        headingCosts.set(day, (yield* counter.count(dateHeading(day))) + 1)
+      }
     }
     const daysChosen = new Set<string>()
     const costOf = (i: number): number => {
@@ -122,18 +131,25 @@ export const select = (
       return (costs[i] ?? 1) + heading
     }
     let used = 0
-    const chosen = choose(candidates, new Set(covered), costOf, (_, cost) => used + cost <= maxTokens, (i, cost) => {
+    const chosen = choose(candidates, new Set(options.covered), costOf, (_, cost) =>
+      used + cost <= maxTokens, (i, cost) => {
       used += cost
       const date = candidates[i]?.date
-      if (date !== undefined) daysChosen.add(date)
+      if (date !== undefined) {
+        daysChosen.add(date)
+      }
     })
     // The same statement said twice (an assistant repeating the user) is written once.
     const lines: Array<string> = []
     const written = new Set<string>()
     let day: string | undefined
     for (const [i, s] of candidates.entries()) {
-      if (!chosen.has(i) || written.has(s.line)) continue
-      if (headed && s.date !== undefined && s.date !== day) lines.push(dateHeading(s.date))
+      if (!chosen.has(i) || written.has(s.line)) {
+        continue
+      }
+      if (headed && s.date !== undefined && s.date !== day) {
+        lines.push(dateHeading(s.date))
+      }
       day = s.date ?? day
       written.add(s.line)
       lines.push(s.line)
@@ -152,7 +168,7 @@ const factStatement = (fact: Fact, order: number): Statement => ({
     ? "decision"
     : fact.category === "CONDITION"
     ? "condition"
-    : fact.key.startsWith("user_goal")
+    : fact.key.startsWith(goalKey)
     ? "goal"
     : "none",
   existing: true
@@ -176,8 +192,8 @@ export const factsWorthTheirRoom = <F extends Fact>(
   Effect.gen(function*() {
     if (facts.length === 0) return { carried: [], spare: [] }
     const lines = worthALine(statements)
-    const newest = Math.max(0, ...lines.map((s) => s.order))
-    const candidates = [...facts.map((fact) => factStatement(fact, newest)), ...lines]
+    const lastOrder = Math.max(0, ...lines.map((s) => s.order))
+    const candidates = [...facts.map((fact) => factStatement(fact, lastOrder)), ...lines]
     const costs = yield* Effect.forEach(candidates, (s) => Effect.map(counter.count(s.line), (n) => n + 1))
     // The first fact pays for the block: its heading and what a message costs.
     const block = yield* counter.countMessage({ content: factsText([]) })
@@ -192,12 +208,11 @@ export const factsWorthTheirRoom = <F extends Fact>(
       if (isFact(i)) factTokens += cost
     }
     const held = new Set<string>()
-    const kinds = new Set<string>()
+    const newest = lastOfEachCategory(facts)
     const newestOfKind = new Set<number>()
     for (let i = facts.length - 1; i >= 0; i--) {
       const fact = facts[i]
-      if (fact === undefined || fact.category === "GENERAL" || kinds.has(fact.category)) continue
-      kinds.add(fact.category)
+      if (fact === undefined || !newest.has(fact)) continue
       const cost = costOf(i)
       if (!fits(i, cost)) continue
       newestOfKind.add(i)

@@ -160,6 +160,7 @@ export const layerStrategy = <E = never, R = never>(
     maxFacts,
     maxMessageLength: _maxMessageLength,
     maxNarrativeTokens,
+    narrativeFold,
     embeddings,
     store: _store,
     strategy,
@@ -187,7 +188,8 @@ export const layerStrategy = <E = never, R = never>(
         ...summarization,
         ...(maxFacts === undefined ? {} : { maxFacts }),
         ...(maxFactTokens === undefined ? {} : { maxFactTokens }),
-        ...(maxNarrativeTokens === undefined ? {} : { maxNarrativeTokens })
+        ...(maxNarrativeTokens === undefined ? {} : { maxNarrativeTokens }),
+        ...(narrativeFold === undefined ? {} : { narrativeFold })
       }))
   }
 }

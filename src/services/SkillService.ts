@@ -55,8 +55,10 @@ export declare namespace SkillService {
     /**
      * The summary so far, oldest part first, as a skill wrote it: empty when there is none (the
      * first run, and the `full` modes, which read the original messages only); the running
-     * narrative (`incremental`); or the two oldest layers to merge into one, with no turns
-     * (`layered`). A model skill reads the parts as one summary, a blank line between two.
+     * narrative (`incremental`), or its latest lines (the hierarchical strategy's `append` fold:
+     * the narrative answered replaces those lines, after the earlier ones); or the two oldest
+     * layers to merge into one, with no turns (`layered`). A model skill reads the parts as one
+     * summary, a blank line between two.
      */
     readonly existingSummary: ReadonlyArray<string>
     /**

@@ -6,6 +6,9 @@
  * Incrementally, the facts and the narrative share the preamble's room (`maxSharedTokens` of the
  * skill's input): the narrative takes what the facts leave, and the offline skill keeps a fact
  * beyond the newest of its kind only where it carries more per token than the narrative's lines.
+ * A fold reads the narrative's latest lines and writes after the earlier ones, which are kept as
+ * written, the oldest leaving first (`narrativeFold: "append"`, the default), so that each message
+ * is read about once; `"rewrite"` reads and writes the whole narrative at each fold.
  *
  * @since 0.1.0
  */
@@ -38,6 +41,15 @@ type Requirements =
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
 /**
+ * How an `incremental` fold treats the narrative: `append` its new lines after the earlier ones, or
+ * `rewrite` the whole of it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const NarrativeFold = Schema.Literal("append", "rewrite")
+
+/**
  * The options the hierarchical strategy adds to those of `SummarizationStrategy`.
  *
  * @since 0.1.0
@@ -54,13 +66,22 @@ export const Extras = Schema.Struct({
   /** The most facts kept; past it, the facts untouched for longest are dropped. */
   maxFacts: Schema.Int.pipe(Schema.between(1, 1000)),
   /** Hard cap on the facts block, in tokens; `summaryTokenCap` when absent. */
-  maxFactTokens: Schema.optional(PositiveInt)
+  maxFactTokens: Schema.optional(PositiveInt),
+  /**
+   * How an `incremental` fold treats the narrative. `append` (the default): the fold reads the
+   * narrative's latest lines again with the new turns, and what it writes follows the earlier
+   * lines, kept as they were written; when the room is short, the oldest lines leave first. Each
+   * message is read about once. `rewrite`: the fold reads the whole narrative again and writes it
+   * anew, so a skill may keep an old line over a newer one, at the cost of reading the narrative at
+   * every fold.
+   */
+  narrativeFold: NarrativeFold
 })
 
 /**
  * Options of the hierarchical strategy: those of `SummarizationStrategy` and `Extras`. Its `mode`
- * is `incremental` (the default: the known facts and narrative are folded with the new turns,
- * each message read once) or `full` (each run extracts the facts and the narrative again from the
+ * is `incremental` (the default: the known facts and the narrative, or its latest lines, are folded
+ * with the new turns, each message read about once) or `full` (each run extracts the facts and the narrative again from the
  * original messages, up to the new cursor, in chunks of at most `summarizerInputLimit` tokens:
  * never from an earlier narrative); `layered` is refused.
  *
@@ -70,12 +91,17 @@ export const Extras = Schema.Struct({
 export type HierarchicalOptions = SummarizationOptions & typeof Extras.Type
 
 /**
- * The defaults: those of `SummarizationStrategy`, and at most 50 facts.
+ * The defaults: those of `SummarizationStrategy`, at most 50 facts, and folds that append to the
+ * narrative.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaults: HierarchicalOptions = { ...summarizationDefaults, maxFacts: DefaultMaxFacts }
+export const defaults: HierarchicalOptions = {
+  ...summarizationDefaults,
+  maxFacts: DefaultMaxFacts,
+  narrativeFold: "append"
+}
 
 /**
  * Builds the strategy. Its background jobs and event stream live in the scope: closing it
@@ -99,7 +125,7 @@ const decodeOptions = (
   options: Partial<HierarchicalOptions>
 ): Effect.Effect<Hierarchical.HierarchicalSettings, DataValidationError> =>
   Effect.gen(function*() {
-    const { maxFactTokens, maxFacts, maxNarrativeTokens, ...rest } = { ...defaults, ...options }
+    const { maxFactTokens, maxFacts, maxNarrativeTokens, narrativeFold, ...rest } = { ...defaults, ...options }
     const base = yield* decode(Options, operation, "options")(rest)
     // Layers are summaries of chunks the next ones never see: facts could not be merged across them.
     if (base.mode === "layered") {
@@ -109,7 +135,12 @@ const decodeOptions = (
         reason: "must be incremental or full for the hierarchical strategy"
       })
     }
-    const extras = yield* decode(Extras, operation, "options")({ maxFactTokens, maxFacts, maxNarrativeTokens })
+    const extras = yield* decode(Extras, operation, "options")({
+      maxFactTokens,
+      maxFacts,
+      maxNarrativeTokens,
+      narrativeFold
+    })
     const narrativeCap = extras.maxNarrativeTokens ?? base.summaryTokenCap
     const factCap = extras.maxFactTokens ?? base.summaryTokenCap
     const tooLarge = narrativeCap >= base.tokenBudget
@@ -124,7 +155,13 @@ const decodeOptions = (
         reason: "must be below tokenBudget"
       })
     }
-    return { ...base, maxFacts: extras.maxFacts, maxNarrativeTokens: narrativeCap, maxFactTokens: factCap }
+    return {
+      ...base,
+      maxFacts: extras.maxFacts,
+      maxNarrativeTokens: narrativeCap,
+      maxFactTokens: factCap,
+      narrativeFold: extras.narrativeFold
+    }
   })
 
 /**

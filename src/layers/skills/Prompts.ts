@@ -41,7 +41,7 @@ export const inputFormatVersion: number = internal.inputFormatVersion
 export const summarizePromptVersion: number = internal.summarizePromptVersion
 
 /**
- * The version of our extract-facts prompt, as named in the skill ids (`openai/extract-facts@5`).
+ * The version of our extract-facts prompt, as named in the skill ids (`openai/extract-facts@6`).
  *
  * @since 0.1.0
  * @category versions

@@ -111,7 +111,7 @@ export const summaryInput = (input: Pick<SkillService.SummarizeInput, "existingS
 export const summarizePromptVersion = 5
 
 /** The version of the extract-facts prompt; bump it whenever its text, the input format or the output schema changes. */
-export const extractFactsPromptVersion = 5
+export const extractFactsPromptVersion = 6
 
 /** About how many words a token budget allows, for instructions a model can follow. */
 const wordsFor = (maxTokens: number): number => Math.max(1, Math.floor(maxTokens * 0.75))
@@ -195,7 +195,8 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     "- EXISTING_FACTS: the known facts the new turns name (a word of their key or value), one per line as",
     "  a JSON array [key, value, category] or [key, value, category, confidence], or NONE. The other",
     "  known facts are kept as they are.",
-    "- EXISTING_SUMMARY: the narrative so far, or NONE.",
+    "- EXISTING_SUMMARY: the narrative so far, or its latest lines (the earlier ones are kept as they are,",
+    "  before what you write), or NONE.",
     newTurns,
     records,
     "",
@@ -210,8 +211,8 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     "- remove: the keys of known facts that the new turns make false or obsolete (cancelled, reached,",
     "  replaced by another key, no longer relevant). Known facts neither changed nor removed are kept as",
     "  they are: do not repeat them.",
-    `- narrative: the updated running summary (at most ${wordsFor(maxTokens)} words), folding the new turns`,
-    "  into the existing summary; it need not repeat the facts.",
+    `- narrative: the EXISTING_SUMMARY with the new turns folded in (at most ${wordsFor(maxTokens)} words), one`,
+    "  point per line; it replaces the EXISTING_SUMMARY only, and need not repeat the facts.",
     keep,
     days,
     dropFirst

@@ -18,6 +18,7 @@ import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { attributeSources, normalizeFacts } from "../facts.js"
 import * as Metrics from "../metrics.js"
 import { capAtSentence } from "./cap.js"
+import * as NarrativeLines from "./narrativeLines.js"
 import { chunkTurns, type Plan } from "./plan.js"
 import { callSkill, existingSummary, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
@@ -27,7 +28,17 @@ export interface HierarchicalSettings extends SummarizationOptions {
   readonly maxNarrativeTokens: number
   readonly maxFacts: number
   readonly maxFactTokens: number
+  readonly narrativeFold: "append" | "rewrite"
 }
+
+/** What an `append` fold reads again of the narrative: its latest lines, a twentieth of the preamble. */
+const latestShare = 0.05
+
+/**
+ * The room an `append` fold has for the facts and the lines it writes, of the preamble's: the
+ * earlier lines keep the rest, until the facts and the new lines need it.
+ */
+const writeShare = 0.35
 
 /**
  * The producer of the settings' mode. `incremental` (and any mode but `full`): each message is
@@ -163,13 +174,24 @@ const produceIncremental = (
     // The facts and the narrative share the preamble's room: the narrative takes what the facts
     // leave of it, and a skill may keep fewer facts where its narrative carries more per token.
     const shared = limits.maxNarrativeTokens + limits.maxFactTokens
+    // `append`: the fold reads the narrative's latest lines again, and the earlier ones keep what
+    // the facts and the lines it writes leave of the room, the oldest leaving first.
+    const parts: NarrativeLines.Parts = limits.narrativeFold === "append"
+      ? yield* NarrativeLines.split(counter, plan.state.narrative, Math.max(1, Math.round(shared * latestShare)))
+      : { earlier: [], latest: plan.state.narrative }
+    const earlier = yield* NarrativeLines.newest(counter, parts.earlier, Math.round(shared * (1 - writeShare)))
+    const room = Math.max(1, shared - (earlier.length === 0 ? 0 : yield* counter.count(earlier.join("\n"))))
+    // A skill that writes to a length (a model) is asked for what the known facts leave of the room.
+    const known = plan.state.facts.length === 0
+      ? 0
+      : yield* counter.countMessage({ content: factsText(plan.state.facts) })
     const output = yield* extract(limits, skill, {
       conversationId: plan.conversationId,
-      existingSummary: existingSummary(plan.state.narrative),
+      existingSummary: existingSummary(parts.latest),
       turns: plan.older,
-      maxTokens: limits.maxNarrativeTokens,
+      maxTokens: Math.max(1, Math.min(limits.maxNarrativeTokens, room - known)),
       maxFactTokens: limits.maxFactTokens,
-      maxSharedTokens: shared,
+      maxSharedTokens: room,
       existingFacts: plan.state.facts
     })
     const kept = yield* keepFacts(
@@ -180,10 +202,12 @@ const produceIncremental = (
       messagesOf(plan.older)
     )
     const factTokens = kept.facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(kept.facts) })
-    const cut = yield* capAtSentence(counter, output.value.narrative, Math.max(1, shared - factTokens))
+    const cap = Math.max(1, shared - factTokens)
+    const cut = yield* capAtSentence(counter, output.value.narrative, cap)
+    const narrative = earlier.length === 0 ? cut.text : yield* NarrativeLines.join(counter, earlier, cut.text, cap)
     return yield* finish(plan, {
       ...kept,
-      narrative: cut.text,
+      narrative,
       truncated: cut.truncated,
       inputTokens: output.usage.inputTokens,
       outputTokens: output.usage.outputTokens,

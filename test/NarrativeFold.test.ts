@@ -1,0 +1,191 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FastCheck as fc, Layer } from "effect"
+import * as ConversationId from "../src/domain/ConversationId.js"
+import { summaryText } from "../src/domain/MemoryContext.js"
+import { dateHeading, headingDate } from "../src/domain/MessageText.js"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import type { SkillService } from "../src/services/SkillService.js"
+import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { TokenCounter } from "../src/services/TokenCounter.js"
+import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
+import * as NarrativeLines from "../src/strategies/internal/summarizer/narrativeLines.js"
+
+const c = ConversationId.make("c")
+
+const memory = (
+  narrativeFold: HierarchicalStrategy.HierarchicalOptions["narrativeFold"],
+  script: ScriptedSkill.ScriptedSkill.Script
+) =>
+  ChatMemory.layer.pipe(
+    Layer.provideMerge(HierarchicalStrategy.layer({
+      kRawTurns: 2,
+      tokenBudget: 700,
+      summaryTokenCap: 100,
+      maxNarrativeTokens: 200,
+      maxFactTokens: 100,
+      retries: 0,
+      narrativeFold
+    })),
+    Layer.provideMerge(ScriptedSkill.layer(script)),
+    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(ApproximateTokenCounter.layer)
+  )
+
+const turn = (i: number) => [
+  { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(60, ".") },
+  { role: "assistant" as const, content: `Answer ${i}.`.padEnd(120, ".") }
+]
+
+/** A skill that keeps what it reads of the narrative and adds a line per turn it folds. */
+const appending = (reads: Array<SkillService.ExtractFactsInput>): ScriptedSkill.ScriptedSkill.Script => ({
+  extractFacts: (input) => {
+    reads.push(input)
+    const lines = input.turns.map((t) => `Line of turn ${t.firstSeq}: the user asked about an order.`)
+    return Effect.succeed({ facts: [], narrative: [...input.existingSummary, ...lines].join("\n") })
+  }
+})
+
+describe("the narrative fold", () => {
+  const appendReads: Array<SkillService.ExtractFactsInput> = []
+  it.effect("append (the default): a fold reads the latest line again, the earlier ones stay as written, the oldest leave first", () =>
+    Effect.gen(function*() {
+      const repository = yield* SummaryRepository
+      const counter = yield* TokenCounter
+      const service = yield* ChatMemoryService
+      const narratives: Array<string> = [""]
+      for (let i = 1; i <= 60; i++) {
+        yield* service.addMessages("c", turn(i))
+        yield* service.awaitIdle("c")
+        const state = yield* repository.getSummaryState(c)
+        if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
+      }
+      assert.isAtLeast(appendReads.length, 8)
+      assert.strictEqual(narratives.length, appendReads.length + 1)
+      for (const [i, input] of appendReads.entries()) {
+        const before = narratives[i] ?? ""
+        const after = narratives[i + 1] ?? ""
+        const read = input.existingSummary.join("\n")
+        // The fold read the narrative's last line, not the whole of it.
+        assert.isTrue(before.endsWith(read))
+        assert.strictEqual(read, before.split("\n").filter((l) => l.length > 0).slice(-1).join("\n"))
+        // What it wrote follows the newest of the earlier lines, kept as they were written.
+        const written = [read, ...input.turns.map((t) => `Line of turn ${t.firstSeq}: the user asked about an order.`)]
+          .filter((l) => l.length > 0)
+        const lines = after.split("\n")
+        assert.deepStrictEqual(lines.slice(-written.length), written)
+        const earlier = before.split("\n").slice(0, -1)
+        const kept = lines.slice(0, -written.length)
+        assert.deepStrictEqual(kept, earlier.slice(earlier.length - kept.length))
+        // Within the room both blocks share (no facts here), the heading counted.
+        const heading = yield* counter.countMessage({ content: summaryText("") })
+        assert.isAtMost(yield* counter.count(after), 300 - heading)
+      }
+      // Once the room is full, the oldest lines have left.
+      assert.notInclude(narratives[narratives.length - 1], "Line of turn 1:")
+      assert.include(narratives[narratives.length - 1], "Line of turn")
+    }).pipe(Effect.provide(memory("append", appending(appendReads)))))
+
+  const rewriteReads: Array<SkillService.ExtractFactsInput> = []
+  it.effect("rewrite: a fold reads the whole narrative again", () =>
+    Effect.gen(function*() {
+      const repository = yield* SummaryRepository
+      const service = yield* ChatMemoryService
+      const narratives: Array<string> = [""]
+      for (let i = 1; i <= 30; i++) {
+        yield* service.addMessages("c", turn(i))
+        yield* service.awaitIdle("c")
+        const state = yield* repository.getSummaryState(c)
+        if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
+      }
+      assert.isAtLeast(rewriteReads.length, 3)
+      assert.deepStrictEqual(
+        rewriteReads.map((input) => input.existingSummary.join("\n")),
+        narratives.slice(0, rewriteReads.length)
+      )
+    }).pipe(Effect.provide(memory("rewrite", appending(rewriteReads)))))
+})
+
+const line = fc.stringMatching(/^[A-Za-z][A-Za-z ,.]{0,40}[a-z.]$/)
+const day = fc.integer({ min: 1, max: 28 }).map((d) => `2025-03-${String(d).padStart(2, "0")}`)
+/** A narrative of lines under date headings, as the skills write them. */
+const narrative = fc.array(fc.tuple(day, fc.array(line, { minLength: 1, maxLength: 4 })), { maxLength: 6 }).map(
+  (days) => days.flatMap(([d, lines]) => [dateHeading(d), ...lines])
+)
+
+/** Each line said, with the heading it is under. */
+const dated = (lines: ReadonlyArray<string>): Array<readonly [string | undefined, string]> => {
+  let heading: string | undefined
+  const out: Array<readonly [string | undefined, string]> = []
+  for (const l of lines) {
+    if (headingDate(l) !== undefined) heading = l
+    else out.push([heading, l])
+  }
+  return out
+}
+
+/** No heading without a line under it. */
+const noBareHeading = (lines: ReadonlyArray<string>) =>
+  lines.every((l, i) =>
+    headingDate(l) === undefined || (lines[i + 1] !== undefined && headingDate(lines[i + 1] ?? "") === undefined)
+  )
+
+const linesOf = (text: string) => (text.length === 0 ? [] : text.split("\n"))
+
+describe("narrative lines", () => {
+  it.effect.prop(
+    "split: the latest lines within the tokens asked, under their heading, and the earlier ones before them",
+    [narrative, fc.integer({ min: 1, max: 60 })],
+    ([lines, maxTokens]) =>
+      Effect.gen(function*() {
+        const counter = yield* TokenCounter
+        const parts = yield* NarrativeLines.split(counter, lines.join("\n"), maxTokens)
+        const latest = linesOf(parts.latest)
+        assert.deepStrictEqual([...dated(parts.earlier), ...dated(latest)], dated(lines))
+        assert.isTrue(noBareHeading(parts.earlier) && noBareHeading(latest))
+        assert.strictEqual(latest.length === 0, lines.length === 0)
+        // Within the tokens asked, unless one line alone is more.
+        const said = dated(latest).map(([, l]) => l)
+        if (said.length > 1) {
+          const tokens = yield* Effect.forEach(said, (l) => Effect.map(counter.count(l), (n) => n + 1))
+          assert.isAtMost(tokens.reduce((a, b) => a + b, 0), maxTokens)
+        }
+      }).pipe(Effect.provide(ApproximateTokenCounter.layer))
+  )
+
+  it.effect.prop(
+    "join: what was written, whole, after the newest earlier lines that fit, each under its heading",
+    [narrative, narrative, fc.integer({ min: 0, max: 200 })],
+    ([earlier, written, extra]) =>
+      Effect.gen(function*() {
+        const counter = yield* TokenCounter
+        const maxTokens = (yield* counter.count(written.join("\n"))) + extra
+        const joined = linesOf(yield* NarrativeLines.join(counter, earlier, written.join("\n"), maxTokens))
+        assert.isAtMost(yield* counter.count(joined.join("\n")), maxTokens)
+        assert.isTrue(noBareHeading(joined))
+        const all = dated(joined)
+        const fresh = dated(written)
+        assert.deepStrictEqual(all.slice(all.length - fresh.length), fresh)
+        const kept = all.slice(0, all.length - fresh.length)
+        const before = dated(earlier)
+        assert.deepStrictEqual(kept, before.slice(before.length - kept.length))
+      }).pipe(Effect.provide(ApproximateTokenCounter.layer))
+  )
+
+  it.effect("newest: the newest lines within the tokens, under the heading of the first", () =>
+    Effect.gen(function*() {
+      const counter = yield* TokenCounter
+      const lines = ["[2025-03-01]", "One thing said.", "Another thing said.", "[2025-03-02]", "A third."]
+      assert.deepStrictEqual(yield* NarrativeLines.newest(counter, lines, 14), [
+        "[2025-03-01]",
+        "Another thing said.",
+        "[2025-03-02]",
+        "A third."
+      ])
+      assert.deepStrictEqual(yield* NarrativeLines.newest(counter, lines, 13), ["[2025-03-02]", "A third."])
+      assert.deepStrictEqual(yield* NarrativeLines.newest(counter, lines, 2), [])
+    }).pipe(Effect.provide(ApproximateTokenCounter.layer)))
+})

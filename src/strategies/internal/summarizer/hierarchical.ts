@@ -181,7 +181,8 @@ const produceIncremental = (
       : { earlier: [], latest: plan.state.narrative }
     const earlier = yield* NarrativeLines.newest(counter, parts.earlier, Math.round(shared * (1 - writeShare)))
     const room = Math.max(1, shared - (earlier.length === 0 ? 0 : yield* counter.count(earlier.join("\n"))))
-    // A skill that writes to a length (a model) is asked for what the known facts leave of the room.
+    // A skill that writes to a length (a model) is asked for what the known facts leave of the
+    // room, and at least half of it: the earlier lines give way to what it writes.
     const known = plan.state.facts.length === 0
       ? 0
       : yield* counter.countMessage({ content: factsText(plan.state.facts) })
@@ -189,7 +190,7 @@ const produceIncremental = (
       conversationId: plan.conversationId,
       existingSummary: existingSummary(parts.latest),
       turns: plan.older,
-      maxTokens: Math.max(1, Math.min(limits.maxNarrativeTokens, room - known)),
+      maxTokens: Math.min(limits.maxNarrativeTokens, Math.max(Math.ceil(room / 2), room - known)),
       maxFactTokens: limits.maxFactTokens,
       maxSharedTokens: room,
       existingFacts: plan.state.facts

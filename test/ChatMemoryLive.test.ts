@@ -81,7 +81,8 @@ describe("ChatMemoryConfig.config", () => {
         maxMessageLength: 4 * 1024 * 1024,
         summarizationConcurrency: 16,
         summaryTokenCap: 500,
-        mode: "incremental"
+        mode: "incremental",
+        narrativeFold: "append"
       })
     }))
 
@@ -211,6 +212,24 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       yield* feed(Context.get(services, ChatMemoryService), "c", 12)
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isTrue(records.length > 0 && records.every((r) => r.mode === "full"))
+    }))
+
+  it.scoped("MEMORY_NARRATIVE_FOLD reaches the hierarchical strategy: a rewrite reads the whole narrative again", () =>
+    Effect.gen(function*() {
+      const read = (fold: string) =>
+        Effect.gen(function*() {
+          const services = yield* build({ ...small, MEMORY_STRATEGY: "hierarchical", MEMORY_NARRATIVE_FOLD: fold })
+          yield* feed(Context.get(services, ChatMemoryService), "c", 40)
+          const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
+          return { folds: records.length, read: records.reduce((n, r) => n + r.inputTokens, 0) }
+        })
+      const append = yield* read("append")
+      const rewrite = yield* read("rewrite")
+      assert.isAtLeast(append.folds, 5)
+      assert.strictEqual(rewrite.folds, append.folds)
+      assert.isAbove(rewrite.read, append.read)
+      const error = yield* configError({ ...small, MEMORY_NARRATIVE_FOLD: "sideways" })
+      assert.include(String(error), "MEMORY_NARRATIVE_FOLD")
     }))
 
   it.scoped("MEMORY_TOKENIZER chooses the token counter", () =>

@@ -241,6 +241,7 @@ const rawWith = (overrides: Options<unknown, unknown>, hybrid: boolean) => {
     embeddingModel: unless(!hybrid || given("embeddingModel"), variables.embeddingModel.config),
     summaryTokenCap: unless(given("summaryTokenCap"), variables.summaryTokenCap.config),
     mode: unless(given("mode"), variables.mode.config),
+    narrativeFold: unless(given("narrativeFold"), variables.narrativeFold.config),
     summarizationConcurrency: unless(given("summarizationConcurrency"), variables.summarizationConcurrency.config),
     maxMessageLength: unless(given("maxMessageLength"), variables.maxMessageLength.config),
     tokenizer: unless(given("tokenizer"), variables.tokenizer.config),
@@ -358,6 +359,7 @@ const validateWith =
         : { summarizationConcurrency: settings.summarizationConcurrency }),
       ...(settings.summaryTokenCap === undefined ? {} : { summaryTokenCap: settings.summaryTokenCap }),
       ...(settings.mode === undefined ? {} : { mode: settings.mode }),
+      ...(settings.narrativeFold === undefined ? {} : { narrativeFold: settings.narrativeFold }),
       ...(hybrid && embeddingModel !== undefined && Option.isSome(openAiOptions)
         ? {
           embeddingModel,

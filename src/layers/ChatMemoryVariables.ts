@@ -10,6 +10,7 @@ import { Config, Option, Redacted, Schema } from "effect"
 import * as ContextSettings from "../domain/ContextSettings.js"
 import { StrategyName } from "../domain/ConversationSettings.js"
 import { MaxContentLength } from "../domain/Message.js"
+import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as SummarizationOptions from "../strategies/SummarizationOptions.js"
 import * as Values from "./internal/configValues.js"
 import { MaxMessageLength } from "./internal/memory.js"
@@ -264,6 +265,15 @@ export const variables = {
       "strategy re-extracts facts and narrative the same way), `layered` (one summary per chunk, oldest merged " +
       "past the cap; not with `hierarchical`)",
     { name: "mode" }
+  ),
+  narrativeFold: choiceOf(
+    "MEMORY_NARRATIVE_FOLD",
+    HierarchicalStrategy.NarrativeFold,
+    HierarchicalStrategy.defaults.narrativeFold,
+    "how the hierarchical strategy's `incremental` fold treats the narrative: `append` (read its latest " +
+      "lines again, write after the earlier ones, the oldest leaving first: each message read about once), " +
+      "`rewrite` (read and write the whole narrative at each fold)",
+    { name: "narrative-fold" }
   ),
   summarizationConcurrency: numberOf(
     "MEMORY_SUMMARIZATION_CONCURRENCY",

@@ -8,7 +8,6 @@ import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import type { SkillService } from "../src/services/SkillService.js"
 import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
@@ -41,16 +40,20 @@ const turn = (i: number) => [
 ]
 
 /** A skill that keeps what it reads of the narrative and adds a line per turn it folds. */
-const appending = (reads: Array<SkillService.ExtractFactsInput>): ScriptedSkill.ScriptedSkill.Script => ({
+const appending: ScriptedSkill.ScriptedSkill.Script = {
   extractFacts: (input) => {
-    reads.push(input)
     const lines = input.turns.map((t) => `Line of turn ${t.firstSeq}: the user asked about an order.`)
     return Effect.succeed({ facts: [], narrative: [...input.existingSummary, ...lines].join("\n") })
   }
-})
+}
+
+/** What each extract-facts call was given, in order. */
+const extractCalls = Effect.map(
+  Effect.flatMap(ScriptedSkill.ScriptedSkill, (skill) => skill.calls),
+  (calls) => calls.flatMap((call) => (call.skill === "extractFacts" ? [call.input] : []))
+)
 
 describe("the narrative fold", () => {
-  const appendReads: Array<SkillService.ExtractFactsInput> = []
   it.effect("append (the default): a fold reads the latest line again, the earlier ones stay as written, the oldest leave first", () =>
     Effect.gen(function*() {
       const repository = yield* SummaryRepository
@@ -63,6 +66,7 @@ describe("the narrative fold", () => {
         const state = yield* repository.getSummaryState(c)
         if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
       }
+      const appendReads = yield* extractCalls
       assert.isAtLeast(appendReads.length, 8)
       assert.strictEqual(narratives.length, appendReads.length + 1)
       for (const [i, input] of appendReads.entries()) {
@@ -87,9 +91,8 @@ describe("the narrative fold", () => {
       // Once the room is full, the oldest lines have left.
       assert.notInclude(narratives[narratives.length - 1], "Line of turn 1:")
       assert.include(narratives[narratives.length - 1], "Line of turn")
-    }).pipe(Effect.provide(memory("append", appending(appendReads)))))
+    }).pipe(Effect.provide(memory("append", appending))))
 
-  const rewriteReads: Array<SkillService.ExtractFactsInput> = []
   it.effect("rewrite: a fold reads the whole narrative again", () =>
     Effect.gen(function*() {
       const repository = yield* SummaryRepository
@@ -101,12 +104,13 @@ describe("the narrative fold", () => {
         const state = yield* repository.getSummaryState(c)
         if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
       }
+      const rewriteReads = yield* extractCalls
       assert.isAtLeast(rewriteReads.length, 3)
       assert.deepStrictEqual(
         rewriteReads.map((input) => input.existingSummary.join("\n")),
         narratives.slice(0, rewriteReads.length)
       )
-    }).pipe(Effect.provide(memory("rewrite", appending(rewriteReads)))))
+    }).pipe(Effect.provide(memory("rewrite", appending))))
 })
 
 const line = fc.stringMatching(/^[A-Za-z][A-Za-z ,.]{0,40}[a-z.]$/)

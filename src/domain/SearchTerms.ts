@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { stemmer as porter } from "stemmer"
+import { utf8Length } from "./internal/utf8.js"
 import { MaxQueryLength } from "./Recall.js"
 
 /** The most distinct terms a query is searched by (identifier-like terms are kept first). */
@@ -111,21 +112,6 @@ const chunkTerms = (chunk: string, emit: (term: string, identifier: boolean) => 
 /** Calls `emit` with every term of `text`, in order, with whether it looks like an identifier. */
 const scan = (text: string, emit: (term: string, identifier: boolean) => void): void => {
   for (const match of text.normalize("NFKC").toLowerCase().matchAll(chunkPattern)) chunkTerms(match[0], emit)
-}
-
-/** The UTF-8 length of a string. */
-const utf8Length = (s: string): number => {
-  let n = 0
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c < 0x80) n += 1
-    else if (c < 0x800) n += 2
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      n += 4
-      i += 1
-    } else n += 3
-  }
-  return n
 }
 
 /**

@@ -4,6 +4,7 @@
  * copied.
  */
 import { Array as Arr, ParseResult } from "effect"
+import { utf8Length } from "./utf8.js"
 
 export interface Limits {
   /** Containers deeper than this are refused (the root container is level 1). */
@@ -55,20 +56,6 @@ const describeObject = (value: object): string => {
  * in byte order. UTF-8 byte order is code point order, which UTF-16 code unit order is not: a
  * surrogate (U+D800–U+DFFF) sorts after U+E000–U+FFFF by code point.
  */
-const utf8Length = (s: string): number => {
-  let bytes = 0
-  for (let i = 0; i < s.length; i++) {
-    const unit = s.charCodeAt(i)
-    if (unit < 0x80) bytes += 1
-    else if (unit < 0x800) bytes += 2
-    else if (unit >= 0xD800 && unit <= 0xDBFF && (s.charCodeAt(i + 1) & 0xFC00) === 0xDC00) {
-      bytes += 4
-      i += 1
-    } else bytes += 3
-  }
-  return bytes
-}
-
 const codePointRank = (unit: number) => (unit < 0xD800 ? unit : unit >= 0xE000 ? unit - 0x800 : unit + 0x2000)
 
 const compareKeys = (a: readonly [string, number], b: readonly [string, number]): number => {

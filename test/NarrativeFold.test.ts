@@ -113,11 +113,17 @@ describe("the narrative fold", () => {
     }).pipe(Effect.provide(memory("rewrite", appending))))
 })
 
-const line = fc.stringMatching(/^[A-Za-z][A-Za-z ,.]{0,40}[a-z.]$/)
+const line = fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.]{0,40}[a-z.]$/)
+/** A name of letters only for each `k`: it tells lines apart without adding a number to them. */
+const letters = (k: number): string =>
+  (k < 26 ? "" : letters(Math.floor(k / 26) - 1)) + String.fromCharCode(97 + (k % 26))
 const day = fc.integer({ min: 1, max: 28 }).map((d) => `2025-03-${String(d).padStart(2, "0")}`)
 /** A narrative of lines under date headings, as the skills write them. */
 const narrative = fc.array(fc.tuple(day, fc.array(line, { minLength: 1, maxLength: 4 })), { maxLength: 6 }).map(
-  (days) => days.flatMap(([d, lines]) => [dateHeading(d), ...lines])
+  (days) => {
+    let k = 0
+    return days.flatMap(([d, lines]) => [dateHeading(d), ...lines.map((l) => `${l} ${letters(k++)}`)])
+  }
 )
 
 /** Each line said, with the heading it is under. */
@@ -161,7 +167,7 @@ describe("narrative lines", () => {
   )
 
   it.effect.prop(
-    "join: what was written, whole, after the newest earlier lines that fit, each under its heading",
+    "join: what was written, whole, after the earlier lines that fit, each under its heading, the plain older ones leaving first",
     [narrative, narrative, fc.integer({ min: 0, max: 200 })],
     ([earlier, written, extra]) =>
       Effect.gen(function*() {
@@ -173,23 +179,41 @@ describe("narrative lines", () => {
         const all = dated(joined)
         const fresh = dated(written)
         assert.deepStrictEqual(all.slice(all.length - fresh.length), fresh)
-        const kept = all.slice(0, all.length - fresh.length)
+        // The earlier lines kept are some of them, in order, each under the heading it had.
         const before = dated(earlier)
-        assert.deepStrictEqual(kept, before.slice(before.length - kept.length))
+        const kept = all.slice(0, all.length - fresh.length)
+        const at = kept.map(([heading, l]) => before.findIndex(([h, b]) => b === l && h === heading))
+        assert.isTrue(at.every((i, n) => i >= 0 && (n === 0 || i > (at[n - 1] ?? -1))))
+        // Those gone are the first of the order lines leave in: the older half's lines with no
+        // number, oldest first, then the others, oldest first.
+        const older = before.slice(0, Math.floor(before.length / 2)).map((_, i) => i)
+        const plain = older.filter((i) => !/\d/.test(before[i]?.[1] ?? ""))
+        const order = [...plain, ...before.map((_, i) => i).filter((i) => !plain.includes(i))]
+        const gone = new Set(before.map((_, i) => i).filter((i) => !at.includes(i)))
+        assert.deepStrictEqual(new Set(order.slice(0, gone.size)), gone)
       }).pipe(Effect.provide(ApproximateTokenCounter.layer))
   )
 
-  it.effect("newest: the newest lines within the tokens, under the heading of the first", () =>
+  it.effect("within: a line with a number outlasts the plain lines of the older half, then the oldest leave first", () =>
     Effect.gen(function*() {
       const counter = yield* TokenCounter
-      const lines = ["[2025-03-01]", "One thing said.", "Another thing said.", "[2025-03-02]", "A third."]
-      assert.deepStrictEqual(yield* NarrativeLines.newest(counter, lines, 14), [
+      const lines = ["[2025-03-01]", "Order ORD-1 placed.", "We chatted.", "Then more.", "[2025-03-02]", "A third."]
+      // 20 tokens whole (approximately a quarter of the characters).
+      assert.deepStrictEqual(yield* NarrativeLines.within(counter, lines, 20), lines)
+      assert.deepStrictEqual(yield* NarrativeLines.within(counter, lines, 17), [
         "[2025-03-01]",
-        "Another thing said.",
+        "Order ORD-1 placed.",
+        "Then more.",
         "[2025-03-02]",
         "A third."
       ])
-      assert.deepStrictEqual(yield* NarrativeLines.newest(counter, lines, 13), ["[2025-03-02]", "A third."])
-      assert.deepStrictEqual(yield* NarrativeLines.newest(counter, lines, 2), [])
+      assert.deepStrictEqual(yield* NarrativeLines.within(counter, lines, 16), [
+        "[2025-03-01]",
+        "Then more.",
+        "[2025-03-02]",
+        "A third."
+      ])
+      assert.deepStrictEqual(yield* NarrativeLines.within(counter, lines, 6), ["[2025-03-02]", "A third."])
+      assert.deepStrictEqual(yield* NarrativeLines.within(counter, lines, 2), [])
     }).pipe(Effect.provide(ApproximateTokenCounter.layer)))
 })

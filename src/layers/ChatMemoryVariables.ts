@@ -271,7 +271,8 @@ export const variables = {
     HierarchicalStrategy.NarrativeFold,
     HierarchicalStrategy.defaults.narrativeFold,
     "how the hierarchical strategy's `incremental` fold treats the narrative: `append` (read its latest " +
-      "lines again, write after the earlier ones, the oldest leaving first: each message read about once), " +
+      "lines again, write after the earlier ones, the oldest leaving first but lines with a number outlasting " +
+      "the older half's plain ones: each message read about once), " +
       "`rewrite` (read and write the whole narrative at each fold)",
     { name: "narrative-fold" }
   ),

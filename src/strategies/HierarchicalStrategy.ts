@@ -7,7 +7,8 @@
  * skill's input): the narrative takes what the facts leave, and the offline skill keeps a fact
  * beyond the newest of its kind only where it carries more per token than the narrative's lines.
  * A fold reads the narrative's latest lines and writes after the earlier ones, which are kept as
- * written, the oldest leaving first (`narrativeFold: "append"`, the default), so that each message
+ * written, the oldest leaving first (a line with a number outlasts the plain ones of the older
+ * half; `narrativeFold: "append"`, the default), so that each message
  * is read about once; `"rewrite"` reads and writes the whole narrative at each fold.
  *
  * @since 0.1.0
@@ -70,7 +71,9 @@ export const Extras = Schema.Struct({
   /**
    * How an `incremental` fold treats the narrative. `append` (the default): the fold reads the
    * narrative's latest lines again with the new turns, and what it writes follows the earlier
-   * lines, kept as they were written; when the room is short, the oldest lines leave first. Each
+   * lines, kept as they were written; when the room is short, the oldest lines leave first, but
+   * a line that carries a number (an identifier, an amount, a date) outlasts the plain lines of
+   * the older half. Each
    * message is read about once. `rewrite`: the fold reads the whole narrative again and writes it
    * anew, so a skill may keep an old line over a newer one, at the cost of reading the narrative at
    * every fold.

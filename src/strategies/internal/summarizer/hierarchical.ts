@@ -175,11 +175,12 @@ const produceIncremental = (
     // leave of it, and a skill may keep fewer facts where its narrative carries more per token.
     const shared = limits.maxNarrativeTokens + limits.maxFactTokens
     // `append`: the fold reads the narrative's latest lines again, and the earlier ones keep what
-    // the facts and the lines it writes leave of the room, the oldest leaving first.
+    // the facts and the lines it writes leave of the room (`NarrativeLines.join`: the oldest leave
+    // first, a line with a number after the plain lines of the older half).
     const parts: NarrativeLines.Parts = limits.narrativeFold === "append"
       ? yield* NarrativeLines.split(counter, plan.state.narrative, Math.max(1, Math.round(shared * latestShare)))
       : { earlier: [], latest: plan.state.narrative }
-    const earlier = yield* NarrativeLines.newest(counter, parts.earlier, Math.round(shared * (1 - writeShare)))
+    const earlier = yield* NarrativeLines.within(counter, parts.earlier, Math.round(shared * (1 - writeShare)))
     const room = Math.max(1, shared - (earlier.length === 0 ? 0 : yield* counter.count(earlier.join("\n"))))
     // A skill that writes to a length (a model) is asked for what the known facts leave of the
     // room, and at least half of it: the earlier lines give way to what it writes.

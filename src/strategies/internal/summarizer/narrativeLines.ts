@@ -1,7 +1,7 @@
 /**
  * A narrative as lines, for the hierarchical strategy's `append` fold: its latest lines (read
- * again by the fold) and its earlier ones (kept as written, the oldest leaving first when the room
- * is short). A date heading (`[YYYY-MM-DD]`, `MessageText.dateHeading`) dates the lines under it:
+ * again by the fold) and its earlier ones (kept as written; when the room is short, the plain lines
+ * of the older half leave first, then the oldest). A date heading (`[YYYY-MM-DD]`, `MessageText.dateHeading`) dates the lines under it:
  * whatever part of the narrative is taken, its first line keeps the heading it was under, and a
  * heading with no line under it is left out.
  */
@@ -74,9 +74,47 @@ export const split = (
   })
 
 /**
- * `earlier` and then `written`, within `maxTokens` as one text: the oldest of `earlier` leave
- * first; `written` is kept whole (it is capped before). A heading that `written` opens with and
- * that `earlier` ends under is written once.
+ * The order the lines at `said` leave in when the room is short: in the older half, those that
+ * carry no number (an identifier, an amount, a date, a time) first, oldest first; then the rest,
+ * oldest first. What must stay exact outlasts the prose around it, and no line outlives the newer
+ * half of the narrative for carrying a number alone.
+ */
+const leavingOrder = (lines: ReadonlyArray<string>, said: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const plain = said.slice(0, Math.floor(said.length / 2)).filter((i) => !/\p{N}/u.test(lines[i] ?? ""))
+  const first = new Set(plain)
+  return [...plain, ...said.filter((i) => !first.has(i))]
+}
+
+/** The lines but those in `gone`, each under the heading it was under. */
+const without = (lines: ReadonlyArray<string>, gone: ReadonlySet<number>): Array<string> => {
+  const kept: Array<string> = []
+  let heading: string | undefined
+  let shown: string | undefined
+  for (const [i, line] of lines.entries()) {
+    if (isHeading(line)) heading = line
+    else if (!gone.has(i)) {
+      if (heading !== undefined && heading !== shown) kept.push(heading)
+      shown = heading
+      kept.push(line)
+    }
+  }
+  return kept
+}
+
+/** `kept` and then `fresh`, a heading that `fresh` opens with and that `kept` ends under written once. */
+const joined = (kept: ReadonlyArray<string>, fresh: ReadonlyArray<string>): string => {
+  const opening = fresh[0]
+  const under = Arr.findLast(kept, isHeading)
+  const tail = opening !== undefined && Option.isSome(under) && opening.trim() === under.value.trim()
+    ? fresh.slice(1)
+    : fresh
+  return [...kept, ...tail].join("\n")
+}
+
+/**
+ * `earlier` and then `written`, within `maxTokens` as one text: `written` is kept whole (it is
+ * capped before), and the lines of `earlier` leave in `leavingOrder` until the text fits, each line
+ * kept under the heading it was under.
  */
 export const join = (
   counter: TokenCounter.Service,
@@ -86,31 +124,19 @@ export const join = (
 ): Effect.Effect<string> =>
   Effect.gen(function*() {
     const fresh = linesOf(written)
-    for (let start = 0; start < earlier.length; start++) {
-      const kept = withoutBareHeadings(from(earlier, start))
-      const opening = fresh[0]
-      const under = Arr.findLast(kept, isHeading)
-      const tail = opening !== undefined && Option.isSome(under) && opening.trim() === under.value.trim()
-        ? fresh.slice(1)
-        : fresh
-      const text = [...kept, ...tail].join("\n")
+    const said = [...earlier.keys()].filter((i) => !isHeading(earlier[i] ?? ""))
+    const gone = new Set<number>()
+    for (const next of leavingOrder(earlier, said)) {
+      const text = joined(without(earlier, gone), fresh)
       if ((yield* counter.count(text)) <= maxTokens) return text
+      gone.add(next)
     }
     return fresh.join("\n")
   })
 
-/**
- * The newest of `lines` within `maxTokens`, under the heading the first of them was under.
- */
-export const newest = (
+/** The lines of `lines` that `join` keeps within `maxTokens` with nothing written after them. */
+export const within = (
   counter: TokenCounter.Service,
   lines: ReadonlyArray<string>,
   maxTokens: number
-): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.gen(function*() {
-    for (let start = 0; start < lines.length; start++) {
-      const kept = withoutBareHeadings(from(lines, start))
-      if (kept.length > 0 && (yield* counter.count(kept.join("\n"))) <= maxTokens) return kept
-    }
-    return []
-  })
+): Effect.Effect<ReadonlyArray<string>> => Effect.map(join(counter, lines, "", maxTokens), linesOf)

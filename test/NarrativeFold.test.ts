@@ -12,6 +12,7 @@ import { SummaryRepository } from "../src/services/SummaryRepository.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as NarrativeLines from "../src/strategies/internal/summarizer/narrativeLines.js"
+import * as Fake from "./fixtures/fakeOpenAi.js"
 
 const c = ConversationId.make("c")
 
@@ -111,6 +112,73 @@ describe("the narrative fold", () => {
         narratives.slice(0, rewriteReads.length)
       )
     }).pipe(Effect.provide(memory("rewrite", appending))))
+})
+
+/** The EXISTING_SUMMARY section of an extract-facts request, as the model read it. */
+const summarySection = (request: Fake.RecordedRequest): string => {
+  const text = Fake.userTexts(request).join("\n")
+  const start = text.indexOf("=== EXISTING_SUMMARY ===")
+  const end = text.indexOf("=== END_EXISTING_SUMMARY ===")
+  return start < 0 || end < start ? "" : text.slice(start + "=== EXISTING_SUMMARY ===".length, end).trim()
+}
+
+/** What the model writes at its `n`th fold: two points, one per line. */
+const points = (n: number) => [
+  `Fold ${n}: the first point of what was said then.`,
+  `Fold ${n}: the second point of what was said then.`
+]
+
+describe("the append fold over the OpenAI client", () => {
+  it.scoped("the model reads the narrative's last line and the prompt says why; its lines replace that line only", () =>
+    Effect.gen(function*() {
+      const fake = yield* Fake.FakeOpenAi
+      const service = yield* ChatMemoryService
+      const repository = yield* SummaryRepository
+      const narratives: Array<string> = [""]
+      for (let i = 1; i <= 30; i++) {
+        yield* service.addMessages("c", turn(i))
+        yield* service.awaitIdle("c")
+        const state = yield* repository.getSummaryState(c)
+        if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
+      }
+      const folds = (yield* fake.requests).filter(Fake.isStructured)
+      assert.isAtLeast(folds.length, 4)
+      assert.strictEqual(narratives.length, folds.length + 1)
+      const first = folds[0]
+      assert.include(
+        first === undefined ? "" : Fake.systemText(first) ?? "",
+        "or its latest lines (the earlier ones are kept as they are"
+      )
+      for (const [i, request] of folds.entries()) {
+        const n = i + 1
+        // The model read the last line written, the second point of the fold before.
+        assert.strictEqual(summarySection(request), n === 1 ? "NONE" : points(n - 1)[1])
+        // Its two lines replaced that line, after the earlier ones as written.
+        const lines = (narratives[n] ?? "").split("\n")
+        assert.deepStrictEqual(lines.slice(-2), points(n))
+        const earlier = (narratives[n - 1] ?? "").split("\n").slice(0, -1)
+        const kept = lines.slice(0, -2)
+        assert.deepStrictEqual(kept, earlier.slice(earlier.length - kept.length))
+      }
+    }).pipe(Effect.provide(
+      ChatMemory.layer.pipe(
+        Layer.provideMerge(HierarchicalStrategy.layer({
+          kRawTurns: 2,
+          tokenBudget: 700,
+          summaryTokenCap: 100,
+          maxNarrativeTokens: 200,
+          maxFactTokens: 100,
+          retries: 0
+        })),
+        Layer.provideMerge(
+          Fake.skillLayer((request, n) =>
+            Fake.object({ facts: [], remove: [], narrative: points(n).join("\n") })(request, n)
+          )
+        ),
+        Layer.provideMerge(MemoryRepository.layer),
+        Layer.provideMerge(ApproximateTokenCounter.layer)
+      )
+    )))
 })
 
 const line = fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.]{0,40}[a-z.]$/)

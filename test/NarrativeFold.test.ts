@@ -40,6 +40,24 @@ const turn = (i: number) => [
   { role: "assistant" as const, content: `Answer ${i}.`.padEnd(120, ".") }
 ]
 
+/**
+ * Adds `turns` turns, each awaited, and returns the narratives the summary state held: the empty
+ * one first, then each new one once.
+ */
+const narrativesOver = (turns: number) =>
+  Effect.gen(function*() {
+    const service = yield* ChatMemoryService
+    const repository = yield* SummaryRepository
+    const narratives: Array<string> = [""]
+    for (let i = 1; i <= turns; i++) {
+      yield* service.addMessages("c", turn(i))
+      yield* service.awaitIdle("c")
+      const state = yield* repository.getSummaryState(c)
+      if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
+    }
+    return narratives
+  })
+
 /** A skill that keeps what it reads of the narrative and adds a line per turn it folds. */
 const appending: ScriptedSkill.ScriptedSkill.Script = {
   extractFacts: (input) => {
@@ -57,16 +75,8 @@ const extractCalls = Effect.map(
 describe("the narrative fold", () => {
   it.effect("append (the default): a fold reads the latest line again, the earlier ones stay as written, the oldest leave first", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
       const counter = yield* TokenCounter
-      const service = yield* ChatMemoryService
-      const narratives: Array<string> = [""]
-      for (let i = 1; i <= 60; i++) {
-        yield* service.addMessages("c", turn(i))
-        yield* service.awaitIdle("c")
-        const state = yield* repository.getSummaryState(c)
-        if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
-      }
+      const narratives = yield* narrativesOver(60)
       const appendReads = yield* extractCalls
       assert.isAtLeast(appendReads.length, 8)
       assert.strictEqual(narratives.length, appendReads.length + 1)
@@ -96,15 +106,7 @@ describe("the narrative fold", () => {
 
   it.effect("rewrite: a fold reads the whole narrative again", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
-      const service = yield* ChatMemoryService
-      const narratives: Array<string> = [""]
-      for (let i = 1; i <= 30; i++) {
-        yield* service.addMessages("c", turn(i))
-        yield* service.awaitIdle("c")
-        const state = yield* repository.getSummaryState(c)
-        if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
-      }
+      const narratives = yield* narrativesOver(30)
       const rewriteReads = yield* extractCalls
       assert.isAtLeast(rewriteReads.length, 3)
       assert.deepStrictEqual(
@@ -132,15 +134,7 @@ describe("the append fold over the OpenAI client", () => {
   it.scoped("the model reads the narrative's last line and the prompt says why; its lines replace that line only", () =>
     Effect.gen(function*() {
       const fake = yield* Fake.FakeOpenAi
-      const service = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
-      const narratives: Array<string> = [""]
-      for (let i = 1; i <= 30; i++) {
-        yield* service.addMessages("c", turn(i))
-        yield* service.awaitIdle("c")
-        const state = yield* repository.getSummaryState(c)
-        if (narratives[narratives.length - 1] !== state.narrative) narratives.push(state.narrative)
-      }
+      const narratives = yield* narrativesOver(30)
       const folds = (yield* fake.requests).filter(Fake.isStructured)
       assert.isAtLeast(folds.length, 4)
       assert.strictEqual(narratives.length, folds.length + 1)

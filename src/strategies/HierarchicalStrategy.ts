@@ -8,8 +8,8 @@
  * beyond the newest of its kind only where it carries more per token than the narrative's lines.
  * A fold reads the narrative's latest lines and writes after the earlier ones, which are kept as
  * written, the oldest leaving first (a line with a number outlasts the plain ones of the older
- * half; `narrativeFold: "append"`, the default), so that each message
- * is read about once; `"rewrite"` reads and writes the whole narrative at each fold.
+ * half; `narrativeFold: "append"`, the default), so that each message is read about once;
+ * `"rewrite"` reads and writes the whole narrative at each fold.
  *
  * @since 0.1.0
  */
@@ -73,20 +73,19 @@ export const Extras = Schema.Struct({
    * narrative's latest lines again with the new turns, and what it writes follows the earlier
    * lines, kept as they were written; when the room is short, the oldest lines leave first, but
    * a line that carries a number (an identifier, an amount, a date) outlasts the plain lines of
-   * the older half. Each
-   * message is read about once. `rewrite`: the fold reads the whole narrative again and writes it
-   * anew, so a skill may keep an old line over a newer one, at the cost of reading the narrative at
-   * every fold.
+   * the older half. Each message is read about once. `rewrite`: the fold reads the whole
+   * narrative again and writes it anew, so a skill may keep an old line over a newer one, at the
+   * cost of reading the narrative at every fold.
    */
   narrativeFold: NarrativeFold
 })
 
 /**
  * Options of the hierarchical strategy: those of `SummarizationStrategy` and `Extras`. Its `mode`
- * is `incremental` (the default: the known facts and the narrative, or its latest lines, are folded
- * with the new turns, each message read about once) or `full` (each run extracts the facts and the narrative again from the
- * original messages, up to the new cursor, in chunks of at most `summarizerInputLimit` tokens:
- * never from an earlier narrative); `layered` is refused.
+ * is `incremental` (the default: the known facts and the narrative, or its latest lines, are
+ * folded with the new turns, each message read about once) or `full` (each run extracts the facts
+ * and the narrative again from the original messages, up to the new cursor, in chunks of at most
+ * `summarizerInputLimit` tokens: never from an earlier narrative); `layered` is refused.
  *
  * @since 0.1.0
  * @category models

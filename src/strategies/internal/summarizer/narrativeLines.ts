@@ -1,9 +1,9 @@
 /**
  * A narrative as lines, for the hierarchical strategy's `append` fold: its latest lines (read
- * again by the fold) and its earlier ones (kept as written; when the room is short, the plain lines
- * of the older half leave first, then the oldest). A date heading (`[YYYY-MM-DD]`, `MessageText.dateHeading`) dates the lines under it:
- * whatever part of the narrative is taken, its first line keeps the heading it was under, and a
- * heading with no line under it is left out.
+ * again by the fold) and its earlier ones (kept as written; when the room is short, the plain
+ * lines of the older half leave first, then the oldest). A date heading (`[YYYY-MM-DD]`,
+ * `MessageText.dateHeading`) dates the lines under it: whatever part of the narrative is taken,
+ * each line keeps the heading it was under, and a heading with no line under it is left out.
  */
 import { Array as Arr, Effect, Option } from "effect"
 import { headingDate } from "../../../domain/MessageText.js"
@@ -15,24 +15,21 @@ const isHeading = (line: string): boolean => headingDate(line) !== undefined
 const linesOf = (narrative: string): ReadonlyArray<string> =>
   narrative.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim().length > 0)
 
-/** The lines from `from` on, under the heading the first of them was under. */
-const from = (lines: ReadonlyArray<string>, start: number): ReadonlyArray<string> => {
-  const rest = lines.slice(start)
-  const first = rest[0]
-  if (first === undefined || isHeading(first)) return rest
-  return Option.match(Arr.findLast(lines.slice(0, start), isHeading), {
-    onNone: () => rest,
-    onSome: (heading) => [heading, ...rest]
-  })
+/** The lines but those at `gone`, each under the heading it was under: no heading is left bare. */
+const without = (lines: ReadonlyArray<string>, gone: ReadonlySet<number>): Array<string> => {
+  const kept: Array<string> = []
+  let heading: string | undefined
+  let shown: string | undefined
+  for (const [i, line] of lines.entries()) {
+    if (isHeading(line)) heading = line
+    else if (!gone.has(i)) {
+      if (heading !== undefined && heading !== shown) kept.push(heading)
+      shown = heading
+      kept.push(line)
+    }
+  }
+  return kept
 }
-
-/** The lines without a heading that has no line under it. */
-const withoutBareHeadings = (lines: ReadonlyArray<string>): ReadonlyArray<string> =>
-  lines.filter((line, i) => {
-    if (!isHeading(line)) return true
-    const next = lines[i + 1]
-    return next !== undefined && !isHeading(next)
-  })
 
 /** A narrative cut into the lines a fold reads again and those it keeps as they are. */
 export interface Parts {
@@ -57,19 +54,16 @@ export const split = (
     let used = 0
     for (let i = lines.length - 1; i >= 0; i--) {
       const line = lines[i] ?? ""
-      // A heading goes with the lines under it.
-      if (isHeading(line)) {
-        if (start === i + 1) start = i
-        continue
-      }
+      // A heading goes with the lines under it (`without`).
+      if (isHeading(line)) continue
       const tokens = (yield* counter.count(line)) + 1
       if (start < lines.length && used + tokens > maxTokens) break
       used += tokens
       start = i
     }
     return {
-      earlier: withoutBareHeadings(lines.slice(0, start)),
-      latest: from(lines, start).join("\n")
+      earlier: without(lines.slice(0, start), new Set()),
+      latest: without(lines, new Set(Array.from({ length: start }, (_, i) => i))).join("\n")
     }
   })
 
@@ -83,22 +77,6 @@ const leavingOrder = (lines: ReadonlyArray<string>, said: ReadonlyArray<number>)
   const plain = said.slice(0, Math.floor(said.length / 2)).filter((i) => !/\p{N}/u.test(lines[i] ?? ""))
   const first = new Set(plain)
   return [...plain, ...said.filter((i) => !first.has(i))]
-}
-
-/** The lines but those in `gone`, each under the heading it was under. */
-const without = (lines: ReadonlyArray<string>, gone: ReadonlySet<number>): Array<string> => {
-  const kept: Array<string> = []
-  let heading: string | undefined
-  let shown: string | undefined
-  for (const [i, line] of lines.entries()) {
-    if (isHeading(line)) heading = line
-    else if (!gone.has(i)) {
-      if (heading !== undefined && heading !== shown) kept.push(heading)
-      shown = heading
-      kept.push(line)
-    }
-  }
-  return kept
 }
 
 /** `kept` and then `fresh`, a heading that `fresh` opens with and that `kept` ends under written once. */

@@ -190,7 +190,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       )
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
       assert.isAbove(records.length, 0)
-      assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@4" && r.mode === "incremental"))
+      assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@5" && r.mode === "incremental"))
     }))
 
   it.scoped("hierarchical: facts and a narrative by the extractive skill", () =>
@@ -203,7 +203,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       assert.isAtMost(context.tokenCount, 200)
       assert.isAbove(context.facts.length, 0)
       const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
-      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@5"))
+      assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@6"))
     }))
 
   it.scoped("MEMORY_SUMMARY_MODE reaches the summarization strategy", () =>
@@ -355,7 +355,7 @@ describe("ChatMemoryLive.layerConfig: the summarizer follows the provider variab
     Effect.gen(function*() {
       for (const env of [{}, { OPENAI_API_KEY: "  " }]) {
         const output = yield* (yield* skillUnder(env)).summarize(summarizeInput)
-        assert.strictEqual(output.skillId, "extractive/summarize@4")
+        assert.strictEqual(output.skillId, "extractive/summarize@5")
         assert.include(output.value, "ORD-1")
       }
     }))

@@ -67,7 +67,7 @@ describe("ExtractiveSkill", () => {
       }
       assert.notInclude(value, "weather")
       assert.notInclude(value, "hope your week")
-      assert.strictEqual(skillId, "extractive/summarize@4")
+      assert.strictEqual(skillId, "extractive/summarize@5")
     })))
 
   it.effect("turns said on several days: each day's lines under its date heading, and a heading dates the lines of a later call", () =>
@@ -360,6 +360,25 @@ describe("ExtractiveSkill", () => {
       assert.deepStrictEqual(value.facts.map((fact) => [fact.key, fact.value]), [["claim_id", "DMG-2207"]])
     })))
 
+  it.effect("facts: a date written day first, a national phone number and a network address are values", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const output = yield* skill.extractFacts({
+        conversationId,
+        ...input(null, [
+          user("The engineer will ring my mobile, 07700 900461, on the day."),
+          assistant("Noted. Your static IP is 203.0.113.58, and the new hub arrives on Saturday 30 May.")
+        ]),
+        maxTokens: 400,
+        existingFacts: []
+      })
+      const values = output.value.facts.map((fact) => fact.value)
+      for (const value of ["07700 900461", "203.0.113.58", "Saturday 30 May"]) {
+        assert.isTrue(values.includes(value), `${value} in ${JSON.stringify(output.value.facts)}`)
+      }
+      assert.strictEqual(output.skillId, "extractive/extract-facts@6")
+    })))
+
   it.effect("facts: values no word names are facts of their own, and the first a cap drops", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
@@ -437,6 +456,30 @@ describe("salient spans", () => {
       ["code", "CX-7"],
       ["code", "G-04"],
       ["identifier", "PO-BFF-7719"]
+    ])
+  })
+
+  it("a date written day first or as a month and year, a national number with its trunk 0, a network address", () => {
+    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
+    assert.deepStrictEqual(
+      found("Moving on Friday 29 May; the contract ends 23 Apr 2028, the tea is on the 3rd of June."),
+      [
+        ["date", "Friday 29 May"],
+        ["date", "23 Apr 2028"],
+        ["date", "3rd of June"]
+      ]
+    )
+    // A year after a month is not its day: "Apr 2028" is no "Apr 20", nor a name.
+    assert.deepStrictEqual(found("Valid until Apr 2028, renewed May 20, 2026."), [
+      ["date", "Apr 2028"],
+      ["date", "May 20, 2026"]
+    ])
+    assert.deepStrictEqual(found("Call 07700 900461 or the shop on 020 7946 0588."), [
+      ["phone", "07700 900461"],
+      ["phone", "020 7946 0588"]
+    ])
+    assert.deepStrictEqual(found("The static IP is 203.0.113.58, version 2.1 of the firmware."), [
+      ["address", "203.0.113.58"]
     ])
   })
 })

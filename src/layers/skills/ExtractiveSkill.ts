@@ -64,7 +64,7 @@ export const make = Effect.gen(function*() {
         })
         return {
           value,
-          skillId: "extractive/summarize@4",
+          skillId: "extractive/summarize@5",
           model: null,
           usage: yield* usage([summaryInput(input)], value)
         }
@@ -99,7 +99,7 @@ export const make = Effect.gen(function*() {
         const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {
           value: { facts, narrative },
-          skillId: "extractive/extract-facts@5",
+          skillId: "extractive/extract-facts@6",
           model: null,
           usage: yield* usage(extractFactsReading(input), output)
         }

@@ -29,7 +29,9 @@ export interface Span {
 const months = "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" +
   "Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 const weekdays = "(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
-const day = `${months}\\.? \\d{1,2}(?:st|nd|rd|th)?(?:,? \\d{4})?`
+const day = `${months}\\.? \\d{1,2}(?!\\d)(?:st|nd|rd|th)?(?:,? \\d{4})?`
+/** A date written day first, as most of the world writes it: "29 May", "19 Jun 2026", "3rd of June". */
+const dayFirst = `\\d{1,2}(?:st|nd|rd|th)?(?: of)? ${months}\\b\\.?(?:,? \\d{4})?`
 const numberWords =
   "(?:[Oo]ne|[Tt]wo|[Tt]hree|[Ff]our|[Ff]ive|[Ss]ix|[Ss]even|[Ee]ight|[Nn]ine|[Tt]en|[Ee]leven|[Tt]welve)"
 const identifierBody = "(?=[A-Za-z0-9-]*\\d)(?=[A-Za-z0-9-]*[A-Z])[A-Z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"
@@ -37,11 +39,12 @@ const identifierBody = "(?=[A-Za-z0-9-]*\\d)(?=[A-Za-z0-9-]*[A-Z])[A-Z0-9][A-Za-
 /** The patterns, in order of precedence: a span found by an earlier one is not found again. */
 const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
   ["email", /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g],
-  // "(555) 014-7790", "555-014-7790", "+44 20 7946 0588", and an area code in parentheses before
-  // a local number in two groups, as many countries write it: "(020) 7946 0588".
+  // "(555) 014-7790", "555-014-7790", "+44 20 7946 0588", an area code in parentheses before a
+  // local number in two groups, as many countries write it: "(020) 7946 0588", and a national
+  // number that opens with its trunk 0, in groups: "07700 900461", "020 7946 0588".
   [
     "phone",
-    /\(\d{3}\)\s?\d{3}-\d{4}|\(\d{2,5}\)\s?\d{3,4}[\s-]\d{3,4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b|\+\d[\d ()-]{7,}\d/g
+    /\(\d{3}\)\s?\d{3}-\d{4}|\(\d{2,5}\)\s?\d{3,4}[\s-]\d{3,4}\b|\b\d{3}[-.]\d{3}[-.]\d{4}\b|\+\d[\d ()-]{7,}\d|\b0\d{3,4} \d{6}\b|\b0\d{2,3} \d{3,4} \d{4}\b/g
   ],
   ["money", /[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|K|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP)\b/g],
   // A count of items named by an identifier: "four PF-290M", "2 x AB-12".
@@ -49,6 +52,8 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
   ["quantity", new RegExp(`(?<![\\w-])(?:${numberWords}|\\d+)(?: x)? ${identifierBody}\\b`, "g")],
   // A timestamp is a date, not an identifier: "2024-04-25T07:20:00-04:00".
   ["date", /\b\d{4}-\d{2}-\d{2}(?:T\d{2}(?::\d{2}){0,2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?\b/g],
+  // A machine's address on a network: "203.0.113.58".
+  ["address", /\b(?:\d{1,3}\.){3}\d{1,3}\b/g],
   ["identifier", new RegExp(`\\b${identifierBody}\\b|#\\d{3,}\\b`, "g")],
   // A street address ("1475 Tannery Road"), a region and postal code ("OH 44218").
   [
@@ -59,6 +64,7 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
     "date",
     new RegExp(
       `\\b(?:${weekdays},? )?${day}(?:\\s?(?:through|to|until|-|–)\\s?(?:${day}|\\d{1,2}(?:,? \\d{4})?))?` +
+        `|\\b(?:${weekdays},? )?${dayFirst}|\\b${months} \\d{4}\\b` +
         `|\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b${weekdays}s?(?: and ${weekdays}s?)?\\b`,
       "g"
     )

@@ -360,6 +360,22 @@ describe("ExtractiveSkill", () => {
       assert.deepStrictEqual(value.facts.map((fact) => [fact.key, fact.value]), [["claim_id", "DMG-2207"]])
     })))
 
+  it.effect("a name said alone is worth a line where the facts carry the values (extract-facts), not in a summary alone", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const said = input(null, [
+        user("The refund of $42.00 went to my card."),
+        assistant("Good to hear."),
+        user("my neighbour Gwenllian lent us her ladder"),
+        assistant("That was kind of her.")
+      ])
+      const summary = yield* skill.summarize({ conversationId, ...said, maxTokens: 400 })
+      const memory = yield* skill.extractFacts({ conversationId, ...said, maxTokens: 400, existingFacts: [] })
+      assert.include(summary.value, "$42.00")
+      assert.notInclude(summary.value, "Gwenllian")
+      assert.include(memory.value.narrative, "Gwenllian")
+    })))
+
   it.effect("facts: a date written day first, a national phone number and a network address are values", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
@@ -480,6 +496,20 @@ describe("salient spans", () => {
     ])
     assert.deepStrictEqual(found("The static IP is 203.0.113.58, version 2.1 of the firmware."), [
       ["address", "203.0.113.58"]
+    ])
+  })
+
+  it("a name said alone inside a sentence; not a word that opens one, nor one of a longer name", () => {
+    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
+    assert.deepStrictEqual(found("Our instructor, Gwenllian, took us up to see Pixel in Leeds."), [
+      ["name", "Gwenllian"],
+      ["name", "Pixel"],
+      ["name", "Leeds"]
+    ])
+    // A sentence's first word, a weekday, a pronoun and a name of two words are not names alone.
+    assert.deepStrictEqual(found("Thanks. Lovely, see you on Friday with Graham Okonjo. I will."), [
+      ["date", "Friday"],
+      ["name", "Graham Okonjo"]
     ])
   })
 })

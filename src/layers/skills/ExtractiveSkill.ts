@@ -60,7 +60,8 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const { existing, fresh } = statementsOf(input)
         const value = yield* narrativeOf(counter, [...existing, ...fresh], input.maxTokens, {
-          dated: readsSeveralDays(input)
+          dated: readsSeveralDays(input),
+          namesAlone: false
         })
         return {
           value,
@@ -94,7 +95,11 @@ export const make = Effect.gen(function*() {
         const covered = new Set(
           split.carried.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
         )
-        const narrative = yield* narrativeOf(counter, statements, room, { covered, dated: readsSeveralDays(input) })
+        const narrative = yield* narrativeOf(counter, statements, room, {
+          covered,
+          dated: readsSeveralDays(input),
+          namesAlone: true
+        })
         // A model reads the known facts the turns name, and writes the facts new or changed.
         const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {

@@ -10,7 +10,7 @@ import { factsText } from "../../../../domain/MemoryContext.js"
 import { dateHeading } from "../../../../domain/MessageText.js"
 import type { TokenCounter } from "../../../../services/TokenCounter.js"
 import { goalKey } from "./eviction.js"
-import { normalize, spans, weight } from "./salient.js"
+import { nameAlone, normalize, spans, weight } from "./salient.js"
 import type { Intent, Statement } from "./statements.js"
 
 const intentWorth: Record<Intent, number> = { goal: 4, condition: 3, decision: 3, none: 0 }
@@ -22,17 +22,23 @@ const filler =
 /** A date with a clock time in ISO form: what a system stamps on a record. */
 const timestamp = /^\d{4}-\d{2}-\d{2}T/
 
-/** What a statement adds to what `covered` holds. */
-const gain = (statement: Statement, covered: ReadonlySet<string>): number => {
+/**
+ * What a statement adds to what `covered` holds. A name said alone (`nameAlone`) adds to it only
+ * with `namesAlone`: where the facts carry the exact values, a line may spend its room on who and
+ * where; a summary that carries them alone keeps its room for them.
+ */
+const gain = (statement: Statement, covered: ReadonlySet<string>, namesAlone: boolean): number => {
   let worth = 0
   const seen = new Set<string>()
   for (const span of statement.spans) {
     const key = normalize(span.text)
-    if (covered.has(key) || seen.has(key)) continue
+    if (covered.has(key) || seen.has(key) || (!namesAlone && nameAlone(span))) continue
     seen.add(key)
     // A weekday or a clock time alone says little without the date it belongs to; a machine's
-    // timestamp ("as of 2024-03-25T15:42:00Z") dates a record, not what was agreed.
-    worth += /^\p{L}+days?$/u.test(span.text) || span.kind === "time" || timestamp.test(span.text)
+    // timestamp ("as of 2024-03-25T15:42:00Z") dates a record, not what was agreed; a name of one
+    // word may be anyone's.
+    worth += /^\p{L}+days?$/u.test(span.text) || span.kind === "time" || timestamp.test(span.text) ||
+        nameAlone(span)
       ? 1
       : weight[span.kind]
   }
@@ -57,6 +63,7 @@ const minCost = 12
  */
 const choose = (
   candidates: ReadonlyArray<Statement>,
+  namesAlone: boolean,
   held: Set<string>,
   costOf: (i: number) => number,
   fits: (i: number, cost: number) => boolean,
@@ -73,7 +80,7 @@ const choose = (
       if (chosen.has(i)) continue
       const cost = costOf(i)
       if (!fits(i, cost)) continue
-      const worth = gain(s, held)
+      const worth = gain(s, held, namesAlone)
       if (worth === 0) continue
       // Newer statements get a slight edge: what is current beats what was said first.
       const ratio = (worth / Math.max(cost, minCost)) * (1 + recency * (s.order / last))
@@ -95,10 +102,11 @@ const choose = (
 const worthALine = (statements: ReadonlyArray<Statement>): Array<Statement> =>
   statements.filter((s) => !filler.test(s.text) || s.spans.length > 0)
 
-/** What `select` keeps clear of, and whether it dates its lines. */
+/** What `select` keeps clear of, whether it dates its lines, and whether a name alone adds (`gain`). */
 export interface SelectOptions {
   readonly covered?: ReadonlySet<string> | undefined
   readonly dated: boolean
+  readonly namesAlone: boolean
 }
 
 /**
@@ -131,7 +139,7 @@ export const select = (
       return (costs[i] ?? 1) + heading
     }
     let used = 0
-    const chosen = choose(candidates, new Set(options.covered), costOf, (_, cost) =>
+    const chosen = choose(candidates, options.namesAlone, new Set(options.covered), costOf, (_, cost) =>
       used + cost <= maxTokens, (i, cost) => {
       used += cost
       const date = candidates[i]?.date
@@ -219,7 +227,7 @@ export const factsWorthTheirRoom = <F extends Fact>(
       take(i, cost)
       for (const span of candidates[i]?.spans ?? []) held.add(normalize(span.text))
     }
-    const chosen = choose(candidates, held, costOf, fits, take, newestOfKind)
+    const chosen = choose(candidates, true, held, costOf, fits, take, newestOfKind)
     const spare = new Set<number>()
     for (let i = facts.length - 1; i >= 0; i--) {
       if (chosen.has(i)) continue

@@ -88,7 +88,10 @@ const patterns: ReadonlyArray<readonly [Kind, RegExp]> = [
   [
     "name",
     /\b\p{Lu}[\p{Ll}'’-]+(?:(?: &)? \p{Lu}[\p{Ll}'’-]+){1,2}\b|\b\p{Lu}[\p{Ll}]+ (?:\d{1,4}|\p{Lu})(?![\p{L}\p{N}-])/gu
-  ]
+  ],
+  // A name said alone inside a sentence, after a word in lower case, a number or a comma ("her dog
+  // Pixel", "a hike with Gwenllian"): a capitalized word that opens no name of several words.
+  ["name", /(?<=[\p{Ll}\p{N},;] )\p{Lu}\p{Ll}{2,}\b(?![ '’-]\p{Lu})/gu]
 ]
 
 /**
@@ -142,6 +145,9 @@ export const spans = (text: string): Array<Span> => {
   }
   return Arr.sort(found, byIndex)
 }
+
+/** A name of one word ("Pixel"), said alone: worth less than a name of several or a value. */
+export const nameAlone = (span: Span): boolean => span.kind === "name" && !/\s/.test(span.text)
 
 /** A span as a comparable key: case and spacing do not make two spans different. */
 export const normalize = (text: string): string => text.toLowerCase().replace(/\s+/g, " ").trim()

@@ -1,7 +1,8 @@
 /**
  * What a statement carries that a later question may ask for word for word: identifiers, amounts,
- * dates and times, phone numbers, e-mail addresses, quantities with their unit, and names. Found
- * by shape, in any domain: no word of a particular conversation is known here.
+ * dates and times, phone numbers, e-mail, street and network addresses, quantities with their
+ * unit, and names. Found by shape, in any domain: no word of a particular conversation is known
+ * here.
  */
 import { Array as Arr, Order } from "effect"
 import { calendarWords, functionWords, openers } from "./words.js"

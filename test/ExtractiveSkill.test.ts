@@ -436,8 +436,9 @@ describe("ExtractiveSkill", () => {
 })
 
 describe("salient spans", () => {
+  const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
+
   it("a quantity's number holds commas only between digits; a name with a number keeps it", () => {
-    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
     assert.deepStrictEqual(found("Deliver to Dock 4, before noon."), [["name", "Dock 4"]])
     assert.deepStrictEqual(found("We need 18,000 square feet, and 3, maybe 4 pallets."), [
       ["quantity", "18,000 square feet"],
@@ -446,7 +447,6 @@ describe("salient spans", () => {
   })
 
   it("formats of other places and endings: a local number, the period of a.m., a name after a contraction", () => {
-    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
     assert.deepStrictEqual(found("Her direct line is (020) 7946 0588."), [["phone", "(020) 7946 0588"]])
     assert.deepStrictEqual(found("Leaving at 8:15 a.m. on October 14."), [["time", "8:15 a.m."], [
       "date",
@@ -466,7 +466,6 @@ describe("salient spans", () => {
   })
 
   it("an identifier with a run of four digits names a record; a shorter one is a code (a model, a room)", () => {
-    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
     assert.deepStrictEqual(found("Ticket TCK-70815 covers the CX-7 controller in room G-04 on PO-BFF-7719."), [
       ["identifier", "TCK-70815"],
       ["code", "CX-7"],
@@ -476,7 +475,6 @@ describe("salient spans", () => {
   })
 
   it("a date written day first or as a month and year, a national number with its trunk 0, a network address", () => {
-    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
     assert.deepStrictEqual(
       found("Moving on Friday 29 May; the contract ends 23 Apr 2028, the tea is on the 3rd of June."),
       [
@@ -500,7 +498,6 @@ describe("salient spans", () => {
   })
 
   it("a name said alone inside a sentence; not a word that opens one, nor one of a longer name", () => {
-    const found = (text: string) => spans(text).map((s) => [s.kind, s.text])
     assert.deepStrictEqual(found("Our instructor, Gwenllian, took us up to see Pixel in Leeds."), [
       ["name", "Gwenllian"],
       ["name", "Pixel"],

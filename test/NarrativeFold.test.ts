@@ -16,9 +16,13 @@ import * as Fake from "./fixtures/fakeOpenAi.js"
 
 const c = ConversationId.make("c")
 
-const memory = (
+/**
+ * The hierarchical strategy with small caps, so that a few turns fold, over `skill` (a layer of the
+ * skill service, and of what else it provides).
+ */
+const memoryOver = <S, E, R>(
   narrativeFold: HierarchicalStrategy.HierarchicalOptions["narrativeFold"],
-  script: ScriptedSkill.ScriptedSkill.Script
+  skill: Layer.Layer<S, E, R>
 ) =>
   ChatMemory.layer.pipe(
     Layer.provideMerge(HierarchicalStrategy.layer({
@@ -30,10 +34,15 @@ const memory = (
       retries: 0,
       narrativeFold
     })),
-    Layer.provideMerge(ScriptedSkill.layer(script)),
+    Layer.provideMerge(skill),
     Layer.provideMerge(MemoryRepository.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
+
+const memory = (
+  narrativeFold: HierarchicalStrategy.HierarchicalOptions["narrativeFold"],
+  script: ScriptedSkill.ScriptedSkill.Script
+) => memoryOver(narrativeFold, ScriptedSkill.layer(script))
 
 const turn = (i: number) => [
   { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(60, ".") },
@@ -155,22 +164,11 @@ describe("the append fold over the OpenAI client", () => {
         assert.deepStrictEqual(kept, earlier.slice(earlier.length - kept.length))
       }
     }).pipe(Effect.provide(
-      ChatMemory.layer.pipe(
-        Layer.provideMerge(HierarchicalStrategy.layer({
-          kRawTurns: 2,
-          tokenBudget: 700,
-          summaryTokenCap: 100,
-          maxNarrativeTokens: 200,
-          maxFactTokens: 100,
-          retries: 0
-        })),
-        Layer.provideMerge(
-          Fake.skillLayer((request, n) =>
-            Fake.object({ facts: [], remove: [], narrative: points(n).join("\n") })(request, n)
-          )
-        ),
-        Layer.provideMerge(MemoryRepository.layer),
-        Layer.provideMerge(ApproximateTokenCounter.layer)
+      memoryOver(
+        "append",
+        Fake.skillLayer((request, n) =>
+          Fake.object({ facts: [], remove: [], narrative: points(n).join("\n") })(request, n)
+        )
       )
     )))
 })

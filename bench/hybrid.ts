@@ -9,8 +9,8 @@ import { DateTime, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { NewMessage } from "../src/domain/Message.js"
-import * as Storage from "../src/layers/store/Storage.js"
-import { scaled, type Settings, type Store } from "./setup.js"
+import * as Store from "../src/layers/store/Store.js"
+import { type BenchStore, scaled, type Settings } from "./setup.js"
 import { ms, printTable, ratio, summarize, timed, times } from "./stats.js"
 import { pick } from "./texts.js"
 
@@ -40,7 +40,7 @@ interface Row {
 
 const byLength = (warmup: number, runs: number) =>
   Effect.gen(function*() {
-    const store = yield* Storage.get
+    const store = yield* Store.get
     const rows: Array<Row> = []
     for (const length of lengths) {
       const id = ConversationId.make(`hybrid-${length}-${randomUUID()}`)
@@ -74,7 +74,7 @@ const byLength = (warmup: number, runs: number) =>
   })
 
 /** Runs the hybrid benchmark on every store, prints it, and returns its JSON. */
-export const hybridBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+export const hybridBench = (settings: Settings, stores: ReadonlyArray<BenchStore>) =>
   Effect.gen(function*() {
     const warmup = scaled(settings, 5, 2)
     const runs = scaled(settings, 30, 10)

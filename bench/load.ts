@@ -15,8 +15,8 @@ import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import type { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
-import * as PgRepository from "../src/layers/store/PgRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as PgStore from "../src/layers/store/PgStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import type { RepositoryService } from "../src/services/RepositoryService.js"
@@ -93,8 +93,8 @@ interface LockCounters {
 
 /** The store with its summarization lease counted (runs, busy answers, time held). */
 const countedLease = (counters: LockCounters) =>
-  Storage.layer(
-    Effect.map(Storage.get, (inner) => ({
+  Store.layer(
+    Effect.map(Store.get, (inner) => ({
       ...inner,
       lease: SummarizationLease.of({
         withLease: <A, E, R>(
@@ -144,7 +144,7 @@ interface SessionSamples {
 const repositories = (settings: Settings, samples: SessionSamples) =>
   Effect.gen(function*() {
     if (Option.isNone(settings.databaseUrl)) {
-      const shared = yield* Layer.memoize(PgRepository.layerPglite())
+      const shared = yield* Layer.memoize(PgStore.layerPglite())
       return {
         store: "PGlite (in memory, shared by the 3 layers)",
         layers: Array.from({ length: instances }, () => shared)
@@ -168,7 +168,7 @@ const repositories = (settings: Settings, samples: SessionSamples) =>
       Effect.catchAll((error) => Effect.logWarning("session sample failed", error))
     )
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(sample, Effect.sleep("200 millis"))))
-    const layer = PgRepository.layer({
+    const layer = PgStore.layer({
       url: Redacted.make(withSearchPath(Redacted.value(url), schema)),
       applicationName: application
     })
@@ -189,7 +189,7 @@ interface EventCounts {
 
 /** One memory layer: the service over its store, the slow skill and the strategy. */
 const instance = (
-  repository: Layer.Layer<Storage.Ports, RepositoryError>,
+  repository: Layer.Layer<Store.Ports, RepositoryError>,
   skillCalls: Ref.Ref<number>
 ) =>
   Effect.gen(function*() {
@@ -230,7 +230,7 @@ const instance = (
         )
       )
     )
-    return { memory, store: yield* Effect.provide(Storage.get, context), lock, counts }
+    return { memory, store: yield* Effect.provide(Store.get, context), lock, counts }
   })
 
 /** What the writers did: latencies, failures, and every call that succeeded. */

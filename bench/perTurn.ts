@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { roundTripsBench } from "./roundTrips.js"
-import { budget, scaled, type Settings, slidingMemory, type Store, summarizingMemory } from "./setup.js"
+import { type BenchStore, budget, scaled, type Settings, slidingMemory, summarizingMemory } from "./setup.js"
 import { type Figure, ms, printTable, ratio, summarize, times } from "./stats.js"
 import { text } from "./texts.js"
 
@@ -90,7 +90,7 @@ const row = (
 })
 
 /** Runs the per-turn benchmark on every store, prints it, and returns its JSON. */
-export const perTurnBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+export const perTurnBench = (settings: Settings, stores: ReadonlyArray<BenchStore>) =>
   Effect.gen(function*() {
     const rows: Array<Row> = []
     for (const store of stores) {

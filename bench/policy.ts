@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import type { MemoryContext } from "../src/domain/MemoryContext.js"
 import { isAppendOnly } from "../src/layers/ai/ContextPrompt.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { defaults, type SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { budget, scaled, type Settings, summarizingMemory } from "./setup.js"
@@ -110,7 +110,7 @@ const conversation = (policy: Policy, turns: number) =>
       }
       return row
     }),
-    summarizingMemory(MemoryRepository.layer, policy.options)
+    summarizingMemory(MemoryStore.layer, policy.options)
   )
 
 const percent = (part: number, whole: number): string => `${fixed(100 * ratio(part, whole), 0)} %`

@@ -12,11 +12,11 @@ import * as ConversationId from "../src/domain/ConversationId.js"
 import type { NewMessage } from "../src/domain/Message.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
-import { scaled, seedSummary, type Settings, type Store } from "./setup.js"
+import { type BenchStore, scaled, seedSummary, type Settings } from "./setup.js"
 import { ms, printTable, ratio, timed, times } from "./stats.js"
 import { generatedTurn, pick } from "./texts.js"
 
@@ -117,13 +117,13 @@ interface StoreRow {
 /** Seeds one conversation per length, then runs the queries on each in turn, round after round. */
 const searchByLength = (warmup: number, runs: number) =>
   Effect.gen(function*() {
-    const store = yield* Storage.get
+    const store = yield* Store.get
     // The memory over the same store: a context asked with the query, as an agent asks it.
     const built = yield* Layer.build(
       ChatMemory.layer.pipe(
         Layer.provideMerge(SummarizationStrategy.layer()),
         Layer.provideMerge(ScriptedSkill.layer()),
-        Layer.provideMerge(Storage.layerFrom(store)),
+        Layer.provideMerge(Store.layerFrom(store)),
         Layer.provideMerge(ApproximateTokenCounter.layer)
       )
     )
@@ -198,7 +198,7 @@ const searchByLength = (warmup: number, runs: number) =>
   })
 
 /** Runs the recall benchmark on every store, prints it, and returns its JSON. */
-export const recallBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+export const recallBench = (settings: Settings, stores: ReadonlyArray<BenchStore>) =>
   Effect.gen(function*() {
     const warmup = scaled(settings, 10, 4)
     const runs = scaled(settings, 50, 20)

@@ -17,14 +17,14 @@ import { MessageInput, type NewMessage } from "../src/domain/Message.js"
 import { searchableText } from "../src/domain/Recall.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { type Counter, counting } from "./roundTrips.js"
-import { budget, scaled, seedSummary, type Settings, type Store } from "./setup.js"
+import { type BenchStore, budget, scaled, seedSummary, type Settings } from "./setup.js"
 import { type Figure, fixed, interleaved, ms, printTable, ratio, times } from "./stats.js"
 
 const lengths = [1000, 10_000] as const
@@ -104,7 +104,7 @@ interface Row {
 
 /** Seeds one conversation per length in a fresh store, then times contexts with a query against the baseline. */
 const measure = (
-  store: Store,
+  store: BenchStore,
   counterName: string,
   counter: TokenCounter.Service,
   warmup: number,
@@ -123,7 +123,7 @@ const measure = (
       )
     )
     const memory = Context.get(built, ChatMemoryService)
-    const storage = yield* Effect.provide(Storage.get, built)
+    const storage = yield* Effect.provide(Store.get, built)
     const rows: Array<Row> = []
     for (const length of lengths) {
       const id = ConversationId.make(`recall-cost-${length}-${randomUUID()}`)
@@ -198,7 +198,7 @@ const measure = (
   })
 
 /** Runs the recall cost benchmark on every store, prints it, and returns its JSON. */
-export const recallCostBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+export const recallCostBench = (settings: Settings, stores: ReadonlyArray<BenchStore>) =>
   Effect.gen(function*() {
     const source = yield* loadExamples
     const rows: Array<Row> = []

@@ -10,7 +10,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { Effect, Equal, type FiberId, Layer, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { slidingMemory, type Store, type StoreError, summarizingMemory } from "./setup.js"
+import { type BenchStore, slidingMemory, type StoreError, summarizingMemory } from "./setup.js"
 import { printTable } from "./stats.js"
 import { text } from "./texts.js"
 
@@ -90,7 +90,7 @@ const countTurns = (counter: Counter, turns: number, waitIdle: boolean) =>
   })
 
 /** Counts the round trips of turns on every SQL store, prints them, and returns their JSON. */
-export const roundTripsBench = (stores: ReadonlyArray<Store>, turns: number) =>
+export const roundTripsBench = (stores: ReadonlyArray<BenchStore>, turns: number) =>
   Effect.gen(function*() {
     const rows: Array<Row> = []
     for (const store of stores) {

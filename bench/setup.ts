@@ -14,11 +14,11 @@ import type { DataValidationError } from "../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as PgliteClient from "../src/layers/store/PgliteClient.js"
-import * as PgRepository from "../src/layers/store/PgRepository.js"
-import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import type * as Storage from "../src/layers/store/Storage.js"
+import * as PgStore from "../src/layers/store/PgStore.js"
+import * as SqlStore from "../src/layers/store/SqlStore.js"
+import type * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import type * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
@@ -81,16 +81,16 @@ export const scaled = (settings: Settings, n: number, min = 1): number => Math.m
 export type StoreError = RepositoryError | SqlError | ConfigError.ConfigError
 
 /** A store the benchmarks run on; `layer` builds a fresh, empty one each time it is provided. */
-export interface Store {
+export interface BenchStore {
   readonly name: string
-  readonly layer: Layer.Layer<Storage.Ports, StoreError>
+  readonly layer: Layer.Layer<Store.Ports, StoreError>
   /**
    * For a SQL store: the store over whatever `SqlClient` is given (a fresh database or schema
    * each time), so that a bench can put a client of its own in between (`roundTrips.ts`).
    */
   readonly over?: (
     wrap: (client: Layer.Layer<SqlClient.SqlClient, StoreError>) => Layer.Layer<SqlClient.SqlClient, StoreError>
-  ) => Layer.Layer<Storage.Ports, StoreError>
+  ) => Layer.Layer<Store.Ports, StoreError>
 }
 
 const withSearchPath = (base: string, schema: string): string => {
@@ -110,12 +110,12 @@ const postgresClient = (url: Redacted.Redacted): Layer.Layer<SqlClient.SqlClient
     )
     return PgClient.layer({
       url: Redacted.make(withSearchPath(Redacted.value(url), schema)),
-      maxConnections: PgRepository.defaultMaxConnections
+      maxConnections: PgStore.defaultMaxConnections
     })
   })).pipe(Layer.provide(Reactivity.layer))
 
-/** The PostgreSQL store as `PgRepository.layer` builds it, in a fresh schema. */
-const postgresLayer = (url: Redacted.Redacted): Layer.Layer<Storage.Ports, StoreError> =>
+/** The PostgreSQL store as `PgStore.layer` builds it, in a fresh schema. */
+const postgresLayer = (url: Redacted.Redacted): Layer.Layer<Store.Ports, StoreError> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const schema = `bench_${randomUUID().replaceAll("-", "")}`
     const admin = yield* PgClient.make({ url, maxConnections: 1 })
@@ -123,36 +123,36 @@ const postgresLayer = (url: Redacted.Redacted): Layer.Layer<Storage.Ports, Store
       admin`CREATE SCHEMA ${admin(schema)}`,
       () => Effect.orDie(admin`DROP SCHEMA ${admin(schema)} CASCADE`)
     )
-    return PgRepository.layer({ url: Redacted.make(withSearchPath(Redacted.value(url), schema)) })
+    return PgStore.layer({ url: Redacted.make(withSearchPath(Redacted.value(url), schema)) })
   })).pipe(Layer.provide(Reactivity.layer))
 
-const pglite: Store = {
+const pglite: BenchStore = {
   name: "PGlite (in memory)",
-  layer: PgRepository.layerPglite(),
-  over: (wrap) => SqlRepository.layer({ lock: "process" }).pipe(Layer.provide(wrap(PgliteClient.layer())))
+  layer: PgStore.layerPglite(),
+  over: (wrap) => SqlStore.layer({ lock: "process" }).pipe(Layer.provide(wrap(PgliteClient.layer())))
 }
 
-const postgres = (url: Redacted.Redacted): Store => ({
+const postgres = (url: Redacted.Redacted): BenchStore => ({
   name: "PostgreSQL",
   layer: postgresLayer(url),
-  over: (wrap) => SqlRepository.layer({ lock: "lease" }).pipe(Layer.provide(wrap(postgresClient(url))))
+  over: (wrap) => SqlStore.layer({ lock: "lease" }).pipe(Layer.provide(wrap(postgresClient(url))))
 })
 
 /** The stores to run on, and why PostgreSQL was left out when it was. */
 export const stores = (
   settings: Settings
-): { readonly stores: ReadonlyArray<Store>; readonly skipped: string | null } =>
+): { readonly stores: ReadonlyArray<BenchStore>; readonly skipped: string | null } =>
   Option.match(settings.databaseUrl, {
     onNone: () => ({
       stores: [
-        { name: "in-memory", layer: MemoryRepository.layer },
+        { name: "in-memory", layer: MemoryStore.layer },
         pglite
       ],
       skipped: "PostgreSQL skipped: DATABASE_URL is not set"
     }),
     onSome: (url) => ({
       stores: [
-        { name: "in-memory", layer: MemoryRepository.layer },
+        { name: "in-memory", layer: MemoryStore.layer },
         pglite,
         postgres(url)
       ],
@@ -165,7 +165,7 @@ export const budget = 3000
 
 /** The memory with a sliding window over `store`. */
 export const slidingMemory = (
-  store: Layer.Layer<Storage.Ports, StoreError>,
+  store: Layer.Layer<Store.Ports, StoreError>,
   counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
 ) =>
   ChatMemory.layer.pipe(
@@ -176,12 +176,12 @@ export const slidingMemory = (
 
 /** The memory with a summarizing strategy over `store` and the scripted skill (answers at once). */
 const skilledMemory = (
-  store: Layer.Layer<Storage.Ports, StoreError>,
-  strategy: Layer.Layer<MemoryManagementStrategy, DataValidationError, Storage.Ports | SkillService | TokenCounter>,
+  store: Layer.Layer<Store.Ports, StoreError>,
+  strategy: Layer.Layer<MemoryManagementStrategy, DataValidationError, Store.Ports | SkillService | TokenCounter>,
   counter: Layer.Layer<TokenCounter>,
   script: ScriptedSkill.ScriptedSkill.Script
 ): Layer.Layer<
-  ChatMemoryService.ChatMemoryService | Storage.Ports | TokenCounter | ScriptedSkill.ScriptedSkill,
+  ChatMemoryService.ChatMemoryService | Store.Ports | TokenCounter | ScriptedSkill.ScriptedSkill,
   StoreError | DataValidationError
 > =>
   ChatMemory.layer.pipe(
@@ -193,14 +193,14 @@ const skilledMemory = (
 
 /** The memory with the summarization strategy over `store` and the scripted skill. */
 export const summarizingMemory = (
-  store: Layer.Layer<Storage.Ports, StoreError>,
+  store: Layer.Layer<Store.Ports, StoreError>,
   options: Partial<SummarizationOptions>,
   counter: Layer.Layer<TokenCounter> = ApproximateTokenCounter.layer
 ) => skilledMemory(store, SummarizationStrategy.layer({ tokenBudget: budget, ...options }), counter, {})
 
 /** The memory with the hierarchical strategy (facts and narrative) over `store` and the scripted skill. */
 export const hierarchicalMemory = (
-  store: Layer.Layer<Storage.Ports, StoreError>,
+  store: Layer.Layer<Store.Ports, StoreError>,
   counter: Layer.Layer<TokenCounter>,
   script: ScriptedSkill.ScriptedSkill.Script
 ) => skilledMemory(store, HierarchicalStrategy.layer({ tokenBudget: budget }), counter, script)
@@ -210,7 +210,7 @@ export const hierarchicalMemory = (
  * leave it, so that a context reads its window and recall, not a history that is behind.
  */
 export const seedSummary = (
-  summaries: Storage.Store["summaries"],
+  summaries: Store.Store["summaries"],
   conversationId: ConversationId.ConversationId,
   cursor: number,
   narrative: string

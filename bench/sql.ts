@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { budget, scaled, type Settings, slidingMemory, type Store } from "./setup.js"
+import { type BenchStore, budget, scaled, type Settings, slidingMemory } from "./setup.js"
 import { type Figure, interleaved, ms, printTable, ratio, summarize, timed, times } from "./stats.js"
 import { batch } from "./texts.js"
 
@@ -52,7 +52,7 @@ interface StoreRow {
 }
 
 /** Runs the history-length benchmark on every store, prints it, and returns its JSON. */
-export const sqlBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+export const sqlBench = (settings: Settings, stores: ReadonlyArray<BenchStore>) =>
   Effect.gen(function*() {
     const warmup = scaled(settings, 100, 10)
     const runs = scaled(settings, 500, 50)

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { defaults } from "../src/strategies/SummarizationOptions.js"
 import { budget, scaled, type Settings, summarizingMemory } from "./setup.js"
@@ -55,7 +55,7 @@ const conversation = (mode: "incremental" | "full", turns: number) =>
       }
       return row
     }),
-    summarizingMemory(MemoryRepository.layer, { mode })
+    summarizingMemory(MemoryStore.layer, { mode })
   )
 
 type GrowthKey = "calls" | "inputTokens" | "outputTokens" | "tokensReadPerConversationToken"

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { scaled, type Settings, slidingMemory, type Store } from "./setup.js"
+import { type BenchStore, scaled, type Settings, slidingMemory } from "./setup.js"
 import { type Figure, int, ms, printTable, ratio, summarize, timed, times } from "./stats.js"
 import { batch } from "./texts.js"
 
@@ -56,7 +56,7 @@ const allSizes = (settings: Settings) =>
   })
 
 /** Runs the throughput benchmark on every store, prints it, and returns its JSON. */
-export const throughputBench = (settings: Settings, stores: ReadonlyArray<Store>) =>
+export const throughputBench = (settings: Settings, stores: ReadonlyArray<BenchStore>) =>
   Effect.gen(function*() {
     const rows: Array<Row> = []
     for (const store of stores) {

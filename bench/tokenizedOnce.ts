@@ -7,7 +7,7 @@
 import { Effect, Layer, MutableHashMap, Option } from "effect"
 import type { Message } from "../src/domain/Message.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService, MaxPageSize } from "../src/services/ChatMemoryService.js"
 import type { SkillService } from "../src/services/SkillService.js"
@@ -120,8 +120,8 @@ const proof = (mode: "incremental" | "full" | "hierarchical", turns: number) => 
       }
     }),
     mode === "hierarchical"
-      ? hierarchicalMemory(MemoryRepository.layer, counter, { extractFacts })
-      : summarizingMemory(MemoryRepository.layer, { mode }, counter)
+      ? hierarchicalMemory(MemoryStore.layer, counter, { extractFacts })
+      : summarizingMemory(MemoryStore.layer, { mode }, counter)
   )
 }
 

@@ -9,7 +9,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { clearMergeCache, encode } from "gpt-tokenizer/encoding/o200k_base"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
@@ -43,7 +43,7 @@ const withMemories = <A, E, R, E2>(
 /** Batches of 100 corpus messages added by each memory in turn. */
 const addMessages = (messages: ReadonlyArray<string>, warmup: number, runs: number) =>
   withMemories(
-    (counter) => slidingMemory(MemoryRepository.layer, counter),
+    (counter) => slidingMemory(MemoryStore.layer, counter),
     (memories) => {
       const page = (i: number) =>
         Array.from({ length: 100 }, (_, k) => ({
@@ -61,7 +61,7 @@ const addMessages = (messages: ReadonlyArray<string>, warmup: number, runs: numb
 /** A conversation of 300 generated turns summarized as they came, in each memory; then `getContext` on each in turn. */
 const summarizedContext = (warmup: number, runs: number) =>
   withMemories(
-    (counter) => summarizingMemory(MemoryRepository.layer, { mode: "incremental" }, counter),
+    (counter) => summarizingMemory(MemoryStore.layer, { mode: "incremental" }, counter),
     (memories) =>
       Effect.gen(function*() {
         for (const memory of memories) {

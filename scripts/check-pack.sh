@@ -34,12 +34,12 @@ JSON
 cat >"$work/consumer/main.ts" <<'TS'
 import { Effect, Layer } from "effect"
 import { ApproximateTokenCounter, ChatMemory, SlidingWindowStrategy } from "effect-chat-memory"
-import * as MemoryRepository from "effect-chat-memory/layers/store/MemoryRepository"
+import * as MemoryStore from "effect-chat-memory/layers/store/MemoryStore"
 import * as NoopStrategy from "effect-chat-memory/strategies/NoopStrategy"
 
 const MemoryLive = ChatMemory.layer.pipe(
   Layer.provideMerge(SlidingWindowStrategy.layer({ tokenBudget: 100 })),
-  Layer.provideMerge(MemoryRepository.layer),
+  Layer.provideMerge(MemoryStore.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer)
 )
 const program = Effect.gen(function*() {
@@ -51,7 +51,7 @@ const program = Effect.gen(function*() {
     Effect.flatMap(ChatMemory.ChatMemoryService, (m) => m.addMessages("d", [{ role: "user", content: "x" }])),
     ChatMemory.layer.pipe(
       Layer.provideMerge(NoopStrategy.layer),
-      Layer.provideMerge(MemoryRepository.layer),
+      Layer.provideMerge(MemoryStore.layer),
       Layer.provideMerge(ApproximateTokenCounter.layer)
     )
   )

@@ -47,13 +47,13 @@ export * as MessageIndex from "./services/MessageIndex.js"
 /** @since 0.1.0 */
 export * as RepositoryService from "./services/RepositoryService.js"
 /** @since 0.1.0 */
-export * as SettingsRepository from "./services/SettingsRepository.js"
+export * as SettingsStore from "./services/SettingsStore.js"
 /** @since 0.1.0 */
 export * as SkillService from "./services/SkillService.js"
 /** @since 0.1.0 */
 export * as SummarizationLease from "./services/SummarizationLease.js"
 /** @since 0.1.0 */
-export * as SummaryRepository from "./services/SummaryRepository.js"
+export * as SummaryStore from "./services/SummaryStore.js"
 /** @since 0.1.0 */
 export * as TokenCounter from "./services/TokenCounter.js"
 
@@ -85,13 +85,13 @@ export * as ExtractiveSkill from "./layers/skills/ExtractiveSkill.js"
 /** @since 0.1.0 */
 export * as LanguageModelSkill from "./layers/skills/LanguageModelSkill.js"
 /** @since 0.1.0 */
-export * as MemoryRepository from "./layers/store/MemoryRepository.js"
+export * as MemoryStore from "./layers/store/MemoryStore.js"
 /** @since 0.1.0 */
 export * as OpenAiSkill from "./layers/skills/OpenAiSkill.js"
 /** @since 0.1.0 */
 export * as PgliteClient from "./layers/store/PgliteClient.js"
 /** @since 0.1.0 */
-export * as PgRepository from "./layers/store/PgRepository.js"
+export * as PgStore from "./layers/store/PgStore.js"
 /** @since 0.1.0 */
 export * as Prompts from "./layers/skills/Prompts.js"
 /** @since 0.1.0 */
@@ -99,6 +99,6 @@ export * as RecallToolkit from "./layers/RecallToolkit.js"
 /** @since 0.1.0 */
 export * as ScriptedSkill from "./layers/skills/ScriptedSkill.js"
 /** @since 0.1.0 */
-export * as SqlRepository from "./layers/store/SqlRepository.js"
+export * as SqlStore from "./layers/store/SqlStore.js"
 /** @since 0.1.0 */
-export * as Storage from "./layers/store/Storage.js"
+export * as Storage from "./layers/store/Store.js"

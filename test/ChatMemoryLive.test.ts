@@ -17,7 +17,7 @@ import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 import { oneTurnInput } from "./fixtures/messages.js"
@@ -188,7 +188,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
         context.recent.slice(-4).map((m) => m.content),
         [...turn(11), ...turn(12)].map((m) => m.content)
       )
-      const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
+      const records = yield* Context.get(services, SummaryStore).listSummarizations(ConversationId.make("c"))
       assert.isAbove(records.length, 0)
       assert.isTrue(records.every((r) => r.skillId === "extractive/summarize@5" && r.mode === "incremental"))
     }))
@@ -202,7 +202,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
       assert.strictEqual(context.strategy, "hierarchical")
       assert.isAtMost(context.tokenCount, 200)
       assert.isAbove(context.facts.length, 0)
-      const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
+      const records = yield* Context.get(services, SummaryStore).listSummarizations(ConversationId.make("c"))
       assert.isTrue(records.length > 0 && records.every((r) => r.skillId === "extractive/extract-facts@6"))
     }))
 
@@ -210,7 +210,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
     Effect.gen(function*() {
       const services = yield* build({ ...small, MEMORY_SUMMARY_MODE: "full" })
       yield* feed(Context.get(services, ChatMemoryService), "c", 12)
-      const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
+      const records = yield* Context.get(services, SummaryStore).listSummarizations(ConversationId.make("c"))
       assert.isTrue(records.length > 0 && records.every((r) => r.mode === "full"))
     }))
 
@@ -220,7 +220,7 @@ describe("ChatMemoryLive.layerConfig: strategies", () => {
         Effect.gen(function*() {
           const services = yield* build({ ...small, MEMORY_STRATEGY: "hierarchical", MEMORY_NARRATIVE_FOLD: fold })
           yield* feed(Context.get(services, ChatMemoryService), "c", 40)
-          const records = yield* Context.get(services, SummaryRepository).listSummarizations(ConversationId.make("c"))
+          const records = yield* Context.get(services, SummaryStore).listSummarizations(ConversationId.make("c"))
           return { folds: records.length, read: records.reduce((n, r) => n + r.inputTokens, 0) }
         })
       const append = yield* read("append")
@@ -418,7 +418,7 @@ describe("ChatMemoryLive.layer (typed options)", () => {
       const memory = Context.get(services, ChatMemoryService)
       yield* feed(memory, "c", 12)
       yield* memory.awaitIdle("c")
-      const repository = Context.get(services, SummaryRepository)
+      const repository = Context.get(services, SummaryStore)
       const state = yield* repository.getSummaryState(ConversationId.make("c"))
       const [record] = yield* repository.listSummarizations(ConversationId.make("c"))
       return { state, record }

@@ -4,7 +4,7 @@ import { ConversationId } from "../src/domain/ConversationId.js"
 import type { MessageInput } from "../src/domain/Message.js"
 import { MaxContentLength } from "../src/domain/Message.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
@@ -44,14 +44,14 @@ describe("ChatMemoryService", () => {
       const invalid = yield* Effect.flip(Effect.scoped(Layer.build(
         ChatMemory.layerWith({ maxMessageLength: 0 }).pipe(
           Layer.provide(Layer.merge(NoopStrategy.layer, ApproximateTokenCounter.layer)),
-          Layer.provide(MemoryRepository.layer)
+          Layer.provide(MemoryStore.layer)
         )
       )))
       assert.strictEqual(invalid._tag === "DataValidationError" && invalid.path, "options.maxMessageLength")
     }).pipe(Effect.provide(
       ChatMemory.layerWith({ maxMessageLength: 100 }).pipe(
         Layer.provideMerge(NoopStrategy.layer),
-        Layer.provideMerge(MemoryRepository.layer),
+        Layer.provideMerge(MemoryStore.layer),
         Layer.provideMerge(ApproximateTokenCounter.layer)
       )
     )))

@@ -7,8 +7,8 @@ import { Context, Effect, Layer, Ref } from "effect"
 import type { NewMessage } from "../src/domain/Message.js"
 import { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { pgliteRepository } from "./fixtures/pglite.js"
@@ -33,10 +33,10 @@ const roles = (messages: ReadonlyArray<NewMessage>) => messages.map((message) =>
  * The in-memory store, with its appends recorded (and failed when the recorder says so, before
  * they reach the store, as a lost connection would). It needs a `Recorder`.
  */
-const RecordingRepository: Layer.Layer<Storage.Ports, never, Recorder> = Storage.layer(
+const RecordingRepository: Layer.Layer<Store.Ports, never, Recorder> = Store.layer(
   Effect.gen(function*() {
     const recorder = yield* Recorder
-    const inner = yield* MemoryRepository.make
+    const inner = yield* MemoryStore.make
     return {
       ...inner,
       repository: RepositoryService.of({

@@ -15,7 +15,7 @@ import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"
 import { defaultSummary, type ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { newestThatFit } from "../src/strategies/internal/turns.js"
 import { defaults, type SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
@@ -392,7 +392,7 @@ const checkLog = (stored: ReadonlyArray<Message>, written: ReadonlyArray<Input>,
 
 /** 5. The summary state only moves forward. */
 const monotone = Effect.gen(function*() {
-  const repository = yield* SummaryRepository
+  const repository = yield* SummaryStore
   const last = yield* Ref.make({ cursor: 0, version: 0 })
   return (label: string) =>
     Effect.gen(function*() {
@@ -682,7 +682,7 @@ const lags = (
 const folds = (spec: ConversationSpec, p: Policy, threshold: number | undefined) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const repository = yield* SummaryRepository
+    const repository = yield* SummaryStore
     const counter = yield* TokenCounter
     const summaryTokensOf = (narrative: string) =>
       narrative.length === 0 ? Effect.succeed(0) : counter.countMessage({ content: summaryText(narrative) })

@@ -14,8 +14,8 @@ import type { EmbeddingFaultReason, MemoryEvent } from "../src/domain/MemoryEven
 import { recalledText } from "../src/domain/Recall.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
@@ -173,7 +173,7 @@ const faults: ReadonlyArray<Fault> = [
 ]
 
 /** The memory over `store`, hybrid recall over `model`. */
-const memoryOver = (store: Storage.Store, model: EmbeddingModel.Service) =>
+const memoryOver = (store: Store.Store, model: EmbeddingModel.Service) =>
   ChatMemory.layer.pipe(
     Layer.provideMerge(
       SummarizationStrategy.layer({
@@ -188,7 +188,7 @@ const memoryOver = (store: Storage.Store, model: EmbeddingModel.Service) =>
       }).pipe(Layer.provide(Layer.succeed(EmbeddingModel.EmbeddingModel, model)))
     ),
     Layer.provideMerge(ScriptedSkill.layer()),
-    Layer.provideMerge(Storage.layerFrom(store)),
+    Layer.provideMerge(Store.layerFrom(store)),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 
@@ -216,7 +216,7 @@ const withinTimeout = <A, E>(
   })
 
 /** One fault on one store: everything the fault must not break, and how it is reported. */
-const scenario = (store: Storage.Store, fault: Fault, id: ConversationId) =>
+const scenario = (store: Store.Store, fault: Fault, id: ConversationId) =>
   Effect.gen(function*() {
     const calls = yield* Queue.unbounded<ReadonlyArray<string>>()
     const model = yield* fault.model(calls)
@@ -287,18 +287,18 @@ const scenario = (store: Storage.Store, fault: Fault, id: ConversationId) =>
     )
   })
 
-const faultSuite = <E>(name: string, storeLayer: Layer.Layer<Storage.Ports, E>) =>
+const faultSuite = <E>(name: string, storeLayer: Layer.Layer<Store.Ports, E>) =>
   layer(storeLayer, { timeout: Duration.minutes(2) })(`embedding faults: ${name}`, (it) => {
     for (const fault of faults) {
       it.scoped(
         `an embedding model that ${fault.name} fails no write and no context: lexical recall, counted`,
-        () => Effect.flatMap(Storage.get, (store) => scenario(store, fault, freshId("embedding-fault")))
+        () => Effect.flatMap(Store.get, (store) => scenario(store, fault, freshId("embedding-fault")))
       )
     }
   })
 
 describe("embedding faults", () => {
-  faultSuite("memory", MemoryRepository.layer)
+  faultSuite("memory", MemoryStore.layer)
   faultSuite("pglite", pgliteRepository())
 })
 

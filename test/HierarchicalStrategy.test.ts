@@ -11,11 +11,11 @@ import { toPromptMessages, withUserMessage } from "../src/layers/ai/ContextPromp
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import { conversation } from "./fixtures/arbitraries.js"
@@ -29,7 +29,7 @@ const hierarchicalMemory = (
   ChatMemory.layer.pipe(
     Layer.provideMerge(HierarchicalStrategy.layer(options)),
     Layer.provideMerge(ScriptedSkill.layer(script)),
-    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(MemoryStore.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 
@@ -123,7 +123,7 @@ describe("HierarchicalStrategy", () => {
       assert.deepStrictEqual(prompt.content.at(-1)?.role, "user")
       // Provenance: ORD-1001 is in the first user message (seq 2, after the system message).
       assert.deepStrictEqual(context.facts[0]?.sourceSeqs, [2])
-      const [record] = yield* (yield* SummaryRepository).listSummarizations(c)
+      const [record] = yield* (yield* SummaryStore).listSummarizations(c)
       assert.deepStrictEqual([record?.mode, record?.skillId], ["hierarchical", "scripted/extract-facts@1"])
     }).pipe(Effect.provide(hierarchicalMemory({ ...options, view: "stable" }, {
       extractFacts: () =>
@@ -190,7 +190,7 @@ describe("HierarchicalStrategy", () => {
     { calls: fc.array(fc.array(op, { maxLength: 5 }), { minLength: 1, maxLength: 8 }) },
     ({ calls }) =>
       Effect.gen(function*() {
-        const repository = yield* SummaryRepository
+        const repository = yield* SummaryStore
         const memory = yield* ChatMemoryService
         // 24 turns make at least 9 extract calls: one per list of operations (8 at most), and one more.
         yield* replay(1, 24)
@@ -239,7 +239,7 @@ describe("HierarchicalStrategy", () => {
     ({ budget, extracted, k, spec }) =>
       Effect.gen(function*() {
         const memory = yield* ChatMemoryService
-        const repository = yield* SummaryRepository
+        const repository = yield* SummaryStore
         const counter = yield* TokenCounter
         const system = spec.system.length > 0 ? yield* memory.addMessages("prop", spec.system) : []
         const check = Effect.gen(function*() {
@@ -321,7 +321,7 @@ describe("HierarchicalStrategy", () => {
   it.scoped("an empty result (no facts, blank narrative) is a failure: nothing is committed, the window serves", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const events = yield* memory.subscribe
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
@@ -339,7 +339,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("a failing extractor leaves facts and narrative as they were", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* replay(1, 30)
       const state = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(state.facts, [fact("order_id", "ORD-1")])
@@ -354,7 +354,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("caps: at most maxFacts facts and maxFactTokens tokens, dropping the facts untouched for longest", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(state.facts.map((f) => f.key), ["k7", "k8", "k9"])
@@ -365,7 +365,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("a full cap keeps the last fact of each category, whatever order the skill gives", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
       // The ledger's newest amounts, and the one name, date and condition the skill listed first.
@@ -386,7 +386,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("invalid facts are dropped, a NUL the model wrote is replaced; the narrative as shown takes what the facts leave of both caps", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const counter = yield* TokenCounter
       yield* replay(1, 10)
       const state = yield* repository.getSummaryState(c)
@@ -429,7 +429,7 @@ describe("HierarchicalStrategy", () => {
 
   it.effect("full mode re-extracts from the original messages, in chunks within the input limit, never from a narrative", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       yield* replay(1, 30)
       const inputs = yield* extractCalls
       // Each chunk's narrative keeps to its share: no room is shared with the facts.
@@ -493,7 +493,7 @@ describe("HierarchicalStrategy", () => {
   it.scoped("FactsExtracted says how the facts changed at each run; ContextBuilt how many facts and which summary it shows", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const events = yield* memory.subscribe
       yield* memory.addMessages("c", turn(1))
       yield* memory.getContext("c")

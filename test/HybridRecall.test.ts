@@ -11,7 +11,7 @@ import { recalledText } from "../src/domain/Recall.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import * as OpenAiEmbeddings from "../src/layers/embeddings/OpenAiEmbeddings.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { fuse } from "../src/strategies/internal/context/hybrid.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
@@ -123,7 +123,7 @@ describe("hybrid recall", () => {
       assert.include(recalledText(hybrid.recalled), "junction 14")
       assert.isAtMost(hybrid.tokenCount, 1000)
       // The same store searched lexically: the question's words are not in the answer's turn.
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const lexical = yield* store.index.searchMessages(meaningId, { text: byMeaning, before: 1000, limit: 10 })
       const stalled = (yield* store.repository.listMessages(meaningId, {})).find((m) => m.content.includes("stalled"))
       assert.isDefined(stalled)
@@ -144,7 +144,7 @@ describe("hybrid recall", () => {
       yield* memory.awaitIdle(batchesId)
       const requests = (yield* fake.requests).filter((r) => r.url === "/v1/embeddings")
       const texts = requests.flatMap(inputsOf)
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const stored = (yield* store.repository.listMessages(batchesId, {})).filter((m) => m.role !== "summary")
       // Every message was embedded once, in fewer requests than messages.
       assert.strictEqual(texts.length, stored.length)
@@ -168,7 +168,7 @@ describe("hybrid recall", () => {
       assert.isAbove(yield* failuresAt("index"), indexBefore)
       assert.isAbove(yield* failuresAt("query"), queryBefore)
       // Nothing was lost: every message is stored, and still pending for the model's return.
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const pending = yield* store.index.pendingEmbeddings(downId, { model: embeddingModel, limit: 100 })
       assert.strictEqual(pending[0]?.seq, 1)
       assert.strictEqual((yield* store.repository.getConversation(downId)).messageCount, 2 * 40 + 4)

@@ -5,13 +5,13 @@ import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import type * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import type * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
 import type { SkillService } from "../src/services/SkillService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import type { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -41,13 +41,13 @@ const long = Array.from({ length: 12 }, (_, i) => `Order ORD-${i} was shipped to
 
 /** The memory with a strategy over the real OpenAI skills talking to the fake server. */
 const openAiMemory = <E>(
-  strategy: Layer.Layer<MemoryManagementStrategy, E, Storage.Ports | SkillService | TokenCounter>,
+  strategy: Layer.Layer<MemoryManagementStrategy, E, Store.Ports | SkillService | TokenCounter>,
   script: Fake.Script
 ) =>
   ChatMemory.layer.pipe(
     Layer.provideMerge(strategy),
     Layer.provideMerge(Fake.skillLayer(script)),
-    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(MemoryStore.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 
@@ -70,7 +70,7 @@ const waitFor = (events: Queue.Dequeue<MemoryEvent>, tag: MemoryEvent["_tag"]) =
 const assertUnchanged = (messages: number) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const repository = yield* SummaryRepository
+    const repository = yield* SummaryStore
     const state = yield* repository.getSummaryState(c)
     assert.deepStrictEqual([state.cursor, state.version, state.narrative, state.facts], [0, 0, "", []])
     assert.deepStrictEqual(yield* repository.listSummarizations(c), [])
@@ -89,7 +89,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("summarize sends the summarizer model and the exact EXISTING_SUMMARY / NEW_TURNS text; usage lands in the record", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const fake = yield* Fake.FakeOpenAi
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
@@ -140,7 +140,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("a summary over the cap is asked for again: the previous answer, then the overrun stated", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const fake = yield* Fake.FakeOpenAi
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
@@ -166,7 +166,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("extract facts sends a strict JSON schema; the structured output decodes into facts, merged by key", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const fake = yield* Fake.FakeOpenAi
       for (let i = 1; i <= 14; i++) {
         yield* addTurns(i, i)
@@ -221,7 +221,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
   it.effect("a 429 is retried, then the summary is applied", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const fake = yield* Fake.FakeOpenAi
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")

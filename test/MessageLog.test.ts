@@ -8,7 +8,7 @@ import { DateTime, Effect, Equal, FastCheck as fc, Hash, HashSet } from "effect"
 import { ConversationId } from "../src/domain/ConversationId.js"
 import { Message } from "../src/domain/Message.js"
 import { MessageLog } from "../src/layers/store/internal/log.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 
 const id = ConversationId.make("log")
 const createdAt = DateTime.unsafeMake(0)
@@ -50,7 +50,7 @@ describe("MessageLog", () => {
 describe("frozen stored messages", () => {
   it.effect("compare and hash structurally, and take no change", () =>
     Effect.gen(function*() {
-      const { repository } = yield* MemoryRepository.make
+      const { repository } = yield* MemoryStore.make
       const [stored] = (yield* repository.appendMessages(id, [
         { role: "user", content: "hello", metadata: {}, tokenCount: 2, createdAt }
       ])).messages

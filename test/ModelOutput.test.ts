@@ -8,11 +8,11 @@ import { Effect, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import type * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import type * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { pgliteRepository } from "./fixtures/pglite.js"
@@ -29,11 +29,11 @@ const dirty = "Order ORD-1001\u0000 ships \uD800Friday\uDFFF."
 const clean = "Order ORD-1001\uFFFD ships \uFFFDFriday\uFFFD."
 
 /** What a store holds after a summarization whose model wrote `dirty` everywhere. */
-const committed = <E>(store: Layer.Layer<Storage.Ports, E>) =>
+const committed = <E>(store: Layer.Layer<Store.Ports, E>) =>
   Effect.gen(function*() {
     const summarized = yield* Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const skill = yield* ScriptedSkill.ScriptedSkill
       for (let i = 1; i <= 8; i++) yield* memory.addMessages("c", turn(i))
       yield* memory.awaitIdle("c")
@@ -86,7 +86,7 @@ const expected = {
 
 describe("model output holding characters no store can hold", () => {
   it.effect("memory: replaced and committed once", () =>
-    Effect.map(committed(MemoryRepository.layer), (result) => assert.deepStrictEqual(result, expected)))
+    Effect.map(committed(MemoryStore.layer), (result) => assert.deepStrictEqual(result, expected)))
 
   it.effect(
     "PGlite: the same",

@@ -5,10 +5,10 @@ import { summaryText } from "../src/domain/MemoryContext.js"
 import { dateHeading, headingDate } from "../src/domain/MessageText.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as NarrativeLines from "../src/strategies/internal/summarizer/narrativeLines.js"
@@ -35,7 +35,7 @@ const memoryOver = <S, E, R>(
       narrativeFold
     })),
     Layer.provideMerge(skill),
-    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(MemoryStore.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 
@@ -56,7 +56,7 @@ const turn = (i: number) => [
 const narrativesOver = (turns: number) =>
   Effect.gen(function*() {
     const service = yield* ChatMemoryService
-    const repository = yield* SummaryRepository
+    const repository = yield* SummaryStore
     const narratives: Array<string> = [""]
     for (let i = 1; i <= turns; i++) {
       yield* service.addMessages("c", turn(i))

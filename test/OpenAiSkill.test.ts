@@ -17,11 +17,11 @@ import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { SkillService } from "../src/services/SkillService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
@@ -167,7 +167,7 @@ describe("OpenAiSkill", () => {
               ChatMemory.layer.pipe(
                 Layer.provideMerge(strategy),
                 Layer.provideMerge(Fake.skillLayer(echoingKey(status))),
-                Layer.provideMerge(MemoryRepository.layer),
+                Layer.provideMerge(MemoryStore.layer),
                 Layer.provideMerge(ApproximateTokenCounter.layer)
               )
             ),
@@ -291,7 +291,7 @@ describe("OpenAiSkill", () => {
       assert.deepStrictEqual(hostedFields(first).prompt, { id: "pmpt_summary_1", version: "7" })
       assert.deepStrictEqual(hostedFields(second).prompt, { id: "pmpt_summary_1", version: "7" })
       assert.deepStrictEqual(roles(second), ["user", "assistant", "user"])
-      const [record] = yield* (yield* SummaryRepository).listSummarizations(c)
+      const [record] = yield* (yield* SummaryStore).listSummarizations(c)
       assert.deepStrictEqual([record?.skillId, record?.summary], [
         "openai/summarize@prompt:pmpt_summary_1:7",
         "Orders shipped."
@@ -308,7 +308,7 @@ describe("OpenAiSkill", () => {
             model: Fake.model,
             summaryPrompt: { id: "pmpt_summary_1", version: "7" }
           })))),
-        Layer.provideMerge(MemoryRepository.layer),
+        Layer.provideMerge(MemoryStore.layer),
         Layer.provideMerge(ApproximateTokenCounter.layer),
         Layer.provideMerge(
           Fake.layer((request, n) => Fake.text(n === 1 ? "Order shipped. ".repeat(60) : "Orders shipped.")(request, n))

@@ -15,8 +15,8 @@ import { Message, type MessageMetadata, type Role } from "../src/domain/Message.
 import { groupTurns } from "../src/domain/Turn.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import type * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import type * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../src/services/MemoryManagementStrategy.js"
@@ -138,13 +138,13 @@ const options = {
 
 /** The memory with a strategy over the real OpenAI skills talking to the fake server. */
 const openAiMemory = <E>(
-  strategy: Layer.Layer<MemoryManagementStrategy, E, Storage.Ports | SkillService | TokenCounter>,
+  strategy: Layer.Layer<MemoryManagementStrategy, E, Store.Ports | SkillService | TokenCounter>,
   script: Fake.Script
 ) =>
   ChatMemory.layer.pipe(
     Layer.provideMerge(strategy),
     Layer.provideMerge(Fake.skillLayer(script)),
-    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(MemoryStore.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { gunzipSync, gzipSync } from "node:zlib"
 import * as Template from "../src/layers/store/internal/pgliteTemplate.js"
 import * as PgliteClient from "../src/layers/store/PgliteClient.js"
-import * as SqlRepository from "../src/layers/store/SqlRepository.js"
+import * as SqlStore from "../src/layers/store/SqlStore.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 
@@ -33,7 +33,7 @@ const tempDir = Effect.acquireRelease(
 
 /** The repository over a PGlite client, both provided. */
 const store = (options: PgliteClient.Options) =>
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer(options)))
+  SqlStore.layer({ lock: "process" }).pipe(Layer.provideMerge(PgliteClient.layer(options)))
 
 /** The databases of the cluster: `initdb` makes `template0` and `template1` too, the template has none. */
 const databases = Effect.flatMap(

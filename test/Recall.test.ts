@@ -11,15 +11,15 @@ import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ContextPrompt from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { summarizingMemory } from "./fixtures/layers.js"
-import * as FaultyRepository from "./reliability/faultyRepository.js"
+import * as FaultyStore from "./reliability/faultyStore.js"
 
 const options = {
   kRawTurns: 2,
@@ -262,10 +262,10 @@ describe("recall's room and reads", () => {
 
   it.effect("a context with recall reads the window (with the settings) once, searches once and reads the hits' turns in one read", () =>
     Effect.gen(function*() {
-      const store = yield* FaultyRepository.make(yield* MemoryRepository.make, () => Effect.succeed(false))
+      const store = yield* FaultyStore.make(yield* MemoryStore.make, () => Effect.succeed(false))
       const callsOf = Effect.map(
         store.calls,
-        (calls) => (operation: FaultyRepository.Operation) => Option.getOrElse(HashMap.get(calls, operation), () => 0)
+        (calls) => (operation: FaultyStore.Operation) => Option.getOrElse(HashMap.get(calls, operation), () => 0)
       )
       yield* Effect.gen(function*() {
         const memory = yield* ChatMemoryService
@@ -291,7 +291,7 @@ describe("recall's room and reads", () => {
           ChatMemory.layer.pipe(
             Layer.provideMerge(SummarizationStrategy.layer(options)),
             Layer.provideMerge(ScriptedSkill.layer()),
-            Layer.provideMerge(Storage.layerFrom(store.store)),
+            Layer.provideMerge(Store.layerFrom(store.store)),
             Layer.provideMerge(ApproximateTokenCounter.layer)
           )
         )

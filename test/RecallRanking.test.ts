@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Array, Effect } from "effect"
 import type { NewMessage } from "../src/domain/Message.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import { asksWhen, withoutFrame } from "../src/strategies/internal/turnRanking.js"
 import { searchTurns } from "../src/strategies/Recall.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
@@ -22,7 +22,7 @@ const chatter = (n: number): Array<NewMessage> =>
 /** The turns recall finds for `query` in a conversation of `messages`, as seq ranges. */
 const recall = (messages: ReadonlyArray<NewMessage>, query: string, limit = 5) =>
   Effect.gen(function*() {
-    const store = yield* MemoryRepository.make
+    const store = yield* MemoryStore.make
     const id = freshId("ranking")
     yield* store.repository.appendMessages(id, messages)
     const found = yield* searchTurns(

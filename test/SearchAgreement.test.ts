@@ -11,8 +11,8 @@ import { QuestionsFile } from "../src/cli/Questions.js"
 import * as Transcript from "../src/cli/Transcript.js"
 import { MessageInput, type NewMessage } from "../src/domain/Message.js"
 import { sampleSize } from "../src/layers/store/internal/sql/search.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import { searchTurns } from "../src/strategies/Recall.js"
 import { freshId } from "./fixtures/messages.js"
 import { pgliteRepository } from "./fixtures/pglite.js"
@@ -61,12 +61,12 @@ const overlap = (actual: ReadonlyArray<number>, expected: ReadonlyArray<number>)
  * turns agree within the bounds below (measured on the one set past it, chat: 99.2 % of the top 10
  * hits, and 80 of its 87 questions recall the same turns in the same order).
  */
-const agreementTests = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+const agreementTests = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   for (const set of sets) {
     it.effect(`ranks the questions of ${set} as the in-memory index does`, () =>
       Effect.gen(function*() {
-        const subject = yield* Storage.get
-        const reference = yield* MemoryRepository.make
+        const subject = yield* Store.get
+        const reference = yield* MemoryStore.make
         const { questions, turns } = load(set)
         const id = freshId(`agreement-${set}`)
         const lastSeqs: Array<number> = []
@@ -82,7 +82,7 @@ const agreementTests = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
             const query = { text: question.question, before, limit: topHits }
             const expected = (yield* reference.index.searchMessages(id, query)).map((hit) => hit.seq)
             const actual = (yield* subject.index.searchMessages(id, query)).map((hit) => hit.seq)
-            const recall = (store: Storage.Store) =>
+            const recall = (store: Store.Store) =>
               Effect.map(
                 searchTurns(
                   store.repository,

@@ -8,17 +8,17 @@ import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
 import { scopeOf } from "../src/layers/store/internal/sql/search.js"
-import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as SqlStore from "../src/layers/store/SqlStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { pgliteClient } from "./fixtures/pglite.js"
 
 layer(
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
-)("SqlRepository search migration", (it) => {
+  SqlStore.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
+)("SqlStore search migration", (it) => {
   it.effect("messages stored before the search column existed are found after the migration", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const sql = yield* SqlClient.SqlClient
       const ids = [freshId("before-search"), freshId("before-search")]
       for (const id of ids) {
@@ -59,7 +59,7 @@ layer(
       // The window read function came with migration 7, and changed shape with migration 8.
       yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
       yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 4`
-      yield* SqlRepository.migrate
+      yield* SqlStore.migrate
       for (const id of ids) {
         const search = (text: string) => store.index.searchMessages(id, { text, before: 10_000, limit: 100 })
         assert.deepStrictEqual((yield* search("KX-4471")).map((hit) => hit.seq), [3])
@@ -76,7 +76,7 @@ layer(
 
   it.effect("vectors written with the terms of the version before stemming are written again", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const sql = yield* SqlClient.SqlClient
       const id = freshId("before-stemming")
       yield* store.repository.appendMessages(id, [
@@ -95,7 +95,7 @@ layer(
         )
       // The old vectors do not hold the stems a query is searched by now.
       assert.deepStrictEqual(yield* search("booking"), [])
-      yield* SqlRepository.migrate
+      yield* SqlStore.migrate
       assert.deepStrictEqual(yield* search("booking"), [1, 2])
       assert.deepStrictEqual(yield* search("which connection?"), [1])
     }))

@@ -4,7 +4,7 @@
 import { Effect, Layer } from "effect"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
@@ -45,7 +45,7 @@ strategyContract("hierarchical", ({ mode: _mode, ...settings }) => ({
   layer: ChatMemory.layer.pipe(
     Layer.provideMerge(HierarchicalStrategy.layer({ ...settings, retries: 0 })),
     Layer.provideMerge(ScriptedSkill.layer(extractor)),
-    Layer.provideMerge(MemoryRepository.layer),
+    Layer.provideMerge(MemoryStore.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   ),
   tokenBudget: settings.tokenBudget,

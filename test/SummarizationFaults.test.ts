@@ -7,11 +7,11 @@ import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { makeJobs } from "../src/strategies/internal/summarizer/jobs.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -54,7 +54,7 @@ describe("SummarizationStrategy under faults", () => {
   it.scoped("a skill failing 30 % of the time loses nothing and never moves the cursor back", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const events = yield* memory.subscribe
       let cursor = 0
       let version = 0
@@ -84,7 +84,7 @@ describe("SummarizationStrategy under faults", () => {
   it.scoped("a skill that never answers times out, is retried with backoff, then fails with the state unchanged", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const skill = yield* ScriptedSkill.ScriptedSkill
       const events = yield* memory.subscribe
       for (let i = 1; i <= 8; i++) yield* memory.addMessages("c", turn(i))
@@ -116,7 +116,7 @@ describe("SummarizationStrategy under faults", () => {
 
   it.scoped("closing the layer mid-job interrupts the job; the store keeps everything and a new layer resumes", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const started = yield* Deferred.make<undefined>()
       const interrupted = yield* Deferred.make<undefined>()
       const scope = yield* Scope.make()
@@ -147,7 +147,7 @@ describe("SummarizationStrategy under faults", () => {
         yield* service.awaitIdle("c")
       }).pipe(Effect.provide(memoryOver(options, {})))
       assert.isAbove((yield* store.summaries.getSummaryState(c)).cursor, 0)
-    }).pipe(Effect.provide(MemoryRepository.layer)))
+    }).pipe(Effect.provide(MemoryStore.layer)))
 
   it.scoped("two jobs for one conversation never run at once; a burst of 50 adds runs one job and one re-check", () =>
     Effect.gen(function*() {
@@ -182,7 +182,7 @@ describe("SummarizationStrategy under faults", () => {
         { concurrency: "unbounded" }
       )
       yield* memory.awaitIdle()
-      const store = yield* Storage.get
+      const store = yield* Store.get
       assert.strictEqual((yield* store.repository.listMessages(c, {})).length, 100)
       assert.isAbove((yield* store.summaries.getSummaryState(c)).cursor, 0)
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.gen(function*() {
@@ -224,7 +224,7 @@ describe("SummarizationStrategy under faults", () => {
   it.scoped("awaitIdle waits for retries and re-checks: once it returns, nothing for that conversation runs or is scheduled", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const skill = yield* ScriptedSkill.ScriptedSkill
       const events = yield* memory.subscribe
       const summarizing = (event: MemoryEvent) => event._tag === "Summarized" || event._tag === "SummarizationFailed"

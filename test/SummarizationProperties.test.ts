@@ -11,7 +11,7 @@ import { summaryText } from "../src/domain/MemoryContext.js"
 import type { Message } from "../src/domain/Message.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { conversation } from "./fixtures/arbitraries.js"
 import { summarizingMemory } from "./fixtures/layers.js"
@@ -97,7 +97,7 @@ describe("SummarizationStrategy properties", () => {
       }
       return Effect.gen(function*() {
         const memory = yield* ChatMemoryService
-        const repository = yield* SummaryRepository
+        const repository = yield* SummaryStore
         const system = spec.system.length > 0 ? yield* memory.addMessages("prop", spec.system) : []
         const turns: Array<ReadonlyArray<Message>> = []
         let cursor = 0
@@ -136,7 +136,7 @@ describe("SummarizationStrategy properties", () => {
   it.effect("explicit threshold 6000: a 400-turn replay calls the summarizer only past it, reading at most 1.5x the conversation", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const counter = yield* TokenCounter
       const skill = yield* ScriptedSkill
       let seed = 42

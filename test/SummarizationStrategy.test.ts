@@ -3,10 +3,10 @@ import { Effect, Layer, Queue } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
 import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
@@ -52,7 +52,7 @@ const summarizeInputs = Effect.map(
 describe("SummarizationStrategy", () => {
   it.effect("summarizes in the background once the threshold is crossed, in the EXISTING_SUMMARY / NEW_TURNS format", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* replay("c", 1, 7)
       assert.deepStrictEqual(yield* summarizeInputs, [])
       yield* replay("c", 8, 8)
@@ -136,7 +136,7 @@ describe("SummarizationStrategy", () => {
 
   it.effect("layered mode keeps a summary per chunk, oldest first, and merges the oldest past the cap", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* replay("c", 1, 12)
       const two = yield* repository.getSummaryState(c)
       assert.deepStrictEqual(two.layers.map((l) => l.text), ["summary #1", "summary #2"])
@@ -146,7 +146,7 @@ describe("SummarizationStrategy", () => {
 
   it.effect("layered mode merges the two oldest layers when together they pass the cap", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* replay("c", 1, 12)
       const state = yield* repository.getSummaryState(c)
       assert.strictEqual(state.layers.length, 1)
@@ -246,7 +246,7 @@ describe("SummarizationStrategy", () => {
       assert.strictEqual(k._tag === "DataValidationError" ? k.path : "", "options.kRawTurns")
       const prune = yield* build({ mode: "full", pruneSummarized: true })
       assert.strictEqual(prune._tag === "DataValidationError" ? prune.path : "", "options.pruneSummarized")
-    }).pipe(Effect.provide(Layer.merge(MemoryRepository.layer, ApproximateTokenCounter.layer))))
+    }).pipe(Effect.provide(Layer.merge(MemoryStore.layer, ApproximateTokenCounter.layer))))
 
   it.effect("invalid watermarks or view fail the layer's construction, naming the option", () =>
     Effect.gen(function*() {
@@ -264,7 +264,7 @@ describe("SummarizationStrategy", () => {
   it.effect("watermarks (no threshold set): a fold starts past highWater × room and leaves at most lowWater × room", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       // room = 400 - 60 (cap) = 340 tokens; a turn is 42: due past 306 (8 turns), folds down to 85 (2 turns).
       for (let i = 1; i <= 7; i++) yield* memory.addMessages("c", turn(i))
       yield* memory.awaitIdle("c")

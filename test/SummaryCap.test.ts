@@ -10,7 +10,7 @@ import * as Prompts from "../src/layers/skills/Prompts.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { SummaryRepository } from "../src/services/SummaryRepository.js"
+import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
 import { capAtSentence, sentencePrefix } from "../src/strategies/internal/summarizer/cap.js"
 import { summarizingMemory } from "./fixtures/layers.js"
@@ -82,7 +82,7 @@ describe("the summary cap", () => {
   it.effect("an answer over the cap is asked for again with the overrun stated; a shorter one is kept whole", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* fold("again")
       const calls = yield* summarizeCalls
       assert.strictEqual(calls.length, 2)
@@ -107,7 +107,7 @@ describe("the summary cap", () => {
   it.effect("one still over is cut at a sentence boundary and counted in the record, the event and the stats", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       const events = yield* Effect.fork(
         Stream.runCollect(Stream.take(Stream.filter(memory.events, (e) => e._tag === "Summarized"), 1))
       )
@@ -127,7 +127,7 @@ describe("the summary cap", () => {
 
   it.effect("when asking again fails, the first answer is cut rather than the fold lost", () =>
     Effect.gen(function*() {
-      const repository = yield* SummaryRepository
+      const repository = yield* SummaryStore
       yield* fold("fails")
       const state = yield* repository.getSummaryState(ConversationId.make("fails"))
       assert.isAbove(state.cursor, 0)

@@ -6,8 +6,8 @@
 import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Array, Effect, Layer } from "effect"
-import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as SqlStore from "../src/layers/store/SqlStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { pgliteClient } from "./fixtures/pglite.js"
 
@@ -25,11 +25,11 @@ const record = (fromSeq: number, toSeq: number) => ({
 })
 
 layer(
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
-)("SqlRepository summary-message link migration", (it) => {
+  SqlStore.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
+)("SqlStore summary-message link migration", (it) => {
   it.effect("records written before the link existed are linked to the summary messages that name them", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const sql = yield* SqlClient.SqlClient
       const linked = freshId("before-link")
       const unlinked = freshId("before-link")
@@ -88,7 +88,7 @@ layer(
       // The window read function came with migration 7, and changed shape with migration 8.
       yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
       yield* sql`DELETE FROM chat_memory_migrations WHERE migration_id >= 6`
-      yield* SqlRepository.migrate
+      yield* SqlStore.migrate
       assert.deepStrictEqual(yield* links, written)
       // From the message back to its record, too.
       const messages = yield* store.repository.listMessages(linked, {})

@@ -9,10 +9,10 @@ import {
   ChatMemory,
   ChatMemoryConfig,
   ContextPrompt,
-  MemoryRepository,
+  MemoryStore,
   NoopStrategy,
   OpenAiSkill,
-  PgRepository,
+  PgStore,
   ScriptedSkill,
   SummarizationStrategy
 } from "../src/index.js"
@@ -41,12 +41,12 @@ export const MemoryLive = ChatMemory.layerLive({
 export const MemoryLive2 = ChatMemory.layer.pipe(
   Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: 4000, kRawTurns: 4, mode: "incremental" })),
   Layer.provideMerge(OpenAiSkill.layerConfig(ChatMemoryConfig.openAi)),
-  Layer.provideMerge(PgRepository.layerConfig(ChatMemoryConfig.postgres)),
+  Layer.provideMerge(PgStore.layerConfig(ChatMemoryConfig.postgres)),
   Layer.provideMerge(ExactTokenCounter.layer)
 )
 export const WholeHistory = ChatMemory.layer.pipe(
   Layer.provideMerge(NoopStrategy.layer),
-  Layer.provideMerge(MemoryRepository.layer),
+  Layer.provideMerge(MemoryStore.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer)
 )
 describe("README examples", () => {

@@ -3,7 +3,7 @@ import { DateTime, Effect, FastCheck as fc } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
 import { groupTurns } from "../src/domain/Turn.js"
-import * as MemoryRepository from "../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"
 import { loadRecentTurns } from "../src/strategies/internal/context/window.js"
 import { newestThatFit } from "../src/strategies/internal/turns.js"
@@ -180,5 +180,5 @@ describe("loadRecentTurns", () => {
       const all = yield* loadRecentTurns(repository, page, 1000)
       assert.isTrue(all.reachedStart)
       assert.deepStrictEqual(all.turns.map((t) => t.messages.length), [142, 2])
-    }).pipe(Effect.provide(MemoryRepository.layer)))
+    }).pipe(Effect.provide(MemoryStore.layer)))
 })

@@ -12,7 +12,7 @@ import { SummarizationRecord, SummaryState } from "../domain/SummaryState.js"
 import type * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { RepositoryService } from "../services/RepositoryService.js"
-import { SummaryRepository } from "../services/SummaryRepository.js"
+import { SummaryStore } from "../services/SummaryStore.js"
 import { CliError } from "./Errors.js"
 import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
@@ -104,7 +104,7 @@ export const inspect = ({ conversationId, flags, json }: Input & { readonly json
   withMemory(flags, conversationId, ({ options, strategySource }) =>
     Effect.gen(function*() {
       const repository = yield* RepositoryService
-      const summaries = yield* SummaryRepository
+      const summaries = yield* SummaryStore
       const memory = yield* ChatMemoryService
       const stats = yield* memory.stats(conversationId)
       const info = yield* repository.getConversation(stats.conversationId)

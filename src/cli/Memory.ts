@@ -12,7 +12,7 @@ import type { StrategyName } from "../domain/ConversationSettings.js"
 import * as ChatMemory from "../layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
-import { SettingsRepository } from "../services/SettingsRepository.js"
+import { SettingsStore } from "../services/SettingsStore.js"
 import { CliError } from "./Errors.js"
 import * as Settings from "./Settings.js"
 
@@ -39,7 +39,7 @@ const recordedStrategy = (conversationId: string) =>
     onNone: () => Effect.succeed<StrategyName | undefined>(undefined),
     onSome: (id) =>
       Effect.flatMap(
-        SettingsRepository,
+        SettingsStore,
         (repository) => Effect.map(repository.getSettings(id), (settings) => settings.strategy)
       )
   })

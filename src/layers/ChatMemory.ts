@@ -9,7 +9,7 @@
  */
 import * as ChatMemoryLive from "./ChatMemoryLive.js"
 import * as ChatMemoryTest from "./ChatMemoryTest.js"
-import * as Memory from "./internal/memory.js"
+import * as Service from "./internal/service.js"
 
 /**
  * The memory's tag: `yield* ChatMemory.ChatMemoryService` gives the service (`addMessages`,
@@ -35,7 +35,7 @@ export { MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/C
  * @since 0.1.0
  * @category models
  */
-export type Options = Memory.Options
+export type Options = Service.Options
 
 /**
  * The values `Options.maxMessageLength` may take.
@@ -43,7 +43,7 @@ export type Options = Memory.Options
  * @since 0.1.0
  * @category schemas
  */
-export const MaxMessageLength = Memory.MaxMessageLength
+export const MaxMessageLength = Service.MaxMessageLength
 
 /**
  * Builds the service over a store, a strategy and a token counter; invalid options fail with a
@@ -52,7 +52,7 @@ export const MaxMessageLength = Memory.MaxMessageLength
  * @since 0.1.0
  * @category constructors
  */
-export const make = Memory.make
+export const make = Service.make
 
 /**
  * The service as a layer over the store, strategy and token counter layers: compose it by hand
@@ -61,7 +61,7 @@ export const make = Memory.make
  * @since 0.1.0
  * @category layers
  */
-export const layer = Memory.layer
+export const layer = Service.layer
 
 /**
  * The service as a layer over its ports, with options; invalid ones fail its construction.
@@ -69,7 +69,7 @@ export const layer = Memory.layer
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = Memory.layerWith
+export const layerWith = Service.layerWith
 
 /**
  * Everything the composed memory provides: the service, and the parts it is made of (the storage

@@ -15,12 +15,12 @@ import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import { type Tokenizer, variables } from "./ChatMemoryVariables.js"
 import type * as OpenAiEmbeddings from "./embeddings/OpenAiEmbeddings.js"
 import { isPostgresUrl } from "./internal/configValues.js"
-import type * as Memory from "./internal/memory.js"
+import type * as Service from "./internal/service.js"
 import type * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
 import type * as OpenAiSkill from "./skills/OpenAiSkill.js"
 import type * as PgliteClient from "./store/PgliteClient.js"
-import type * as PgRepository from "./store/PgRepository.js"
-import type * as SqlRepository from "./store/SqlRepository.js"
+import type * as PgStore from "./store/PgStore.js"
+import type * as SqlStore from "./store/SqlStore.js"
 
 /**
  * The embedding model of `hybrid` recall: a model behind the OpenAI API (or any compatible server,
@@ -51,7 +51,7 @@ export type Embeddings<E = never, R = never> =
 export type Store =
   | { readonly _tag: "memory" }
   | ({ readonly _tag: "pglite" } & PgliteClient.Options)
-  | ({ readonly _tag: "postgres" } & PgRepository.Options)
+  | ({ readonly _tag: "postgres" } & PgStore.Options)
   | ({
     readonly _tag: "sql"
     /**
@@ -60,7 +60,7 @@ export type Store =
      * from the same layer value. A failure to build it is a `RepositoryError` (`connect`).
      */
     readonly layer: Layer.Layer<SqlClient.SqlClient, unknown>
-  } & SqlRepository.Options)
+  } & SqlStore.Options)
 
 /**
  * Who writes the summaries: the offline extractive skill (no model, no key), a model behind the
@@ -99,7 +99,7 @@ export type Summarizer<E = never, R = never> =
  * @since 0.1.0
  * @category models
  */
-export interface Options<E = never, R = never> extends Partial<HierarchicalOptions>, Memory.Options {
+export interface Options<E = never, R = never> extends Partial<HierarchicalOptions>, Service.Options {
   /** `summarization` by default. */
   readonly strategy?: StrategyName | undefined
   /** The in-memory store by default. */
@@ -193,12 +193,12 @@ export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all
 
 /**
  * The PostgreSQL store's options from the environment: `DATABASE_URL` (redacted), a
- * `postgres://` or `postgresql://` URL. For `PgRepository.layerConfig`.
+ * `postgres://` or `postgresql://` URL. For `PgStore.layerConfig`.
  *
  * @since 0.1.0
  * @category config
  */
-export const postgres: Config.Config<PgRepository.Options> = Config.redacted(variables.databaseUrl.name).pipe(
+export const postgres: Config.Config<PgStore.Options> = Config.redacted(variables.databaseUrl.name).pipe(
   Config.validate({
     message: "must be a postgres:// or postgresql:// URL",
     validation: (url) => isPostgresUrl(Redacted.value(url))

@@ -20,14 +20,14 @@ import type { SummarizationOptions } from "../strategies/SummarizationOptions.js
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import type { Tokenizer } from "./ChatMemoryVariables.js"
-import * as Memory from "./internal/memory.js"
 import * as OptionalPeer from "./internal/optionalPeer.js"
+import * as Service from "./internal/service.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
 import * as LanguageModelSkill from "./skills/LanguageModelSkill.js"
-import * as MemoryRepository from "./store/MemoryRepository.js"
-import * as PgRepository from "./store/PgRepository.js"
-import * as SqlRepository from "./store/SqlRepository.js"
-import type * as Storage from "./store/Storage.js"
+import * as MemoryStore from "./store/MemoryStore.js"
+import * as PgStore from "./store/PgStore.js"
+import * as SqlStore from "./store/SqlStore.js"
+import type * as Store from "./store/Store.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
@@ -39,7 +39,7 @@ import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
  */
 export type Services =
   | ChatMemoryService.ChatMemoryService
-  | Storage.Ports
+  | Store.Ports
   | MemoryManagementStrategy
   | SkillService
   | TokenCounter
@@ -51,21 +51,21 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Storage.Ports, RepositoryError> => {
+export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Store.Ports, RepositoryError> => {
   switch (store._tag) {
     case "memory":
-      return MemoryRepository.layer
+      return MemoryStore.layer
     case "pglite": {
       const { _tag, ...options } = store
-      return PgRepository.layerPglite(options)
+      return PgStore.layerPglite(options)
     }
     case "postgres": {
       const { _tag, ...options } = store
-      return PgRepository.layer(options)
+      return PgStore.layer(options)
     }
     case "sql": {
       const { _tag, layer: client, ...options } = store
-      return SqlRepository.layer(options).pipe(
+      return SqlStore.layer(options).pipe(
         Layer.provide(Layer.mapError(client, (cause) => new RepositoryError({ operation: "connect", cause })))
       )
     }
@@ -154,7 +154,7 @@ export const layerEmbeddings = <E = never, R = never>(
  */
 export const layerStrategy = <E = never, R = never>(
   options: ChatMemoryConfig.Options<E, R>
-): Layer.Layer<MemoryManagementStrategy, DataValidationError | E, Storage.Ports | SkillService | TokenCounter | R> => {
+): Layer.Layer<MemoryManagementStrategy, DataValidationError | E, Store.Ports | SkillService | TokenCounter | R> => {
   const {
     maxFactTokens,
     maxFacts,
@@ -206,7 +206,7 @@ export const layerStrategy = <E = never, R = never>(
 export const layer = <E = never, R = never>(
   options: ChatMemoryConfig.Options<E, R> = {}
 ): Layer.Layer<Services, DataValidationError | RepositoryError | E, R> =>
-  Memory.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
+  Service.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
     Layer.provideMerge(layerStrategy(options)),
     Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
     Layer.provideMerge(layerStore(options.store ?? ChatMemoryConfig.defaults.store)),

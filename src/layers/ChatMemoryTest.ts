@@ -9,10 +9,10 @@ import type { StrategyName } from "../domain/ConversationSettings.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import * as ChatMemoryLive from "./ChatMemoryLive.js"
-import * as Memory from "./internal/memory.js"
+import * as Service from "./internal/service.js"
 import * as ScriptedSkill from "./skills/ScriptedSkill.js"
-import * as MemoryRepository from "./store/MemoryRepository.js"
-import type * as Storage from "./store/Storage.js"
+import * as MemoryStore from "./store/MemoryStore.js"
+import type * as Store from "./store/Store.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
@@ -26,11 +26,11 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
   readonly strategy?: StrategyName | undefined
   readonly script?: ScriptedSkill.ScriptedSkill.Script | undefined
   /**
-   * The store: a fresh `MemoryRepository` by default. Any layer that provides the storage ports
-   * (`Storage.Ports`) goes: a double that records calls or fails on cue (`Storage.layer` builds one
+   * The store: a fresh `MemoryStore` by default. Any layer that provides the storage ports
+   * (`Store.Ports`) goes: a double that records calls or fails on cue (`Store.layer` builds one
    * from its parts), a SQL store. Its error and requirements become the test memory's.
    */
-  readonly store?: Layer.Layer<Storage.Ports, E, R> | undefined
+  readonly store?: Layer.Layer<Store.Ports, E, R> | undefined
 }
 
 /**
@@ -54,10 +54,10 @@ export const layer = <E = never, R = never>(
   options: Options<E, R> = {}
 ): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill, DataValidationError | E, R> => {
   const { script, store, ...strategy } = options
-  return Memory.layer.pipe(
+  return Service.layer.pipe(
     Layer.provideMerge(ChatMemoryLive.layerStrategy(strategy)),
     Layer.provideMerge(ScriptedSkill.layer(script)),
-    Layer.provideMerge(store ?? MemoryRepository.layer),
+    Layer.provideMerge(store ?? MemoryStore.layer),
     Layer.provideMerge(ApproximateTokenCounter.layer)
   )
 }

@@ -13,8 +13,8 @@ import { MaxContentLength } from "../domain/Message.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as SummarizationOptions from "../strategies/SummarizationOptions.js"
 import * as Values from "./internal/configValues.js"
-import { MaxMessageLength } from "./internal/memory.js"
 import * as OpenAiModels from "./internal/openAiModels.js"
+import { MaxMessageLength } from "./internal/service.js"
 
 /**
  * The stores the environment can choose: in memory, embedded PGlite, or a PostgreSQL server.

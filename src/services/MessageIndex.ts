@@ -37,7 +37,7 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   models, other conversations, pruned or deleted messages never appear, nor vectors of another
  *   length than the query's (a model changed under the same name compares nothing), nor empty ones.
  *   A vector holding a number that is not finite is stored empty: never found.
- *   `RepositoryService.deleteConversation` and a pruning `SummaryRepository.commitSummary` delete
+ *   `RepositoryService.deleteConversation` and a pruning `SummaryStore.commitSummary` delete
  *   the vectors of what they delete. None of them fails on an unknown conversation: there is
  *   nothing pending and nothing found.
  *

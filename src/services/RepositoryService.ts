@@ -1,8 +1,8 @@
 /**
  * The conversation log, the first of the storage ports: an append-only message log per
  * conversation with store-assigned seqs, its range reads and counters, the window a context is
- * assembled from, the whole turns recall reads, and the deletion of a whole conversation. Its siblings (`SummaryRepository`,
- * `SettingsRepository`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
+ * assembled from, the whole turns recall reads, and the deletion of a whole conversation. Its siblings (`SummaryStore`,
+ * `SettingsStore`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
  * of them (`Storage`).
  *
  * @since 0.1.0
@@ -28,7 +28,7 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   operation of this port on a conversation that does not exist fails with
  *   `ConversationNotFoundError`.
  * - `readWindow` returns the counters, the summary state, the conversation's stored settings
- *   (`SettingsRepository`) and the leading system messages as of one snapshot, and `recent`: the
+ *   (`SettingsStore`) and the leading system messages as of one snapshot, and `recent`: the
  *   newest messages after `after`, oldest first, with no gap.
  *   Either `reachedStart` is true and `recent` is every message of the range, or `recent` holds
  *   more than `tokenLimit` tokens (summary messages aside) and starts at a user message, where a
@@ -112,7 +112,7 @@ export declare namespace RepositoryService {
   }
 
   /**
-   * The errors of the reading operations (of this port and of `SummaryRepository`).
+   * The errors of the reading operations (of this port and of `SummaryStore`).
    *
    * @since 0.1.0
    * @category errors
@@ -225,7 +225,7 @@ export declare namespace RepositoryService {
   export interface WindowRead {
     readonly info: ConversationInfo
     readonly state: SummaryState
-    /** The conversation's stored settings (`SettingsRepository.getSettings`), empty for none. */
+    /** The conversation's stored settings (`SettingsStore.getSettings`), empty for none. */
     readonly settings: ConversationSettings
     /** The leading system messages. */
     readonly system: ReadonlyArray<Message>

@@ -20,10 +20,10 @@ import { decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
-import type { SettingsRepository } from "../services/SettingsRepository.js"
+import type { SettingsStore } from "../services/SettingsStore.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { SummarizationLease } from "../services/SummarizationLease.js"
-import type { SummaryRepository } from "../services/SummaryRepository.js"
+import type { SummaryStore } from "../services/SummaryStore.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import * as Hierarchical from "./internal/summarizer/hierarchical.js"
 import { makeWith } from "./internal/summarizing.js"
@@ -32,8 +32,8 @@ import { defaults as summarizationDefaults, Options, type SummarizationOptions }
 /** Everything the strategy needs from its environment. */
 type Requirements =
   | RepositoryService
-  | SummaryRepository
-  | SettingsRepository
+  | SummaryStore
+  | SettingsStore
   | MessageIndex
   | SummarizationLease
   | SkillService

@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
@@ -43,7 +43,7 @@ const refusedField = <A, E extends { readonly _tag: string }>(effect: Effect.Eff
     (error) => ("path" in error && error._tag === "DataValidationError" ? error.path : "")
   )
 
-export const contextSettingsContract = <E>(name: string, repositoryLayer: Layer.Layer<Storage.Ports, E>) =>
+export const contextSettingsContract = <E>(name: string, repositoryLayer: Layer.Layer<Store.Ports, E>) =>
   layer(
     ChatMemory.layer.pipe(
       Layer.provideMerge(SummarizationStrategy.layer(defaults)),

@@ -7,7 +7,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConversationId } from "../../src/domain/ConversationId.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import type * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { withMemory } from "../fixtures/layers.js"
 
@@ -28,7 +28,7 @@ const outcome = (memory: ChatMemoryService.ChatMemoryService.Service, id: string
 const accepted = (id: string) => Either.isRight(Schema.decodeUnknownEither(ConversationId)(id))
 
 /** Registers the conversation-id tests in a contract suite. */
-export const conversationIdContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const conversationIdContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect(
     "ids are accepted or refused alike on every store, and an accepted id reads back as given",
     () =>

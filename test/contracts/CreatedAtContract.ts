@@ -7,7 +7,7 @@
 import { assert, type Vitest } from "@effect/vitest"
 import { DateTime, Effect, Layer, TestClock } from "effect"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
@@ -36,7 +36,7 @@ const ServiceOverPorts = ChatMemory.layer.pipe(
 const iso = (time: DateTime.Utc): string => DateTime.formatIso(time)
 
 /** Registers the contract of message times in a suite whose layer provides a store. */
-export const createdAtContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const createdAtContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("a caller's createdAt round trips to the millisecond, in any order; the conversation starts at the first", () =>
     Effect.gen(function*() {
       const repo = yield* RepositoryService

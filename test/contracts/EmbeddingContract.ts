@@ -6,7 +6,7 @@
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import { MessageIndex } from "../../src/services/MessageIndex.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage, testRecord } from "../fixtures/messages.js"
@@ -33,7 +33,7 @@ const seed = (id: ConversationId) =>
   })
 
 /** Registers the vector tests in a contract suite. */
-export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const embeddingContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("pending lists the searchable messages after the newest embedded one, oldest first", () =>
     Effect.gen(function*() {
       const repo = yield* MessageIndex
@@ -119,7 +119,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("an unknown conversation has nothing pending and nothing found; vectors for it are dropped", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("vectors")
       assert.deepStrictEqual(yield* store.index.pendingEmbeddings(id, { model, limit: 10 }), [])
       yield* store.index.storeEmbeddings(id, model, [{ seq: 1, vector: axis(2, 0) }])
@@ -137,7 +137,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("deleting a conversation deletes its vectors: the same id starts over", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("vectors")
       yield* seed(id)
       yield* store.index.storeEmbeddings(id, model, [2, 3, 4, 5, 6].map((seq) => ({ seq, vector: axis(5, seq - 2) })))
@@ -159,7 +159,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("pruned messages lose their vectors and are never found", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("vectors")
       yield* seed(id)
       yield* store.index.storeEmbeddings(
@@ -183,7 +183,7 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("no vector of another conversation is ever found (property)", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const dims = 6
       const vector = fc.array(fc.integer({ min: -5, max: 5 }), { minLength: dims, maxLength: dims })
       const samples = fc.sample(

@@ -8,7 +8,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { randomUUID } from "node:crypto"
 import type { MessageMetadata } from "../../src/domain/Message.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import type * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { withMemory } from "../fixtures/layers.js"
@@ -100,7 +100,7 @@ const assertCanonical = (actual: unknown, expected: unknown, message: string) =>
 }
 
 /** Registers the JSON metadata tests in a contract suite. */
-export const jsonContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const jsonContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("metadata reads back in the one canonical form, the same value on every store", () =>
     Effect.gen(function*() {
       const repo = yield* RepositoryService

@@ -4,12 +4,12 @@
  * (`EmbeddingContract`).
  */
 import type { Vitest } from "@effect/vitest"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import { embeddingContract } from "./EmbeddingContract.js"
 import { searchContract } from "./SearchContract.js"
 
 /** Registers the index's contract in a suite whose layer provides a store. */
-export const messageIndexContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const messageIndexContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   searchContract(it)
   embeddingContract(it)
 }

@@ -10,7 +10,7 @@ import type { MemoryContext } from "../../src/domain/MemoryContext.js"
 import type { Message } from "../../src/domain/Message.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
@@ -62,7 +62,7 @@ const checkRecall = (context: MemoryContext, stored: ReadonlyArray<Message>) => 
   }
 }
 
-export const recallContract = <E>(name: string, repositoryLayer: Layer.Layer<Storage.Ports, E>) =>
+export const recallContract = <E>(name: string, repositoryLayer: Layer.Layer<Store.Ports, E>) =>
   layer(
     ChatMemory.layer.pipe(
       Layer.provideMerge(SummarizationStrategy.layer({

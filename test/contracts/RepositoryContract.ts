@@ -7,19 +7,19 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect, Exit } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import { ConversationSettings } from "../../src/domain/ConversationSettings.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 import { conversationIdContract } from "./ConversationIdContract.js"
 import { jsonContract } from "./JsonContract.js"
-import { record } from "./SummaryRepositoryContract.js"
+import { record } from "./SummaryStoreContract.js"
 import { turnsContract } from "./TurnsContract.js"
 import { windowContract } from "./WindowContract.js"
 
 const seqsOf = (messages: ReadonlyArray<{ readonly seq: number }>) => messages.map((m) => m.seq)
 
 /** Registers the log's contract in a suite whose layer provides a store. */
-export const repositoryContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const repositoryContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("append assigns seqs 1..n in order and keeps the counters", () =>
     Effect.gen(function*() {
       const repo = yield* RepositoryService
@@ -174,7 +174,7 @@ export const repositoryContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => 
 
   it.effect("deleteConversation removes messages, summary state and records together", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       const other = freshId()
       yield* store.repository.appendMessages(id, [
@@ -234,7 +234,7 @@ export const repositoryContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => 
 
   it.effect("deleteConversation clears every port in one call: summary state, records, settings, index, embeddings", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("cascade")
       const other = freshId("cascade")
       const model = "contract-embedder"

@@ -9,7 +9,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect, Either, FastCheck as fc } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import type { NewMessage } from "../../src/domain/Message.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import { MessageIndex } from "../../src/services/MessageIndex.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage, testRecord } from "../fixtures/messages.js"
@@ -74,7 +74,7 @@ const sentence = (vocabulary: ReadonlyArray<string>) =>
 const wordsOf = (text: string): ReadonlySet<string> => new Set(text.toLowerCase().split(/[^a-z]+/))
 
 /** Registers the search tests in a contract suite. */
-export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const searchContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("an identifier, an amount, a date or an email ranks first among distractors sharing the common words", () =>
     Effect.gen(function*() {
       const repo = yield* MessageIndex
@@ -120,7 +120,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("a word is found by its inflected forms (Porter stemming)", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       yield* store.repository.appendMessages(id, [
         newMessage("user", "I booked the connecting flights to Osaka yesterday."),
@@ -138,7 +138,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("one rare word outweighs two common ones (inverse document frequency)", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       yield* store.repository.appendMessages(id, [
         ...Array.makeBy(20, (i) => newMessage("user", `The delivery total for crate ${i} was checked.`)),
@@ -159,7 +159,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("a long conversation: common words weigh little, the needle still ranks first", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       // Every distractor holds "delivery" and "total": more than a search ranks exhaustively.
       yield* store.repository.appendMessages(id, [
@@ -218,7 +218,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("at most `limit` hits, best first", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       yield* store.repository.appendMessages(
         id,
@@ -243,7 +243,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
     },
     ({ a, b, query }) =>
       Effect.gen(function*() {
-        const store = yield* Storage.get
+        const store = yield* Store.get
         const idA = freshId("search-a")
         const idB = freshId("search-b")
         // Interleaved writes, so the two conversations' seqs overlap.
@@ -281,7 +281,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("an unknown or deleted conversation has no hits", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       const query = { text: "ORD-2024-88417", before: 100, limit: 10 }
       assert.deepStrictEqual(yield* store.index.searchMessages(id, query), [])
@@ -299,7 +299,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("a query of stop words or punctuation has no hits; hostile query texts are safe", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       yield* store.repository.appendMessages(id, [
         newMessage("user", "What is the status of the pallet, and where is it now?"),
@@ -341,7 +341,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("summary messages, leading system messages and pruned messages are never hits", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       yield* store.repository.appendMessages(id, [
         newMessage("system", "Escalate ZETA-991 cases to a manager."),
@@ -373,7 +373,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("a message of 50,000 distinct words is stored, and found by its first words", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       const letters = "abcdefghijklmnopqrstuvwxyz"
       const word = (i: number) =>
@@ -392,7 +392,7 @@ export const searchContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("tool results are found by their content, tool calls by their params", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("search")
       yield* store.repository.appendMessages(id, [
         newMessage("user", "Can you check my last order?"),

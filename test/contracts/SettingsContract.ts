@@ -1,12 +1,12 @@
 /**
- * The contract of per-conversation settings (`SettingsRepository`): defaults, replacement,
+ * The contract of per-conversation settings (`SettingsStore`): defaults, replacement,
  * isolation, settings stored before the first message, and their removal with the conversation.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ConversationSettings from "../../src/domain/ConversationSettings.js"
-import * as Storage from "../../src/layers/store/Storage.js"
-import { SettingsRepository } from "../../src/services/SettingsRepository.js"
+import * as Store from "../../src/layers/store/Store.js"
+import { SettingsStore } from "../../src/services/SettingsStore.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
 /** The fields a settings value holds, as a plain object: absent fields stay absent. */
@@ -16,10 +16,10 @@ const settings = (fields: ConstructorParameters<typeof ConversationSettings.Conv
   new ConversationSettings.ConversationSettings(fields)
 
 /** Registers the settings tests in a contract suite. */
-export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const settingsContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("settings default to empty, with or without messages", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const unknown = freshId("settings")
       const stored = freshId("settings")
       yield* store.repository.appendMessages(stored, [newMessage("user", "hello")])
@@ -38,7 +38,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("setSettings returns what is stored and getSettings reads it back", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("settings")
       yield* store.repository.appendMessages(id, [newMessage("user", "hello")])
       const returned = yield* store.settings.setSettings(
@@ -61,7 +61,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("setSettings replaces the whole set: an absent field is cleared", () =>
     Effect.gen(function*() {
-      const repo = yield* SettingsRepository
+      const repo = yield* SettingsStore
       const id = freshId("settings")
       yield* repo.setSettings(id, settings({ tokenBudget: 2000, view: "stable" }))
       const replaced = yield* repo.setSettings(id, settings({ kRawTurns: 4 }))
@@ -77,7 +77,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("the settings of one conversation are never visible from another", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const first = freshId("settings")
       const second = freshId("settings")
       const bare = freshId("settings")
@@ -100,7 +100,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("settings set before the first message survive the first append and later writes", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("settings")
       yield* store.settings.setSettings(id, settings({ tokenBudget: 4000, kRawTurns: 2 }))
       // Setting settings does not create the conversation.
@@ -139,7 +139,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("deleteConversation removes the settings with the messages", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("settings")
       yield* store.repository.appendMessages(id, [newMessage("user", "u1"), newMessage("assistant", "a1")])
       yield* store.settings.setSettings(id, settings({ tokenBudget: 2500, kRawTurns: 3, view: "stable" }))
@@ -155,7 +155,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("deleteConversation of an id with settings only clears them and succeeds; then the id holds nothing", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("settings")
       yield* store.settings.setSettings(id, settings({ view: "stable" }))
       yield* store.repository.deleteConversation(id)

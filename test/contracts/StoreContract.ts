@@ -1,28 +1,28 @@
 /**
  * The contract suites of the storage ports, run against one store: `RepositoryService` (the log),
- * `SummaryRepository`, `SettingsRepository`, `MessageIndex` and `SummarizationLease`. Every store
+ * `SummaryStore`, `SettingsStore`, `MessageIndex` and `SummarizationLease`. Every store
  * (in-memory, PGlite, PostgreSQL) runs them all.
  */
 import { describe, layer } from "@effect/vitest"
 import type { Layer } from "effect"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import { createdAtContract } from "./CreatedAtContract.js"
 import { messageIndexContract } from "./MessageIndexContract.js"
 import { repositoryContract } from "./RepositoryContract.js"
 import { settingsContract } from "./SettingsContract.js"
 import { summarizationLeaseContract } from "./SummarizationLeaseContract.js"
-import { summaryRepositoryContract } from "./SummaryRepositoryContract.js"
+import { summaryRepositoryContract } from "./SummaryStoreContract.js"
 
 /**
  * Runs every port's contract against `store`. The layer is built once for the suites; every test
  * uses its own conversation ids.
  */
-export const storeContract = <E>(name: string, store: Layer.Layer<Storage.Ports, E>) =>
+export const storeContract = <E>(name: string, store: Layer.Layer<Store.Ports, E>) =>
   layer(store)(`store contracts: ${name}`, (it) => {
     describe("RepositoryService contract", () => repositoryContract(it))
     describe("createdAt contract", () => createdAtContract(it))
-    describe("SummaryRepository contract", () => summaryRepositoryContract(it))
-    describe("SettingsRepository contract", () => settingsContract(it))
+    describe("SummaryStore contract", () => summaryRepositoryContract(it))
+    describe("SettingsStore contract", () => settingsContract(it))
     describe("MessageIndex contract", () => messageIndexContract(it))
     describe("SummarizationLease contract", () => summarizationLeaseContract(it))
   })

@@ -5,14 +5,14 @@
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option } from "effect"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
 /** Registers the lease's contract in a suite whose layer provides a store. */
-export const summarizationLeaseContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const summarizationLeaseContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("the summarization lease admits one holder per conversation and is released on failure", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       const other = freshId()
       yield* store.repository.appendMessages(id, [newMessage("user", "u")])
@@ -32,7 +32,7 @@ export const summarizationLeaseContract = (it: Vitest.MethodsNonLive<Storage.Por
 
   it.effect("the summarization lease is held while its holder waits, and released when it is interrupted", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(id, [newMessage("user", "u")])
       const holding = yield* Deferred.make<undefined>()
@@ -51,7 +51,7 @@ export const summarizationLeaseContract = (it: Vitest.MethodsNonLive<Storage.Por
 
   it.effect("the summarization lease of a conversation not stored yet runs its effect", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       assert.deepStrictEqual(yield* store.lease.withLease(id, Effect.succeed("ran")), Option.some("ran"))
       // Taking the lease does not create the conversation.

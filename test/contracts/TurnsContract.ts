@@ -4,7 +4,7 @@
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage, testRecord } from "../fixtures/messages.js"
 
@@ -29,7 +29,7 @@ const conversation = [
 ]
 
 /** Registers the turns read in a contract suite. */
-export const turnsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const turnsContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("readTurns widens each message to its whole turn, each turn once, ascending, as stored", () =>
     Effect.gen(function*() {
       const repo = yield* RepositoryService
@@ -96,7 +96,7 @@ export const turnsContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("readTurns after a prune: pruned messages hold no turn, and the first stored turn starts the log", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("turns")
       yield* store.repository.appendMessages(id, conversation.slice(0, 10))
       const committed = yield* store.summaries.commitSummary({

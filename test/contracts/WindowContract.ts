@@ -7,7 +7,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect } from "effect"
 import { ConversationSettings } from "../../src/domain/ConversationSettings.js"
 import { windowPageSize } from "../../src/layers/store/internal/window.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
@@ -27,7 +27,7 @@ const record = (fromSeq: number, toSeq: number) => ({
 })
 
 /** Registers the window tests in a contract suite. */
-export const windowContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const windowContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("readWindow returns the system prefix, the state and the newest messages after the start", () =>
     Effect.gen(function*() {
       const repo = yield* RepositoryService
@@ -79,7 +79,7 @@ export const windowContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("readWindow after the cursor starts past the summarized messages", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(id, [
         newMessage("system", "rules", {}, 3),
@@ -108,7 +108,7 @@ export const windowContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
 
   it.effect("readWindow returns the conversation's stored settings, as they are after each write", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(id, [newMessage("user", "hello"), newMessage("assistant", "hi")])
       const read = () => store.repository.readWindow(id, { after: "system-prefix", tokenLimit: 100 })

@@ -18,8 +18,8 @@ import type { DataValidationError } from "../../src/errors/DataValidationError.j
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as MemoryStore from "../../src/layers/store/MemoryStore.js"
+import * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
 import * as NoopStrategy from "../../src/strategies/NoopStrategy.js"
@@ -37,7 +37,7 @@ import {
   validId,
   validMessage
 } from "./badInputs.js"
-import * as FaultyRepository from "./faultyRepository.js"
+import * as FaultyStore from "./faultyStore.js"
 
 type PublicError = DataValidationError | ConversationNotFoundError | RepositoryError
 
@@ -60,16 +60,16 @@ interface Untyped {
 const untyped = (memory: ChatMemoryService.ChatMemoryService.Service): Untyped => memory
 
 /** The store under the memory, and the calls the memory made to it. */
-class Store extends Context.Tag("test/reliability/Store")<Store, {
-  readonly store: Storage.Store
-  readonly counted: FaultyRepository.FaultyRepository
+class Counted extends Context.Tag("test/reliability/Counted")<Counted, {
+  readonly store: Store.Store
+  readonly counted: FaultyStore.FaultyStore
 }>() {}
 
 const StoreLive = Layer.effect(
-  Store,
+  Counted,
   Effect.gen(function*() {
-    const store = yield* MemoryRepository.make
-    return { store, counted: yield* FaultyRepository.make(store, () => Effect.succeed(false)) }
+    const store = yield* MemoryStore.make
+    return { store, counted: yield* FaultyStore.make(store, () => Effect.succeed(false)) }
   })
 )
 
@@ -83,7 +83,7 @@ const MemoryLive = ChatMemory.layer.pipe(
   })),
   Layer.provideMerge(ScriptedSkill.layer()),
   Layer.provideMerge(ApproximateTokenCounter.layer),
-  Layer.provideMerge(Layer.unwrapEffect(Effect.map(Store, ({ counted }) => Storage.layerFrom(counted.store)))),
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(Counted, ({ counted }) => Store.layerFrom(counted.store)))),
   Layer.provideMerge(StoreLive)
 )
 
@@ -114,9 +114,9 @@ const unreadable = "could not be read: a getter or a proxy trap threw"
 /** What the store holds and was asked to write, to compare before and after a call. */
 const observe = (id: unknown) =>
   Effect.gen(function*() {
-    const { counted, store } = yield* Store
+    const { counted, store } = yield* Counted
     const calls = yield* counted.calls
-    const count = (op: FaultyRepository.Operation) => Option.getOrElse(HashMap.get(calls, op), () => 0)
+    const count = (op: FaultyStore.Operation) => Option.getOrElse(HashMap.get(calls, op), () => 0)
     const ids = ["fuzz-a", "fuzz-b", "fuzz-c", ...(isConversationId(id) ? [id] : [])]
     const messages = yield* Effect.forEach(ids, (candidate) =>
       Effect.match(store.repository.getConversation(ConversationId.make(candidate)), {
@@ -237,7 +237,7 @@ describe("bad input", () => {
         Effect.gen(function*() {
           const { exit } = yield* call("addMessages", id, [], (memory) => memory.addMessages(id, messages))
           assert.isTrue(Exit.isSuccess(exit))
-          const { store } = yield* Store
+          const { store } = yield* Counted
           // The newest messages only: the conversation grows with every run, and reading all of it
           // each time made this property quadratic.
           const stored = yield* store.repository.listMessages(ConversationId.make(id), {
@@ -575,7 +575,7 @@ describe("bad input", () => {
 const NoopMemory = ChatMemory.layer.pipe(
   Layer.provideMerge(NoopStrategy.layer),
   Layer.provideMerge(ApproximateTokenCounter.layer),
-  Layer.provideMerge(MemoryRepository.layer)
+  Layer.provideMerge(MemoryStore.layer)
 )
 
 /** Adds `messages` to a fresh conversation through the public service; the id, what it returned. */

@@ -26,9 +26,9 @@ import {
   TestContext
 } from "effect"
 import * as ConversationId from "../../src/domain/ConversationId.js"
-import * as MemoryRepository from "../../src/layers/store/MemoryRepository.js"
+import * as MemoryStore from "../../src/layers/store/MemoryStore.js"
 import * as SummarizationOptions from "../../src/strategies/SummarizationOptions.js"
-import * as FaultyRepository from "./faultyRepository.js"
+import * as FaultyStore from "./faultyStore.js"
 import { draw, random } from "./random.js"
 import { checkCaughtUp, type ConversationModel, snapshot } from "./soakChecks.js"
 import { configFor, type Variant, variantOf } from "./soakConfig.js"
@@ -102,8 +102,8 @@ const runSeed = (seed: number, tally: World.Tally) =>
     const r = random(seed ^ 0x5eed)
     const errors: Array<string> = []
     const calm = yield* Ref.make(false)
-    const store = yield* MemoryRepository.make
-    const faulty = yield* FaultyRepository.make(store, (operation, n) =>
+    const store = yield* MemoryStore.make
+    const faulty = yield* FaultyStore.make(store, (operation, n) =>
       Effect.map(Ref.get(calm), (quiet) => !quiet && draw(seed, operation, n) < config.rates.store))
     const first = yield* World.buildMemory(config, faulty, calm, tally, 0)
     const world: World.World = {

@@ -32,11 +32,11 @@ import * as ConversationId from "../../src/domain/ConversationId.js"
 import type { MemoryEvent } from "../../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import * as PgRepository from "../../src/layers/store/PgRepository.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as PgStore from "../../src/layers/store/PgStore.js"
+import * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../../src/services/ChatMemoryService.js"
-import type { SummaryRepository } from "../../src/services/SummaryRepository.js"
+import type { SummaryStore } from "../../src/services/SummaryStore.js"
 import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../../src/strategies/SummarizationStrategy.js"
 import { newMessage } from "../fixtures/messages.js"
@@ -109,7 +109,7 @@ const instance = (repository: SharedRepository, overlap: Overlap) =>
     const skill = Context.get(context, ScriptedSkill.ScriptedSkill)
     return {
       memory,
-      store: yield* Effect.provide(Storage.get, context),
+      store: yield* Effect.provide(Store.get, context),
       applied: Ref.get(applied),
       skillCalls: Effect.map(skill.calls, (calls) => calls.length),
       mostInFlight: Effect.sync(() => inFlight.most)
@@ -125,7 +125,7 @@ const turn = (label: string, i: number) => [
 
 /** Samples the summary state of `ids` until `done`, and fails if a cursor or version ever goes back. */
 const sampleMonotone = (
-  summaries: SummaryRepository.Service,
+  summaries: SummaryStore.Service,
   ids: ReadonlyArray<string>,
   done: Deferred.Deferred<boolean>
 ) =>
@@ -272,13 +272,13 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
     const LeaseRow = Schema.Struct({ lease_owner: Schema.String, lease_until: Schema.DateFromSelf })
 
     /** A store over a fresh schema, as one process would open it, and a client on that schema. */
-    const processOn = (schemaUrl: string, options: Omit<PgRepository.Options, "url">) =>
+    const processOn = (schemaUrl: string, options: Omit<PgStore.Options, "url">) =>
       Effect.flatMap(
-        Layer.build(PgRepository.layer({ ...options, url: Redacted.make(schemaUrl) })),
-        (context) => Effect.provide(Storage.get, context)
+        Layer.build(PgStore.layer({ ...options, url: Redacted.make(schemaUrl) })),
+        (context) => Effect.provide(Store.get, context)
       )
 
-    const fixture = (options: Omit<PgRepository.Options, "url"> = {}) =>
+    const fixture = (options: Omit<PgStore.Options, "url"> = {}) =>
       Effect.gen(function*() {
         const schemaUrl = yield* freshSchemaUrl(url)
         const store = yield* processOn(schemaUrl, options)

@@ -10,7 +10,7 @@ import type { MemoryContext } from "../../src/domain/MemoryContext.js"
 import { factsText, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { SummarizationRecord, SummaryState } from "../../src/domain/SummaryState.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import type { TokenCounter } from "../../src/services/TokenCounter.js"
 
@@ -70,7 +70,7 @@ export interface Snapshot {
   readonly records: ReadonlyArray<SummarizationRecord>
 }
 
-export const snapshot = (store: Storage.Store, id: ConversationId) =>
+export const snapshot = (store: Store.Store, id: ConversationId) =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 20; attempt++) {
       const before = yield* Effect.either(store.summaries.getSummaryState(id))

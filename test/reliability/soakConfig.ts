@@ -7,7 +7,7 @@ import type { Fact } from "../../src/domain/Fact.js"
 import { SkillExecutionError } from "../../src/errors/SkillExecutionError.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import type { SkillService } from "../../src/services/SkillService.js"
 import * as HierarchicalStrategy from "../../src/strategies/HierarchicalStrategy.js"
@@ -187,7 +187,7 @@ export const script = (
 /** The memory of one layer generation, over the (faulty) store the test keeps. */
 export const memoryLayer = (
   config: SoakConfig,
-  store: Storage.Store,
+  store: Store.Store,
   skill: ScriptedSkill.ScriptedSkill.Script
 ) => {
   const strategy = config.variant === "hierarchical"
@@ -197,6 +197,6 @@ export const memoryLayer = (
     Layer.provideMerge(strategy),
     Layer.provideMerge(ScriptedSkill.layer(skill)),
     Layer.provideMerge(ApproximateTokenCounter.layer),
-    Layer.provideMerge(Storage.layerFrom(store))
+    Layer.provideMerge(Store.layerFrom(store))
   )
 }

@@ -9,20 +9,20 @@ import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
-import type { FaultyRepository } from "./faultyRepository.js"
-import { isInjected } from "./faultyRepository.js"
+import type { FaultyStore } from "./faultyStore.js"
+import { isInjected } from "./faultyStore.js"
 import { checkContext, checkStore, type ConversationModel, snapshot } from "./soakChecks.js"
 import { memoryLayer, script, type SoakConfig } from "./soakConfig.js"
 
 export interface World {
   readonly config: SoakConfig
   /** The store itself, read by the checks. */
-  readonly store: Storage.Store
+  readonly store: Store.Store
   /** The store as the memory sees it: with injected failures. */
-  readonly faulty: FaultyRepository
+  readonly faulty: FaultyStore
   /** While set, nothing fails. */
   readonly calm: Ref.Ref<boolean>
   readonly models: ReadonlyArray<ConversationModel>
@@ -59,7 +59,7 @@ export const counter = ApproximateTokenCounter.make
 /** Builds the memory of the next generation over the world's faulty store. */
 export const buildMemory = (
   config: SoakConfig,
-  faulty: FaultyRepository,
+  faulty: FaultyStore,
   calm: Ref.Ref<boolean>,
   tally: Tally,
   generation: number

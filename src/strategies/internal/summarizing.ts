@@ -13,9 +13,9 @@ import { DataValidationError } from "../../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
-import { SettingsRepository } from "../../services/SettingsRepository.js"
+import { SettingsStore } from "../../services/SettingsStore.js"
 import type { SummarizationLease } from "../../services/SummarizationLease.js"
-import type { SummaryRepository } from "../../services/SummaryRepository.js"
+import type { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../SummarizationOptions.js"
 import { makeHybrid } from "./context/hybrid.js"
@@ -37,7 +37,7 @@ const recallCandidates = 8
  * The storage ports the policy reads and writes: the log, the summary state (the summarizer
  * commits), the settings (the planner reads them), the index (recall) and the lease.
  */
-export type Ports = RepositoryService | SummaryRepository | SettingsRepository | MessageIndex | SummarizationLease
+export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease
 
 /**
  * The policy of every summarizing strategy, over the producer of its summaries: after a write,
@@ -63,7 +63,7 @@ export const makeWith = (
   Effect.gen(function*() {
     const repository = yield* RepositoryService
     const messageIndex = yield* MessageIndex
-    const stored = yield* SettingsRepository
+    const stored = yield* SettingsStore
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     const hybrid = settings.recall === "hybrid"

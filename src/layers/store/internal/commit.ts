@@ -4,7 +4,7 @@
 import type { DateTime } from "effect"
 import { Message } from "../../../domain/Message.js"
 import * as SummaryState from "../../../domain/SummaryState.js"
-import type { SummaryRepository } from "../../../services/SummaryRepository.js"
+import type { SummaryStore } from "../../../services/SummaryStore.js"
 
 /** The values a commit writes when it is applied as `version`. */
 export interface CommitValues {
@@ -16,7 +16,7 @@ export interface CommitValues {
 
 /** The new summary state, the summarization record and the linked summary message of a commit. */
 export const commitValues = (
-  commit: SummaryRepository.SummaryCommit,
+  commit: SummaryStore.SummaryCommit,
   options: { readonly version: number; readonly lastSeq: number; readonly now: DateTime.Utc }
 ): CommitValues => {
   const { conversationId } = commit

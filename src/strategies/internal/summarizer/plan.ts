@@ -10,7 +10,7 @@ import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import { groupTurns, type Turn } from "../../../domain/Turn.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
-import { SettingsRepository } from "../../../services/SettingsRepository.js"
+import { SettingsStore } from "../../../services/SettingsStore.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { spansDays, withLabels } from "../dates.js"
@@ -109,11 +109,11 @@ export const makePlanner = (
 ): Effect.Effect<
   (conversationId: ConversationId, continuing: boolean) => Effect.Effect<Option.Option<Plan>, RepositoryService.Errors>,
   never,
-  RepositoryService | SettingsRepository | TokenCounter
+  RepositoryService | SettingsStore | TokenCounter
 > =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
-    const stored = yield* SettingsRepository
+    const stored = yield* SettingsStore
     const counter = yield* TokenCounter
     return (conversationId, continuing) =>
       plan(repository, stored, counter, settings, traits, conversationId, continuing)
@@ -121,7 +121,7 @@ export const makePlanner = (
 
 const plan = (
   repository: RepositoryService.Service,
-  stored: SettingsRepository.Service,
+  stored: SettingsStore.Service,
   counter: TokenCounter.Service,
   defaults: SummarizationOptions,
   traits: Traits,

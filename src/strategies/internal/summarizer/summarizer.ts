@@ -10,9 +10,9 @@ import { summaryText } from "../../../domain/MemoryContext.js"
 import { FactsExtracted, type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
-import type { SettingsRepository } from "../../../services/SettingsRepository.js"
+import type { SettingsStore } from "../../../services/SettingsStore.js"
 import { SummarizationLease } from "../../../services/SummarizationLease.js"
-import { SummaryRepository } from "../../../services/SummaryRepository.js"
+import { SummaryStore } from "../../../services/SummaryStore.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import * as Metrics from "../metrics.js"
@@ -86,10 +86,10 @@ export const make = (
 ): Effect.Effect<
   Summarizer,
   never,
-  RepositoryService | SettingsRepository | SummaryRepository | SummarizationLease | TokenCounter
+  RepositoryService | SettingsStore | SummaryStore | SummarizationLease | TokenCounter
 > =>
   Effect.gen(function*() {
-    const summaries = yield* SummaryRepository
+    const summaries = yield* SummaryStore
     const lease = yield* SummarizationLease
     const counter = yield* TokenCounter
     const plan = yield* makePlanner(settings, producer)

@@ -19,6 +19,6 @@ export const make: Effect.Effect<SummarizationLease.Service> = Effect.map(
               : [true, HashSet.add(holders, conversationId)]),
           (acquired) => (acquired ? Effect.asSome(effect) : Effect.succeedNone),
           (acquired) => (acquired ? Ref.update(held, HashSet.remove(conversationId)) : Effect.void)
-        ).pipe(Effect.withSpan("MemoryRepository.withLease", { attributes: { conversationId } }))
+        ).pipe(Effect.withSpan("MemoryStore.withLease", { attributes: { conversationId } }))
     })
 )

@@ -1,10 +1,10 @@
 /**
- * The in-memory store's settings (`SettingsRepository`), kept beside the conversations so that an
+ * The in-memory store's settings (`SettingsStore`), kept beside the conversations so that an
  * id may hold settings before its first message, and handed out as copies.
  */
 import { Effect, HashMap, Option, Ref, Schema } from "effect"
 import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
-import { SettingsRepository } from "../../../../services/SettingsRepository.js"
+import { SettingsStore } from "../../../../services/SettingsStore.js"
 import type { State } from "./state.js"
 
 /** Settings as a reader gets them: a fresh copy, as for messages. */
@@ -26,8 +26,8 @@ const storableSettings = (settings: ConversationSettings.ConversationSettings) =
   )
 
 /** The settings over the store's data. */
-export const make = ({ ref }: State): SettingsRepository.Service =>
-  SettingsRepository.of({
+export const make = ({ ref }: State): SettingsStore.Service =>
+  SettingsStore.of({
     getSettings: Effect.fnUntraced(function*(conversationId) {
       const { settings } = yield* Ref.get(ref)
       return Option.match(HashMap.get(settings, conversationId), {

@@ -1,16 +1,16 @@
 /**
- * The in-memory store's summary state (`SummaryRepository`): the compare-and-set commit, with its
+ * The in-memory store's summary state (`SummaryStore`): the compare-and-set commit, with its
  * record, summary message and prune in one update of the store, and the records.
  */
 import { Chunk, DateTime, Effect, HashMap, Option, Ref } from "effect"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
-import { CommitResult, SummaryRepository } from "../../../../services/SummaryRepository.js"
+import { CommitResult, SummaryStore } from "../../../../services/SummaryStore.js"
 import { commitValues } from "../commit.js"
 import { type Conversation, type Snapshot, type State, stored } from "./state.js"
 
 /** The summary state over the store's data. */
-export const make = ({ find, indexed, ref, withConversation }: State): SummaryRepository.Service =>
-  SummaryRepository.of({
+export const make = ({ find, indexed, ref, withConversation }: State): SummaryStore.Service =>
+  SummaryStore.of({
     getSummaryState: Effect.fnUntraced(function*(conversationId) {
       return (yield* find(conversationId)).state
     }),
@@ -22,7 +22,7 @@ export const make = ({ find, indexed, ref, withConversation }: State): SummaryRe
         ref,
         (
           snapshot
-        ): readonly [Option.Option<Option.Option<SummaryRepository.CommitResult>>, Snapshot] => {
+        ): readonly [Option.Option<Option.Option<SummaryStore.CommitResult>>, Snapshot] => {
           const found = HashMap.get(snapshot.conversations, conversationId)
           if (Option.isNone(found)) return [Option.none(), snapshot]
           const current = found.value

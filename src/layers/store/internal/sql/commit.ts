@@ -3,7 +3,7 @@
  */
 import { DateTime, Effect, Option } from "effect"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
-import { CommitResult, type SummaryRepository } from "../../../../services/SummaryRepository.js"
+import { CommitResult, type SummaryStore } from "../../../../services/SummaryStore.js"
 import { commitValues } from "../commit.js"
 import * as Rows from "./rows.js"
 import type { Statements } from "./statements.js"
@@ -14,7 +14,7 @@ import type { Statements } from "./statements.js"
  */
 export const applyCommit = (statements: Statements) =>
   Effect.fnUntraced(
-    function*(commit: SummaryRepository.SummaryCommit, now: DateTime.Utc) {
+    function*(commit: SummaryStore.SummaryCommit, now: DateTime.Utc) {
       const { conversationId } = commit
       const row = yield* statements.lockConversation(conversationId)
       if (Option.isNone(row)) return yield* new ConversationNotFoundError({ conversationId })

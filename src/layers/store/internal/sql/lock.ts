@@ -161,5 +161,5 @@ export const makeSummarizationLock = (sql: SqlClient.SqlClient, options: LockOpt
             ? leased(conversationId, effect)
             : Effect.asSome(effect),
         (acquired) => (acquired ? Ref.update(held, HashSet.remove(conversationId)) : Effect.void)
-      ).pipe(Effect.withSpan("SqlRepository.withLease", { attributes: { conversationId } }))
+      ).pipe(Effect.withSpan("SqlStore.withLease", { attributes: { conversationId } }))
   })

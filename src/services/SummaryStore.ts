@@ -30,15 +30,15 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * @since 0.1.0
  * @category tags
  */
-export class SummaryRepository extends Context.Tag("effect-chat-memory/SummaryRepository")<
-  SummaryRepository,
-  SummaryRepository.Service
+export class SummaryStore extends Context.Tag("effect-chat-memory/SummaryStore")<
+  SummaryStore,
+  SummaryStore.Service
 >() {}
 
 /**
  * @since 0.1.0
  */
-export declare namespace SummaryRepository {
+export declare namespace SummaryStore {
   /**
    * @since 0.1.0
    * @category models
@@ -97,9 +97,9 @@ export declare namespace SummaryRepository {
 }
 
 /**
- * Constructors and matchers of `SummaryRepository.CommitResult`.
+ * Constructors and matchers of `SummaryStore.CommitResult`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const CommitResult = Data.taggedEnum<SummaryRepository.CommitResult>()
+export const CommitResult = Data.taggedEnum<SummaryStore.CommitResult>()

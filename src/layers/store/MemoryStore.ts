@@ -1,6 +1,6 @@
 /**
  * The in-memory store: a real implementation of every storage port (`RepositoryService`,
- * `SummaryRepository`, `SettingsRepository`, `MessageIndex`, `SummarizationLease`) over one `Ref`,
+ * `SummaryStore`, `SettingsStore`, `MessageIndex`, `SummarizationLease`) over one `Ref`,
  * for tests, embedded use and as the store users compose in their own tests.
  *
  * @since 0.1.0
@@ -12,7 +12,7 @@ import * as MessageIndex from "./internal/memory/messageIndex.js"
 import * as Settings from "./internal/memory/settings.js"
 import * as State from "./internal/memory/state.js"
 import * as Summaries from "./internal/memory/summaries.js"
-import * as Storage from "./Storage.js"
+import * as Store from "./Store.js"
 
 /**
  * Builds an empty in-memory store: the implementations of the ports, over the same data.
@@ -20,7 +20,7 @@ import * as Storage from "./Storage.js"
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Storage.Store> = Effect.gen(function*() {
+export const make: Effect.Effect<Store.Store> = Effect.gen(function*() {
   const state = yield* State.make
   return {
     repository: Conversations.make(state),
@@ -37,4 +37,4 @@ export const make: Effect.Effect<Storage.Store> = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Storage.Ports> = Storage.layer(make)
+export const layer: Layer.Layer<Store.Ports> = Store.layer(make)

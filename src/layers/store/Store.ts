@@ -9,9 +9,9 @@ import type { Scope } from "effect"
 import { Context, Effect, Layer } from "effect"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
-import { SettingsRepository } from "../../services/SettingsRepository.js"
+import { SettingsStore } from "../../services/SettingsStore.js"
 import { SummarizationLease } from "../../services/SummarizationLease.js"
-import { SummaryRepository } from "../../services/SummaryRepository.js"
+import { SummaryStore } from "../../services/SummaryStore.js"
 
 /**
  * The tags every store provides.
@@ -19,7 +19,7 @@ import { SummaryRepository } from "../../services/SummaryRepository.js"
  * @since 0.1.0
  * @category models
  */
-export type Ports = RepositoryService | SummaryRepository | SettingsRepository | MessageIndex | SummarizationLease
+export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease
 
 /**
  * One store's implementations of the ports. They share the store's data: `repository`'s
@@ -31,8 +31,8 @@ export type Ports = RepositoryService | SummaryRepository | SettingsRepository |
  */
 export interface Store {
   readonly repository: RepositoryService.Service
-  readonly summaries: SummaryRepository.Service
-  readonly settings: SettingsRepository.Service
+  readonly summaries: SummaryStore.Service
+  readonly settings: SettingsStore.Service
   readonly index: MessageIndex.Service
   readonly lease: SummarizationLease.Service
 }
@@ -45,8 +45,8 @@ export interface Store {
  */
 export const context = (store: Store): Context.Context<Ports> =>
   Context.make(RepositoryService, store.repository).pipe(
-    Context.add(SummaryRepository, store.summaries),
-    Context.add(SettingsRepository, store.settings),
+    Context.add(SummaryStore, store.summaries),
+    Context.add(SettingsStore, store.settings),
     Context.add(MessageIndex, store.index),
     Context.add(SummarizationLease, store.lease)
   )
@@ -60,8 +60,8 @@ export const context = (store: Store): Context.Context<Ports> =>
  */
 export const get: Effect.Effect<Store, never, Ports> = Effect.all({
   repository: RepositoryService,
-  summaries: SummaryRepository,
-  settings: SettingsRepository,
+  summaries: SummaryStore,
+  settings: SettingsStore,
   index: MessageIndex,
   lease: SummarizationLease
 })

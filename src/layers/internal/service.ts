@@ -20,8 +20,8 @@ import {
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
-import { SettingsRepository } from "../../services/SettingsRepository.js"
-import { SummaryRepository } from "../../services/SummaryRepository.js"
+import { SettingsStore } from "../../services/SettingsStore.js"
+import { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import { searchTurns } from "../../strategies/Recall.js"
 import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
@@ -161,9 +161,9 @@ const OptionsSchema = Schema.Struct({ maxMessageLength: Schema.optional(MaxMessa
 
 /**
  * The storage ports the service reads and writes: the log, the summary state (for `stats`), the
- * settings and the index (`searchMemory`). A store provides them all (`Storage.Ports`).
+ * settings and the index (`searchMemory`). A store provides them all (`Store.Ports`).
  */
-type Ports = RepositoryService | SummaryRepository | SettingsRepository | MessageIndex
+type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex
 
 /**
  * Builds the service over a store, a strategy and a token counter. Every input is decoded at
@@ -181,8 +181,8 @@ export const make = (options: Options = {}): Effect.Effect<
   Effect.gen(function*() {
     const { maxMessageLength = MaxContentLength } = yield* decode(OptionsSchema, "ChatMemory.make", "options")(options)
     const repository = yield* RepositoryService
-    const summaries = yield* SummaryRepository
-    const settingsRepository = yield* SettingsRepository
+    const summaries = yield* SummaryStore
+    const settingsRepository = yield* SettingsStore
     const messageIndex = yield* MessageIndex
     const strategy = yield* MemoryManagementStrategy
     const counter = yield* TokenCounter

@@ -1,6 +1,6 @@
 /**
- * The SQL store: every storage port (`RepositoryService`, `SummaryRepository`,
- * `SettingsRepository`, `MessageIndex`, `SummarizationLease`) over the generic `SqlClient` of
+ * The SQL store: every storage port (`RepositoryService`, `SummaryStore`,
+ * `SettingsStore`, `MessageIndex`, `SummarizationLease`) over the generic `SqlClient` of
  * `@effect/sql` in the PostgreSQL 15 dialect: PostgreSQL through `@effect/sql-pg`, or PGlite
  * embedded.
  *
@@ -15,9 +15,9 @@ import { ConversationNotFoundError } from "../../errors/ConversationNotFoundErro
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
-import { SettingsRepository } from "../../services/SettingsRepository.js"
+import { SettingsStore } from "../../services/SettingsStore.js"
 import { SummarizationLease } from "../../services/SummarizationLease.js"
-import { SummaryRepository } from "../../services/SummaryRepository.js"
+import { SummaryStore } from "../../services/SummaryStore.js"
 import { applyCommit } from "./internal/sql/commit.js"
 import { makeEmbeddings } from "./internal/sql/embeddings.js"
 import { makeSummarizationLock } from "./internal/sql/lock.js"
@@ -26,7 +26,7 @@ import * as Rows from "./internal/sql/rows.js"
 import { makeSearch, vectorText } from "./internal/sql/search.js"
 import { lowerBound, makeStatements, tally, upperBound } from "./internal/sql/statements.js"
 import { completeWindow } from "./internal/window.js"
-import * as Storage from "./Storage.js"
+import * as Store from "./Store.js"
 
 /**
  * Options of the SQL repository.
@@ -101,7 +101,7 @@ const settingsJson = (settings: ConversationSettings.ConversationSettings) =>
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<Storage.Store, never, SqlClient.SqlClient> =>
+): Effect.Effect<Store.Store, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const statements = makeStatements(sql)
@@ -308,7 +308,7 @@ export const make = (
 
     return {
       repository,
-      summaries: SummaryRepository.of({
+      summaries: SummaryStore.of({
         getSummaryState: Effect.fnUntraced(
           function*(conversationId) {
             return Rows.toState(conversationId, yield* findOrFail(conversationId))
@@ -337,7 +337,7 @@ export const make = (
           (effect, conversationId) => Effect.catchTags(effect, storeErrors("listSummarizations", conversationId))
         )
       }),
-      settings: SettingsRepository.of({
+      settings: SettingsStore.of({
         getSettings: Effect.fnUntraced(
           function*(conversationId) {
             const row = yield* statements.selectSettings(conversationId)
@@ -419,7 +419,7 @@ export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> 
     SqlError: (cause) => Effect.fail(new RepositoryError({ operation: "migrate", cause })),
     MigrationError: (cause) => Effect.fail(new RepositoryError({ operation: "migrate", cause }))
   }),
-  Effect.withSpan("SqlRepository.migrate")
+  Effect.withSpan("SqlStore.migrate")
 )
 
 /**
@@ -431,5 +431,5 @@ export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> 
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<Storage.Ports, RepositoryError, SqlClient.SqlClient> =>
-  Storage.layer(Effect.zipRight(migrate, make(options)))
+): Layer.Layer<Store.Ports, RepositoryError, SqlClient.SqlClient> =>
+  Store.layer(Effect.zipRight(migrate, make(options)))

@@ -6,18 +6,18 @@
 import { Effect, HashMap, Option, Ref } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import { RepositoryError } from "../../src/errors/RepositoryError.js"
-import type * as Storage from "../../src/layers/store/Storage.js"
+import type * as Store from "../../src/layers/store/Store.js"
 import type { MessageIndex } from "../../src/services/MessageIndex.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
-import type { SettingsRepository } from "../../src/services/SettingsRepository.js"
+import type { SettingsStore } from "../../src/services/SettingsStore.js"
 import type { SummarizationLease } from "../../src/services/SummarizationLease.js"
-import type { SummaryRepository } from "../../src/services/SummaryRepository.js"
+import type { SummaryStore } from "../../src/services/SummaryStore.js"
 
 /** The store's operations, in every port. */
 export type Operation =
   | keyof RepositoryService.Service
-  | keyof SummaryRepository.Service
-  | keyof SettingsRepository.Service
+  | keyof SummaryStore.Service
+  | keyof SettingsStore.Service
   | keyof MessageIndex.Service
   | keyof SummarizationLease.Service
 
@@ -37,8 +37,8 @@ export const injected = "injected store fault"
 export const isInjected = (error: RepositoryError): boolean => error.cause === injected
 
 /** The wrapped store, and what it received. */
-export interface FaultyRepository {
-  readonly store: Storage.Store
+export interface FaultyStore {
+  readonly store: Store.Store
   /** Calls received per operation, failed ones included. */
   readonly calls: Effect.Effect<HashMap.HashMap<Operation, number>>
   /** Failures injected per operation. */
@@ -50,9 +50,9 @@ export interface FaultyRepository {
  * first call of that operation) and decides whether the call fails.
  */
 export const make = (
-  inner: Storage.Store,
+  inner: Store.Store,
   shouldFail: (operation: Operation, call: number) => Effect.Effect<boolean>
-): Effect.Effect<FaultyRepository> =>
+): Effect.Effect<FaultyStore> =>
   Effect.gen(function*() {
     const calls = yield* Ref.make(HashMap.empty<Operation, number>())
     const failures = yield* Ref.make(HashMap.empty<Operation, number>())
@@ -71,7 +71,7 @@ export const make = (
       })
 
     const { index, lease, repository, settings, summaries } = inner
-    const store: Storage.Store = {
+    const store: Store.Store = {
       repository: {
         appendMessages: (conversationId, messages) =>
           Effect.zipRight(guard("appendMessages", conversationId), repository.appendMessages(conversationId, messages)),

@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ConversationSettings } from "../src/domain/ConversationSettings.js"
-import * as PgRepository from "../src/layers/store/PgRepository.js"
-import * as SqlRepository from "../src/layers/store/SqlRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as PgStore from "../src/layers/store/PgStore.js"
+import * as SqlStore from "../src/layers/store/SqlStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import { contextSettingsContract } from "./contracts/ContextSettingsContract.js"
 import { recallContract } from "./contracts/RecallContract.js"
 import { storeContract } from "./contracts/StoreContract.js"
@@ -24,7 +24,7 @@ storeContract("pglite", pgliteRepository())
 contextSettingsContract("pglite", pgliteRepository())
 recallContract("pglite", pgliteRepository())
 
-layer(pgliteRepository())("SqlRepository on PGlite", (it) => {
+layer(pgliteRepository())("SqlStore on PGlite", (it) => {
   hostileContentTests(it)
   differentialTests(it)
 })
@@ -32,12 +32,12 @@ layer(pgliteRepository())("SqlRepository on PGlite", (it) => {
 /** Runs `f` with a store on `dataDir`, closing the database afterwards. */
 const withRepository = <A, E>(
   dataDir: string,
-  f: (store: Storage.Store) => Effect.Effect<A, E>
+  f: (store: Store.Store) => Effect.Effect<A, E>
 ) =>
   Effect.scoped(
     Effect.flatMap(
-      Layer.build(PgRepository.layerPglite({ dataDir })),
-      (context) => Effect.flatMap(Effect.provide(Storage.get, context), f)
+      Layer.build(PgStore.layerPglite({ dataDir })),
+      (context) => Effect.flatMap(Effect.provide(Store.get, context), f)
     )
   )
 
@@ -119,11 +119,11 @@ describe("PGlite with a data directory", () => {
 })
 
 layer(
-  SqlRepository.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
-)("SqlRepository settings rows", (it) => {
+  SqlStore.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient()))
+)("SqlStore settings rows", (it) => {
   it.effect("a stored settings row that does not decode is a RepositoryError naming the settings", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const sql = yield* SqlClient.SqlClient
       const id = freshId("corrupt")
       yield* sql`INSERT INTO chat_memory_settings (conversation_id, settings, updated_at)

@@ -7,8 +7,8 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Array, Effect, Exit, Layer, Option, Redacted } from "effect"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
-import * as PgRepository from "../src/layers/store/PgRepository.js"
-import * as Storage from "../src/layers/store/Storage.js"
+import * as PgStore from "../src/layers/store/PgStore.js"
+import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ChatMemoryService from "../src/services/ChatMemoryService.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
@@ -20,7 +20,7 @@ import { hostileContentTests } from "./fixtures/hostile.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
 
-describePostgres("SqlRepository on PostgreSQL", (url) => {
+describePostgres("SqlStore on PostgreSQL", (url) => {
   storeContract("postgresql (pool of 10)", repositoryLayer(url, { maxConnections: 10 }))
   contextSettingsContract("postgresql", repositoryLayer(url))
   recallContract("postgresql", repositoryLayer(url))
@@ -56,7 +56,7 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
       }))
   })
 
-  layer(repositoryLayer(url))("SqlRepository on PostgreSQL", (it) => {
+  layer(repositoryLayer(url))("SqlStore on PostgreSQL", (it) => {
     hostileContentTests(it)
     differentialTests(it)
   })
@@ -66,7 +66,7 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
     const instance = (maxLockConnections: number) =>
       Effect.flatMap(
         Layer.build(repositoryLayer(url, { maxConnections: 3, maxLockConnections })),
-        (context) => Effect.provide(Storage.get, context)
+        (context) => Effect.provide(Store.get, context)
       )
 
     it.scoped("the summarization lease admits one instance at a time, and is released on failure", () =>
@@ -112,12 +112,12 @@ describePostgres("SqlRepository on PostgreSQL", (url) => {
 
 /** The message a failed connection to `url` ends in, as the caller sees it. */
 const connectFailure = (url: string) =>
-  Effect.scoped(Layer.build(PgRepository.layer({ url: Redacted.make(url), maxConnections: 1 }))).pipe(
+  Effect.scoped(Layer.build(PgStore.layer({ url: Redacted.make(url), maxConnections: 1 }))).pipe(
     Effect.flip,
     Effect.map((error) => ({ tag: error._tag, message: error.message }))
   )
 
-describe("PgRepository: a connection that fails says why", () => {
+describe("PgStore: a connection that fails says why", () => {
   it.live("refused: nothing listens on the port", () =>
     Effect.gen(function*() {
       const failure = yield* connectFailure("postgres://memory:memory@127.0.0.1:1/memory")
@@ -127,7 +127,7 @@ describe("PgRepository: a connection that fails says why", () => {
     }))
 })
 
-describePostgres("PgRepository on PostgreSQL: a connection that fails says why", (base) => {
+describePostgres("PgStore on PostgreSQL: a connection that fails says why", (base) => {
   const withUrl = (change: (url: URL) => void) => {
     const url = new URL(base)
     change(url)

@@ -8,8 +8,8 @@ import { Config, type ConfigError, Effect, Layer, Predicate, type Redacted } fro
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as PgliteClient from "./PgliteClient.js"
-import * as SqlRepository from "./SqlRepository.js"
-import type * as Storage from "./Storage.js"
+import * as SqlStore from "./SqlStore.js"
+import type * as Store from "./Store.js"
 
 /**
  * The connection pool's default size.
@@ -93,9 +93,9 @@ const connectError = (cause: unknown) => {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<Storage.Ports, RepositoryError> => {
+export const layer = (options: Options): Layer.Layer<Store.Ports, RepositoryError> => {
   const maxConnections = options.maxConnections ?? defaultMaxConnections
-  return SqlRepository.layer({
+  return SqlStore.layer({
     lock: "lease",
     maxLockConnections: options.maxLockConnections,
     leaseMillis: options.leaseMillis
@@ -130,7 +130,7 @@ export const layer = (options: Options): Layer.Layer<Storage.Ports, RepositoryEr
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<Storage.Ports, RepositoryError | ConfigError.ConfigError> =>
+): Layer.Layer<Store.Ports, RepositoryError | ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
 
 /**
@@ -143,7 +143,7 @@ export const layerConfig = (
  */
 export const layerPglite = (
   options: PgliteClient.Options = {}
-): Layer.Layer<Storage.Ports, RepositoryError> =>
-  SqlRepository.layer({ lock: "process" }).pipe(
+): Layer.Layer<Store.Ports, RepositoryError> =>
+  SqlStore.layer({ lock: "process" }).pipe(
     Layer.provide(PgliteClient.layer(options).pipe(Layer.mapError(connectError)))
   )

@@ -27,15 +27,15 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * @since 0.1.0
  * @category tags
  */
-export class SettingsRepository extends Context.Tag("effect-chat-memory/SettingsRepository")<
-  SettingsRepository,
-  SettingsRepository.Service
+export class SettingsStore extends Context.Tag("effect-chat-memory/SettingsStore")<
+  SettingsStore,
+  SettingsStore.Service
 >() {}
 
 /**
  * @since 0.1.0
  */
-export declare namespace SettingsRepository {
+export declare namespace SettingsStore {
   /**
    * @since 0.1.0
    * @category models

@@ -1,11 +1,11 @@
 /**
- * The contract of the summary state (`SummaryRepository`): compare-and-set commits and their
+ * The contract of the summary state (`SummaryStore`): compare-and-set commits and their
  * records, the summary message a commit appends and the originals it prunes, and the failures on
  * an unknown conversation.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Array, Effect, Exit } from "effect"
-import * as Storage from "../../src/layers/store/Storage.js"
+import * as Store from "../../src/layers/store/Store.js"
 import type { RepositoryService } from "../../src/services/RepositoryService.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
@@ -24,10 +24,10 @@ export const record = (fromSeq: number, toSeq: number, summaryTruncated = false)
 })
 
 /** Registers the summary state's contract in a suite whose layer provides a store. */
-export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Storage.Ports>) => {
+export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
   it.effect("commitSummary applies on the current state and refuses a stale one", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(
         id,
@@ -93,7 +93,7 @@ export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Storage.Port
 
   it.effect("the summaryTruncated flag of a committed record round-trips, true and false", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(
         id,
@@ -138,7 +138,7 @@ export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Storage.Port
 
   it.effect("commitSummary appends a linked summary message and prunes covered originals when asked", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(id, [
         newMessage("system", "sys", {}, 5),
@@ -172,7 +172,7 @@ export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Storage.Port
 
   it.effect("a summary message and its record name each other: the record its seq, the message its version", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId()
       yield* store.repository.appendMessages(
         id,
@@ -216,7 +216,7 @@ export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Storage.Port
 
   it.effect("summary operations on an unknown conversation fail with ConversationNotFoundError", () =>
     Effect.gen(function*() {
-      const store = yield* Storage.get
+      const store = yield* Store.get
       const id = freshId("unknown")
       const attempts: ReadonlyArray<Effect.Effect<unknown, RepositoryService.Errors>> = [
         store.summaries.getSummaryState(id),

@@ -74,8 +74,11 @@ export * as ApproximateTokenCounter from "./layers/tokens/ApproximateTokenCounte
 export * as ChatMemory from "./layers/ChatMemory.js"
 /** @since 0.1.0 */
 export * as ChatMemoryConfig from "./layers/ChatMemoryConfig.js"
-/** @since 0.1.0 */
-export * as ChatMemoryVariables from "./layers/ChatMemoryVariables.js"
+/**
+ * @since 0.1.0
+ * @deprecated Use `ChatMemoryConfig`: its `variables` is the environment table.
+ */
+export * as ChatMemoryVariables from "./layers/ChatMemoryConfig.js"
 /** @since 0.1.0 */
 export * as ChatTurn from "./layers/ChatTurn.js"
 /** @since 0.1.0 */

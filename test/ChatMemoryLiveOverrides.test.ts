@@ -8,7 +8,7 @@ import { type LanguageModel } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigError, ConfigProvider, Effect, Layer, Redacted, Schema } from "effect"
+import { Config, ConfigError, ConfigProvider, Effect, Layer, Redacted, Schema } from "effect"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
@@ -41,7 +41,7 @@ describe("ChatMemoryLive.layerConfig with overrides", () => {
       assert.include(String(refused), "DATABASE_URL")
       // With the store in code, the rest still comes from the environment.
       const context = yield* roundTrip.pipe(
-        Effect.provide(ChatMemoryLive.layerConfig({ store: { _tag: "memory" } })),
+        Effect.provide(ChatMemoryLive.layerConfig(ChatMemoryConfig.configWith({ store: { _tag: "memory" } }))),
         Effect.withConfigProvider(provider(env))
       )
       assert.deepStrictEqual([context.recent.length, context.tokenBudget], [1, 1234])
@@ -58,7 +58,7 @@ describe("ChatMemoryLive.layerConfig with overrides", () => {
       )
       assert.deepStrictEqual([options.tokenBudget, options.kRawTurns], [5000, 5])
       const context = yield* roundTrip.pipe(
-        Effect.provide(ChatMemoryLive.layerConfig({ tokenBudget: 5000 })),
+        Effect.provide(ChatMemoryLive.layerConfig(ChatMemoryConfig.configWith({ tokenBudget: 5000 }))),
         Effect.withConfigProvider(provider(env))
       )
       assert.strictEqual(context.tokenBudget, 5000)
@@ -96,9 +96,9 @@ describe("ChatMemoryLive.layerConfig with overrides", () => {
         Layer.provide(NodeHttpClient.layerUndici)
       )
       // `OpenAiLanguageModel.model` needs an `OpenAiClient`: the composed memory needs it in turn.
-      const MemoryLive = ChatMemoryLive.layerConfig({
+      const MemoryLive = ChatMemoryLive.layerConfig(ChatMemoryConfig.configWith({
         summarizer: { _tag: "language-model", layer: OpenAiLanguageModel.model("summarizer-model") }
-      }).pipe(Layer.provide(client))
+      })).pipe(Layer.provide(client))
       const summary = yield* Effect.flatMap(SkillService, (skill) => skill.summarize(summarizeInput)).pipe(
         Effect.provide(MemoryLive),
         Effect.withConfigProvider(provider({}))
@@ -112,11 +112,60 @@ describe("ChatMemoryLive.layerConfig with overrides", () => {
     Effect.gen(function*() {
       const down: Layer.Layer<LanguageModel.LanguageModel, ModelDown> = Layer.fail(new ModelDown())
       const error = yield* Effect.flip(
-        Layer.build(ChatMemoryLive.layerConfig({ summarizer: { _tag: "language-model", layer: down } })).pipe(
+        Layer.build(
+          ChatMemoryLive.layerConfig(
+            ChatMemoryConfig.configWith({ summarizer: { _tag: "language-model", layer: down } })
+          )
+        ).pipe(
           Effect.scoped,
           Effect.withConfigProvider(provider({}))
         )
       )
       assert.strictEqual(error._tag, "ModelDown")
+    }))
+
+  it.effect("the previous form, options in code over the environment, still works (deprecated)", () =>
+    Effect.gen(function*() {
+      const env = { MEMORY_PROMPT_TOKEN_BUDGET: "lots", MEMORY_K_RAW_TURNS: "5" }
+      const context = yield* roundTrip.pipe(
+        Effect.provide(ChatMemoryLive.layerConfig({ tokenBudget: 5000 })),
+        Effect.withConfigProvider(provider(env))
+      )
+      assert.strictEqual(context.tokenBudget, 5000)
+    }))
+})
+
+describe("ChatMemoryLive.layerConfig with the app's own variables", () => {
+  it.effect("reads the variables given, and no variable of the table", () =>
+    Effect.gen(function*() {
+      // The table's variables are set, invalid: none is read.
+      const env = { APP_BUDGET: "1234", MEMORY_PROMPT_TOKEN_BUDGET: "lots", MEMORY_STRATEGY: "lru" }
+      const context = yield* roundTrip.pipe(
+        Effect.provide(ChatMemoryLive.layerConfig({ tokenBudget: Config.integer("APP_BUDGET") })),
+        Effect.withConfigProvider(provider(env))
+      )
+      // What the app left out takes its default: the summarization strategy, K of 3.
+      assert.deepStrictEqual([context.tokenBudget, context.strategy], [1234, "summarization"])
+    }))
+
+  it.effect("a variable of the app's that is invalid fails the construction, naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Layer.build(ChatMemoryLive.layerConfig({ tokenBudget: Config.integer("APP_BUDGET") })).pipe(
+          Effect.scoped,
+          Effect.withConfigProvider(provider({ APP_BUDGET: "lots" }))
+        )
+      )
+      assert.isTrue(ConfigError.isConfigError(error))
+      assert.include(String(error), "APP_BUDGET")
+    }))
+
+  it.effect("a whole Config of the options is read as it is", () =>
+    Effect.gen(function*() {
+      const context = yield* roundTrip.pipe(
+        Effect.provide(ChatMemoryLive.layerConfig(Config.succeed({ strategy: "sliding-window" as const }))),
+        Effect.withConfigProvider(provider({ MEMORY_STRATEGY: "lru" }))
+      )
+      assert.strictEqual(context.strategy, "sliding-window")
     }))
 })

@@ -18,7 +18,6 @@ import {
 } from "../src/index.js"
 // The exact counter loads gpt-tokenizer: a module of its own, not re-exported by the root.
 import { readFileSync } from "node:fs"
-import * as ChatMemoryVariables from "../src/layers/ChatMemoryVariables.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 
 const turn = Effect.gen(function*() {
@@ -94,9 +93,9 @@ describe("README examples", () => {
       script: { summarize: () => Effect.succeed("The user asks about order A-1001.") }
     }))))
 
-  it("the configuration table is ChatMemoryVariables' table, row for row", () => {
+  it("the configuration table is ChatMemoryConfig.variables, row for row", () => {
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
-    const rows = Object.values(ChatMemoryVariables.variables).map((variable) =>
+    const rows = Object.values(ChatMemoryConfig.variables).map((variable) =>
       `| \`${variable.name}\` | ${variable.default} | ${variable.meaning} |`
     )
     expect(readme).toContain(["| Variable | Default | Meaning |", "| --- | --- | --- |", ...rows].join("\n") + "\n\n")

@@ -1,20 +1,77 @@
 /**
  * The command line's memory settings: flags that override the environment variables of
- * `ChatMemoryVariables` (each variable with a flag there has it here), the options they resolve
- * to, and how to describe them.
+ * `ChatMemoryConfig.variables`, the options they resolve to, and how to describe them.
  */
 import { Options } from "@effect/cli"
 import { Config, ConfigProvider, Effect, Option } from "effect"
+import * as ContextSettings from "../domain/ContextSettings.js"
+import { StrategyName } from "../domain/ConversationSettings.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
-import * as ChatMemoryVariables from "../layers/ChatMemoryVariables.js"
+import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
+import * as SummarizationOptions from "../strategies/SummarizationOptions.js"
 
 /** The environment variables, by the option each sets. */
-export const { variables } = ChatMemoryVariables
+export const { variables } = ChatMemoryConfig
+
+/** The command line's flag for a variable. */
+interface Flag {
+  /** The flag without its dashes: `budget` for `--budget`. */
+  readonly name: string
+  /** A one-letter alias (`k` for `-k`). */
+  readonly alias?: string | undefined
+  /** What its value is, as the help names it: `tokens`, `name`, `share`. */
+  readonly value: string
+  /** What it sets, in a few words; a choice lists its values. */
+  readonly help: string
+  /** The command line's own default, under the flag and the environment, when it has one. */
+  readonly default?: string | undefined
+}
+
+/** A flag whose value is one of `literals`. */
+const choice = (name: string, literals: ReadonlyArray<string>, fallback?: string): Flag => ({
+  name,
+  value: "name",
+  help: literals.join(" | "),
+  default: fallback
+})
+
+/**
+ * The command line's own store: PGlite in a data directory, so that its commands see each other's
+ * conversations (the library's default store is in memory).
+ */
+const commandLine = { store: "pglite", dataDir: "./.chat-memory" }
+
+/** The flag of each variable that has one. */
+const flagOfVariable: { readonly [K in keyof typeof variables]?: Flag } = {
+  strategy: choice("strategy", StrategyName.literals),
+  store: choice("store", ["memory", "pglite", "postgres"], commandLine.store),
+  dataDir: { name: "data-dir", value: "path", help: "PGlite data directory", default: commandLine.dataDir },
+  tokenBudget: { name: "budget", value: "tokens", help: "token budget" },
+  kRawTurns: { name: "k-raw-turns", alias: "k", value: "turns", help: "turns always shown verbatim" },
+  highWater: { name: "high-water", value: "share", help: "share of the room for turns that triggers a fold" },
+  lowWater: { name: "low-water", value: "share", help: "share of the room left unsummarized by a fold" },
+  chunkSummarizeThreshold: {
+    name: "threshold",
+    value: "tokens",
+    help: "summary + buffer tokens that trigger a summary"
+  },
+  view: choice("view", ContextSettings.View.literals),
+  recall: choice("recall", ContextSettings.RecallMode.literals),
+  recallTokenBudget: { name: "recall-budget", value: "share", help: "share of the budget recalled turns may take" },
+  summaryTokenCap: { name: "cap", value: "tokens", help: "summary token cap" },
+  mode: choice("mode", SummarizationOptions.SummaryMode.literals),
+  narrativeFold: choice("narrative-fold", HierarchicalStrategy.NarrativeFold.literals),
+  tokenizer: choice("tokenizer", ["approximate", "exact"]),
+  summarizerModel: { name: "summarizer-model", value: "model", help: "the summarizer's model" }
+}
+
+const flagsByKey = new Map<string, Flag>(Object.entries(flagOfVariable))
 
 /** The variables a flag overrides, keyed by the option they set, in the table's order. */
-const flagged = Object.entries(variables).flatMap((
-  [key, variable]: [string, ChatMemoryVariables.Variable<unknown>]
-) => (variable.flag === undefined ? [] : [{ key, name: variable.name, flag: variable.flag }]))
+const flagged = Object.entries(variables).flatMap(([key, variable]) => {
+  const flag = flagsByKey.get(key)
+  return flag === undefined ? [] : [{ key, name: variable.name, flag }]
+})
 
 /** A flag's help: what it sets, the variable it overrides and the command line's default. */
 const help = (entry: typeof flagged[number], note?: string) =>
@@ -129,7 +186,7 @@ export const describe = (options: ChatMemoryConfig.Options) => {
 }
 
 /** How a setting is named where it is set: its flag, or its variable when it has none. */
-export const optionName = (variable: ChatMemoryVariables.Variable<unknown>): string =>
+export const optionName = (variable: ChatMemoryConfig.Variable<unknown>): string =>
   flagOf(variable.name) ?? variable.name
 
 /** A share as a percentage: `0.9` as `90 %`. */

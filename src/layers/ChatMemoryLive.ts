@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { EmbeddingModel } from "@effect/ai"
-import { type ConfigError, Effect, Layer } from "effect"
+import { Config, type ConfigError, Effect, Layer, Predicate } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { RepositoryError } from "../errors/RepositoryError.js"
 import type * as ChatMemoryService from "../services/ChatMemoryService.js"
@@ -19,7 +19,7 @@ import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
 import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
-import type { Tokenizer } from "./ChatMemoryVariables.js"
+import type { Tokenizer } from "./internal/config/variables.js"
 import * as OptionalPeer from "./internal/optionalPeer.js"
 import * as Service from "./internal/service.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
@@ -213,25 +213,41 @@ export const layer = <E = never, R = never>(
     Layer.provideMerge(layerTokenCounter(options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer))
   )
 
+/** Whether `value` is a `Config.Wrap`: a `Config`, or a record whose values are. */
+const isWrap = <A>(value: Config.Config.Wrap<A> | A): value is Config.Config.Wrap<A> => wraps(value)
+
+const wraps = (value: unknown): boolean =>
+  Config.isConfig(value) || (Predicate.isRecord(value) && !Layer.isLayer(value) && Object.values(value).every(wraps))
+
 /**
- * The memory configured from the environment (`ChatMemoryConfig.config`, DESIGN §6), with
- * `overrides` given in code (`ChatMemoryConfig.configWith`): an option given there replaces the
- * variables that would set it, which are then neither read nor checked (a store given in code
- * leaves `MEMORY_STORE` and `DATABASE_URL` alone; a `language-model` summarizer, the OpenAI
- * variables). An invalid variable still read fails the construction with a `ConfigError` naming
- * it and, for a choice, the allowed values; the layers given bring their own errors and
+ * The memory from configuration. Without an argument, from the environment table
+ * (`ChatMemoryConfig.config`). With a `Config.Wrap` of the options, from the app's own variables:
+ * what it leaves out takes its default, and no other variable is read. An invalid value fails the
+ * construction with a `ConfigError` naming it; the layers given bring their own errors and
  * requirements.
- *
- * ```ts
- * ChatMemoryLive.layerConfig() // the environment alone
- * ChatMemoryLive.layerConfig({ store: { _tag: "sql", layer: AppDbLive } })
- * ChatMemoryLive.layerConfig({ summarizer: { _tag: "language-model", layer: OpenAiLanguageModel.model("gpt-4o-mini") } })
- * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = <E = never, R = never>(
-  overrides: ChatMemoryConfig.Options<E, R> = {}
+export const layerConfig: {
+  <E = never, R = never>(
+    config?: Config.Config.Wrap<ChatMemoryConfig.Options<E, R>>
+  ): Layer.Layer<Services, ConfigError.ConfigError | DataValidationError | RepositoryError | E, R>
+  /**
+   * @deprecated Pass `ChatMemoryConfig.configWith(overrides)`: the environment with options given in
+   * code.
+   */
+  <E = never, R = never>(
+    overrides: ChatMemoryConfig.Options<E, R>
+  ): Layer.Layer<Services, ConfigError.ConfigError | DataValidationError | RepositoryError | E, R>
+} = <E = never, R = never>(
+  config?: Config.Config.Wrap<ChatMemoryConfig.Options<E, R>> | ChatMemoryConfig.Options<E, R>
 ): Layer.Layer<Services, ConfigError.ConfigError | DataValidationError | RepositoryError | E, R> =>
-  Layer.unwrapEffect(Effect.map(ChatMemoryConfig.configWith(overrides), layer))
+  Layer.unwrapEffect(Effect.map(
+    config === undefined
+      ? ChatMemoryConfig.configWith<E, R>({})
+      : isWrap<ChatMemoryConfig.Options<E, R>>(config)
+      ? Config.unwrap(config)
+      : ChatMemoryConfig.configWith<E, R>(config),
+    layer
+  ))

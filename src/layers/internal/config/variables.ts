@@ -1,20 +1,17 @@
 /**
  * The environment variables of the composed memory, written once: each with its default, what it
- * means, how it is read (an Effect `Config`, checked by the schema of the setting it sets) and the
- * command line's flag that overrides it. The README's configuration table is this table, and the
- * command line's flags are made from it.
- *
- * @since 0.1.0
+ * means, and how it is read (an Effect `Config`, checked by the schema of the setting it sets).
+ * The README's configuration table is this table; the command line's flags name its entries.
  */
 import { Config, Option, Redacted, Schema } from "effect"
-import * as ContextSettings from "../domain/ContextSettings.js"
-import { StrategyName } from "../domain/ConversationSettings.js"
-import { MaxContentLength } from "../domain/Message.js"
-import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
-import * as SummarizationOptions from "../strategies/SummarizationOptions.js"
-import * as Values from "./internal/configValues.js"
-import * as OpenAiModels from "./internal/openAiModels.js"
-import { MaxMessageLength } from "./internal/service.js"
+import * as ContextSettings from "../../../domain/ContextSettings.js"
+import { StrategyName } from "../../../domain/ConversationSettings.js"
+import { MaxContentLength } from "../../../domain/Message.js"
+import * as HierarchicalStrategy from "../../../strategies/HierarchicalStrategy.js"
+import * as SummarizationOptions from "../../../strategies/SummarizationOptions.js"
+import * as OpenAiModels from "../openAiModels.js"
+import { MaxMessageLength } from "../service.js"
+import * as Values from "./values.js"
 
 /**
  * The stores the environment can choose: in memory, embedded PGlite, or a PostgreSQL server.
@@ -39,25 +36,6 @@ export const Tokenizer = Schema.Literal("approximate", "exact")
 export type Tokenizer = typeof Tokenizer.Type
 
 /**
- * The command line's flag for a variable.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Flag {
-  /** The flag without its dashes: `budget` for `--budget`. */
-  readonly name: string
-  /** A one-letter alias (`k` for `-k`). */
-  readonly alias?: string | undefined
-  /** What its value is, as the help names it: `tokens`, `name`, `share`. */
-  readonly value: string
-  /** What it sets, in a few words; a choice lists its values. */
-  readonly help: string
-  /** The command line's own default, under the flag and the environment, when it has one. */
-  readonly default?: string | undefined
-}
-
-/**
  * One environment variable.
  *
  * @since 0.1.0
@@ -72,8 +50,6 @@ export interface Variable<A> {
   readonly meaning: string
   /** How it is read: its value (or its default), checked, or a `ConfigError` naming it. */
   readonly config: Config.Config<A>
-  /** The command line's flag that overrides it, if any. */
-  readonly flag?: Flag | undefined
 }
 
 /**
@@ -88,36 +64,30 @@ export interface Setting<A> extends Variable<A> {
 
 const code = (value: string | number) => `\`${value}\``
 
-const choices = (literals: ReadonlyArray<string>) => literals.join(" | ")
-
 const choiceOf = <const A extends ReadonlyArray<string>>(
   name: string,
   schema: { readonly literals: A },
   fallback: A[number],
-  meaning: string,
-  flag?: Omit<Flag, "help" | "value">
+  meaning: string
 ): Setting<A[number]> => ({
   name,
   fallback,
   default: code(fallback),
   meaning,
-  config: Values.choice(schema, name, fallback),
-  flag: flag === undefined ? undefined : { ...flag, value: "name", help: choices(schema.literals) }
+  config: Values.choice(schema, name, fallback)
 })
 
 const numberOf = (
   name: string,
   read: (name: string) => Config.Config<number>,
   fallback: number,
-  meaning: string,
-  flag?: Flag
+  meaning: string
 ): Setting<number> => ({
   name,
   fallback,
   default: String(fallback),
   meaning,
-  config: read(name).pipe(Config.withDefault(fallback)),
-  flag
+  config: read(name).pipe(Config.withDefault(fallback))
 })
 
 const integer = (schema: Schema.Schema<number>) => (name: string) => Values.wholeNumber(name, schema)
@@ -131,9 +101,6 @@ const summarizing = SummarizationOptions.defaults
 const storeName = "MEMORY_STORE"
 
 const dataDirName = "MEMORY_DATA_DIR"
-
-/** The command line's own store: PGlite in a data directory, so that its commands see each other's conversations. */
-const commandLine = { store: "pglite", dataDir: "./.chat-memory" }
 
 const apiKeyName = "OPENAI_API_KEY"
 
@@ -152,23 +119,20 @@ export const variables = {
     "MEMORY_STRATEGY",
     StrategyName,
     "summarization",
-    StrategyName.literals.map(code).join(", "),
-    { name: "strategy" }
+    StrategyName.literals.map(code).join(", ")
   ),
   store: {
     name: storeName,
-    default: `\`memory\` (\`pglite\` when \`${dataDirName}\` is set; the command line: \`${commandLine.store}\`)`,
+    default: `\`memory\` (\`pglite\` when \`${dataDirName}\` is set)`,
     meaning: "`memory` (no dependency, nothing kept past the process), `pglite` (embedded PostgreSQL), `postgres`",
     // Unset: PGlite in MEMORY_DATA_DIR when that is set, else the in-memory store.
-    config: Config.option(Config.literal(...StoreName.literals)(storeName)),
-    flag: { name: "store", value: "name", help: choices(StoreName.literals), default: commandLine.store }
+    config: Config.option(Config.literal(...StoreName.literals)(storeName))
   },
   dataDir: {
     name: dataDirName,
-    default: `(none: PGlite in memory; the command line: \`${commandLine.dataDir}\`)`,
+    default: "(none: PGlite in memory)",
     meaning: "PGlite's data directory, created if missing",
-    config: Values.optionalNonBlank(dataDirName),
-    flag: { name: "data-dir", value: "path", help: "PGlite data directory", default: commandLine.dataDir }
+    config: Values.optionalNonBlank(dataDirName)
   },
   databaseUrl: {
     name: "DATABASE_URL",
@@ -180,31 +144,27 @@ export const variables = {
     "MEMORY_PROMPT_TOKEN_BUDGET",
     integer(ContextSettings.TokenBudget),
     context.tokenBudget,
-    "tokens the context may take, system messages included",
-    { name: "budget", value: "tokens", help: "token budget" }
+    "tokens the context may take, system messages included"
   ),
   kRawTurns: numberOf(
     "MEMORY_K_RAW_TURNS",
     integer(ContextSettings.KRawTurns),
     context.kRawTurns,
-    "turns always shown verbatim (1–1000)",
-    { name: "k-raw-turns", alias: "k", value: "turns", help: "turns always shown verbatim" }
+    "turns always shown verbatim (1–1000)"
   ),
   highWater: numberOf(
     "MEMORY_HIGH_WATER",
     share(SummarizationOptions.HighWater),
     summarizing.highWater,
     "with `room` = budget − summary cap − system tokens: a summarization is due when the unsummarized turns " +
-      "(more than K) pass this share of `room`",
-    { name: "high-water", value: "share", help: "share of the room for turns that triggers a fold" }
+      "(more than K) pass this share of `room`"
   ),
   lowWater: numberOf(
     "MEMORY_LOW_WATER",
     share(SummarizationOptions.LowWater),
     summarizing.lowWater,
     "a summarization folds the oldest turns until at most this share of `room` (and at least K turns) stays " +
-      "unsummarized; below `MEMORY_HIGH_WATER`",
-    { name: "low-water", value: "share", help: "share of the room left unsummarized by a fold" }
+      "unsummarized; below `MEMORY_HIGH_WATER`"
   ),
   chunkSummarizeThreshold: {
     name: "MEMORY_CHUNK_SUMMARIZE_THRESHOLD",
@@ -212,31 +172,27 @@ export const variables = {
     meaning: "the explicit trigger instead: summary + buffer tokens past it",
     config: Config.option(
       Values.wholeNumber("MEMORY_CHUNK_SUMMARIZE_THRESHOLD", SummarizationOptions.ChunkSummarizeThreshold)
-    ),
-    flag: { name: "threshold", value: "tokens", help: "summary + buffer tokens that trigger a summary" }
+    )
   },
   view: choiceOf(
     "MEMORY_CONTEXT_VIEW",
     ContextSettings.View,
     context.view,
     "`full`: the newest turns that fit, whether or not the summary covers them; `stable`: every unsummarized " +
-      "turn (see below)",
-    { name: "view" }
+      "turn (see below)"
   ),
   recall: choiceOf(
     "MEMORY_RECALL",
     ContextSettings.RecallMode,
     context.recall,
     "recall for a context asked with a query: `lexical` (full-text search, offline), `hybrid` (lexical fused " +
-      `with a search by meaning; needs \`${apiKeyName}\` or \`${baseUrlName}\`) or \`off\``,
-    { name: "recall" }
+      `with a search by meaning; needs \`${apiKeyName}\` or \`${baseUrlName}\`) or \`off\``
   ),
   recallTokenBudget: numberOf(
     "MEMORY_RECALL_TOKEN_BUDGET",
     share(ContextSettings.RecallTokenBudget),
     context.recallTokenBudget,
-    "the share of the budget recalled turns may take from the recent turns (below 1; never their newest K)",
-    { name: "recall-budget", value: "share", help: "share of the budget recalled turns may take" }
+    "the share of the budget recalled turns may take from the recent turns (below 1; never their newest K)"
   ),
   embeddingModel: {
     name: "MEMORY_EMBEDDING_MODEL",
@@ -253,8 +209,7 @@ export const variables = {
     "MEMORY_SUMMARY_TOKEN_CAP",
     integer(SummarizationOptions.SummaryTokenCap),
     summarizing.summaryTokenCap,
-    "hard cap on the summary (below the budget)",
-    { name: "cap", value: "tokens", help: "summary token cap" }
+    "hard cap on the summary (below the budget)"
   ),
   mode: choiceOf(
     "MEMORY_SUMMARY_MODE",
@@ -263,8 +218,7 @@ export const variables = {
     "`incremental` (fold the summary with new turns: each message read once), `full` (re-summarize the " +
       "originals, in chunks within the summarizer's input limit, never a summary of a summary; the hierarchical " +
       "strategy re-extracts facts and narrative the same way), `layered` (one summary per chunk, oldest merged " +
-      "past the cap; not with `hierarchical`)",
-    { name: "mode" }
+      "past the cap; not with `hierarchical`)"
   ),
   narrativeFold: choiceOf(
     "MEMORY_NARRATIVE_FOLD",
@@ -273,8 +227,7 @@ export const variables = {
     "how the hierarchical strategy's `incremental` fold treats the narrative: `append` (read its latest " +
       "lines again, write after the earlier ones, the oldest leaving first but lines with a number outlasting " +
       "the older half's plain ones: each message read about once), " +
-      "`rewrite` (read and write the whole narrative at each fold)",
-    { name: "narrative-fold" }
+      "`rewrite` (read and write the whole narrative at each fold)"
   ),
   summarizationConcurrency: numberOf(
     "MEMORY_SUMMARIZATION_CONCURRENCY",
@@ -293,8 +246,7 @@ export const variables = {
     "MEMORY_TOKENIZER",
     Tokenizer,
     "approximate",
-    "`approximate` (chars/4) or `exact` (o200k)",
-    { name: "tokenizer" }
+    "`approximate` (chars/4) or `exact` (o200k)"
   ),
   summarizerModel: {
     name: "MEMORY_SUMMARIZER_MODEL",
@@ -305,8 +257,7 @@ export const variables = {
       Config.validate({ message: "must not be empty", validation: (model) => model.trim().length > 0 }),
       Config.map((model) => model.trim()),
       Config.withDefault(OpenAiModels.summarizer)
-    ),
-    flag: { name: "summarizer-model", value: "model", help: "the summarizer's model" }
+    )
   },
   summaryPromptId: {
     name: promptIdName,

@@ -19,6 +19,7 @@ import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
+import * as Recall from "../src/strategies/Recall.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { conceptVectors } from "./fixtures/conceptVectors.js"
 import { freshId } from "./fixtures/messages.js"
@@ -181,10 +182,14 @@ const memoryOver = (store: Store.Store, model: EmbeddingModel.Service) =>
         tokenBudget: 1000,
         summaryTokenCap: 150,
         retries: 0,
-        recall: "hybrid",
-        embeddingModel,
-        embeddingTimeoutMillis: queryTimeoutMillis,
-        embeddingBatchTimeoutMillis: batchTimeoutMillis
+        recall: "hybrid"
+      })
+    ),
+    Layer.provideMerge(
+      Recall.layerHybrid({
+        model: embeddingModel,
+        queryTimeout: queryTimeoutMillis,
+        batchTimeout: batchTimeoutMillis
       }).pipe(Layer.provide(Layer.succeed(EmbeddingModel.EmbeddingModel, model)))
     ),
     Layer.provideMerge(ScriptedSkill.layer()),

@@ -4,21 +4,25 @@
  * finds by meaning what shares no word with it; and an embedding model that fails or hangs never
  * fails a write or a context (lexical recall is served, the failure counted).
  */
+import { EmbeddingModel } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Layer, Metric, Redacted, Schema } from "effect"
+import { ConfigProvider, type Duration, Effect, Either, Layer, Metric, Redacted, Schema } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { recalledText } from "../src/domain/Recall.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import * as OpenAiEmbeddings from "../src/layers/embeddings/OpenAiEmbeddings.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { fuse } from "../src/strategies/internal/context/hybrid.js"
+import { MessageIndex } from "../src/services/MessageIndex.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
+import { fuse } from "../src/strategies/internal/recall/hybrid.js"
+import * as Recall from "../src/strategies/Recall.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { conceptVectors } from "./fixtures/conceptVectors.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
-import { summarizingMemory } from "./fixtures/layers.js"
+import { hybridMemory as hybridLayers, summarizingMemory } from "./fixtures/layers.js"
 
 const embeddingModel = "fake-embedding-small"
 
@@ -62,22 +66,25 @@ const embeddings = (request: Fake.RecordedRequest): Fake.Reply => {
   }
 }
 
+/** What the hybrid index needs: a store and an embedding model (never called here). */
+const hybridDependencies = Layer.merge(
+  MemoryStore.layer,
+  Layer.effect(EmbeddingModel.EmbeddingModel, EmbeddingModel.make({ embedMany: () => Effect.succeed([]) }))
+)
+
 /** The summarizing memory (scripted summarizer) with hybrid recall over the fake server. */
-const hybridMemory = (script: Fake.Script, embeddingTimeoutMillis = 2000) =>
-  Layer.unwrapEffect(Effect.map(Fake.FakeOpenAi, (fake) =>
-    summarizingMemory({
-      kRawTurns: 2,
-      tokenBudget: 1000,
-      summaryTokenCap: 150,
-      retries: 0,
-      recall: "hybrid",
-      embeddingModel,
-      embeddingTimeoutMillis
-    }).pipe(
-      Layer.provide(
-        OpenAiEmbeddings.layer({ apiKey: Redacted.make(Fake.apiKey), apiUrl: fake.apiUrl, model: embeddingModel })
-      )
-    ))).pipe(Layer.provideMerge(Fake.layer(script)))
+const hybridMemory = (script: Fake.Script, queryTimeout: Duration.DurationInput = "2 seconds") =>
+  Layer.unwrapEffect(
+    Effect.map(Fake.FakeOpenAi, (fake) =>
+      hybridLayers({ kRawTurns: 2, tokenBudget: 1000, summaryTokenCap: 150, retries: 0 }, {
+        model: embeddingModel,
+        queryTimeout
+      }).pipe(
+        Layer.provide(
+          OpenAiEmbeddings.layer({ apiKey: Redacted.make(Fake.apiKey), apiUrl: fake.apiUrl, model: embeddingModel })
+        )
+      ))
+  ).pipe(Layer.provideMerge(Fake.layer(script)))
 
 const chatter = (i: number) => [
   { role: "user" as const, content: `Turn ${i}: can you check the delivery status of the next shipment for me?` },
@@ -122,9 +129,14 @@ describe("hybrid recall", () => {
       const hybrid = yield* memory.getContext(meaningId, { query: byMeaning })
       assert.include(recalledText(hybrid.recalled), "junction 14")
       assert.isAtMost(hybrid.tokenCount, 1000)
-      // The same store searched lexically: the question's words are not in the answer's turn.
+      // The same index searched by words only: the question's words are not in the answer's turn.
       const store = yield* Store.get
-      const lexical = yield* store.index.searchMessages(meaningId, { text: byMeaning, before: 1000, limit: 10 })
+      const lexical = yield* store.index.searchMessages(meaningId, {
+        text: byMeaning,
+        before: 1000,
+        limit: 10,
+        meaning: false
+      })
       const stalled = (yield* store.repository.listMessages(meaningId, {})).find((m) => m.content.includes("stalled"))
       assert.isDefined(stalled)
       assert.isFalse(lexical.some((hit) => hit.seq === stalled?.seq))
@@ -188,17 +200,44 @@ describe("hybrid recall", () => {
       const context = yield* memory.getContext(hungId, { query: byId })
       assert.include(recalledText(context.recalled), "$1,240.00")
       assert.strictEqual(yield* failuresAt("query"), queryBefore + 1)
-    }).pipe(Effect.provide(hybridMemory(() => ({ _tag: "Never" }), 300))))
+    }).pipe(Effect.provide(hybridMemory(() => ({ _tag: "Never" }), "300 millis"))))
 
-  it.scoped("hybrid recall without an embedding model fails the layer, naming options.recall", () =>
+  it.scoped("hybrid recall without a hybrid index fails the layer, naming options.recall and the way to one", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
         Layer.build(SummarizationStrategy.layer({ recall: "hybrid" }).pipe(Layer.provide(summarizingMemory())))
       )
       assert.strictEqual(error._tag, "DataValidationError")
       assert.include(error.message, "options.recall")
+      assert.include(error.message, "Recall.layerHybrid")
       assert.include(error.message, "EmbeddingModel")
     }))
+
+  it.scoped("the hybrid index's invalid options fail its layer, naming the option", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Layer.build(Recall.layerHybrid({ queryTimeout: 0 }).pipe(Layer.provide(hybridDependencies)))
+      )
+      assert.strictEqual(error._tag, "DataValidationError")
+      assert.include(error.message, "options.queryTimeout")
+    }))
+
+  it.effect("the hybrid index searches by meaning unless asked for words only", () =>
+    Effect.gen(function*() {
+      const index = yield* MessageIndex
+      yield* conversation(meaningId, true)
+      const messages = yield* Effect.flatMap(Store.get, (store) => store.repository.listMessages(meaningId, {}))
+      const seqOf = (text: string) => messages.find((m) => m.content.includes(text))?.seq
+      const search = (text: string, meaning?: boolean) =>
+        Effect.map(
+          index.searchMessages(meaningId, { text, before: Number.MAX_SAFE_INTEGER, limit: 5, meaning }),
+          (hits) => hits.map((hit) => hit.seq)
+        )
+      assert.include(yield* search(byMeaning), seqOf("stalled"))
+      assert.notInclude(yield* search(byMeaning, false), seqOf("stalled"))
+      // An identifier is found by its words either way.
+      assert.include(yield* search(byId, false), seqOf("came to $1,240.00"))
+    }).pipe(Effect.provide(hybridMemory(embeddings))))
 
   it.effect("MEMORY_RECALL=hybrid needs a model server, named in the error", () =>
     Effect.gen(function*() {

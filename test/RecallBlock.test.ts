@@ -12,7 +12,7 @@ import { groupTurns } from "../src/domain/Turn.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import type { TokenCounter } from "../src/services/TokenCounter.js"
-import { blockTokens } from "../src/strategies/internal/context/recall.js"
+import { blockTokens } from "../src/strategies/internal/recall/block.js"
 import { conversation, type ConversationSpec } from "./fixtures/arbitraries.js"
 
 const counters: ReadonlyArray<readonly [string, TokenCounter.Service]> = [

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Array, Effect } from "effect"
 import type { NewMessage } from "../src/domain/Message.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
-import { asksWhen, withoutFrame } from "../src/strategies/internal/turnRanking.js"
+import { asksWhen, withoutFrame } from "../src/strategies/internal/recall/ranking.js"
 import { searchTurns } from "../src/strategies/Recall.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 
@@ -25,12 +25,11 @@ const recall = (messages: ReadonlyArray<NewMessage>, query: string, limit = 5) =
     const store = yield* MemoryStore.make
     const id = freshId("ranking")
     yield* store.repository.appendMessages(id, messages)
-    const found = yield* searchTurns(
-      store.repository,
-      id,
-      { query, before: Number.MAX_SAFE_INTEGER, limit },
-      store.index.searchMessages
-    )
+    const found = yield* searchTurns(store.repository, store.index, id, {
+      query,
+      before: Number.MAX_SAFE_INTEGER,
+      limit
+    })
     return found.map((turn) => [turn.fromSeq, turn.toSeq])
   })
 

@@ -6,15 +6,17 @@
  * @since 0.1.0
  */
 import type { EmbeddingModel } from "@effect/ai"
-import { Config, type ConfigError, Effect, Layer, Predicate } from "effect"
+import { Config, type ConfigError, Duration, Effect, Layer, Predicate } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { RepositoryError } from "../errors/RepositoryError.js"
 import type * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
+import { MessageIndex } from "../services/MessageIndex.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as NoopStrategy from "../strategies/NoopStrategy.js"
+import * as Recall from "../strategies/Recall.js"
 import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
 import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
@@ -145,35 +147,33 @@ export const layerEmbeddings = <E = never, R = never>(
 }
 
 /**
- * The strategy's layer, with the knobs of `options` that the chosen strategy reads; with
- * `embeddings`, the summarizing strategies get that embedding model (for `recall: "hybrid"`),
- * storing its vectors under the OpenAI model's name unless `embeddingModel` says otherwise.
+ * The strategy's layer, with the knobs of `options` that the chosen strategy reads.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerStrategy = <E = never, R = never>(
   options: ChatMemoryConfig.Options<E, R>
-): Layer.Layer<MemoryManagementStrategy, DataValidationError | E, Store.Ports | SkillService | TokenCounter | R> => {
+): Layer.Layer<MemoryManagementStrategy, DataValidationError, Store.Ports | SkillService | TokenCounter> => {
   const {
+    embeddingBatchTimeout: _embeddingBatchTimeout,
+    embeddingBatchTimeoutMillis: _embeddingBatchTimeoutMillis,
+    embeddingModel: _embeddingModel,
+    embeddings: _embeddings,
+    embeddingTimeout: _embeddingTimeout,
+    embeddingTimeoutMillis: _embeddingTimeoutMillis,
     maxFactTokens,
     maxFacts,
     maxMessageLength: _maxMessageLength,
     maxNarrativeTokens,
     narrativeFold,
-    embeddings,
     store: _store,
     strategy,
     summarizer: _summarizer,
     tokenizer: _tokenizer,
     ...knobs
   } = options
-  const summarization: Partial<SummarizationOptions> =
-    embeddings?._tag === "openai" && knobs.embeddingModel === undefined
-      ? { ...knobs, embeddingModel: embeddings.model }
-      : knobs
-  const withEmbeddings = <E1, R1>(strategyLayer: Layer.Layer<MemoryManagementStrategy, E1, R1>) =>
-    embeddings === undefined ? strategyLayer : strategyLayer.pipe(Layer.provide(layerEmbeddings(embeddings)))
+  const summarization: Partial<SummarizationOptions> = knobs
   switch (strategy ?? ChatMemoryConfig.defaults.strategy) {
     case "noop":
       return NoopStrategy.layer
@@ -182,16 +182,45 @@ export const layerStrategy = <E = never, R = never>(
         knobs.tokenBudget === undefined ? {} : { tokenBudget: knobs.tokenBudget }
       )
     case "summarization":
-      return withEmbeddings(SummarizationStrategy.layer(summarization))
+      return SummarizationStrategy.layer(summarization)
     case "hierarchical":
-      return withEmbeddings(HierarchicalStrategy.layer({
+      return HierarchicalStrategy.layer({
         ...summarization,
         ...(maxFacts === undefined ? {} : { maxFacts }),
         ...(maxFactTokens === undefined ? {} : { maxFactTokens }),
         ...(maxNarrativeTokens === undefined ? {} : { maxNarrativeTokens }),
         ...(narrativeFold === undefined ? {} : { narrativeFold })
-      }))
+      })
   }
+}
+
+const millis = (value: number | undefined) => (value === undefined ? undefined : Duration.millis(value))
+
+/**
+ * The store's index made hybrid (`Recall.layerHybrid`) when a summarizing strategy recalls with
+ * `hybrid` and `embeddings` are given, storing the vectors under the OpenAI model's name unless
+ * `embeddingModel` says otherwise (its `Recall.EmbeddingJobs` comes with it); the store's index
+ * otherwise.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerRecall = <E = never, R = never>(
+  options: ChatMemoryConfig.Options<E, R>
+): Layer.Layer<MessageIndex, DataValidationError | E, MessageIndex | R> => {
+  const strategy = options.strategy ?? ChatMemoryConfig.defaults.strategy
+  const embeddings = options.embeddings
+  if (
+    embeddings === undefined || options.recall !== "hybrid" ||
+    (strategy !== "summarization" && strategy !== "hierarchical")
+  ) return Layer.effect(MessageIndex, MessageIndex)
+  const model = options.embeddingModel ?? (embeddings._tag === "openai" ? embeddings.model : undefined)
+  return Recall.layerHybrid({
+    model,
+    queryTimeout: options.embeddingTimeout ?? millis(options.embeddingTimeoutMillis),
+    batchTimeout: options.embeddingBatchTimeout ?? millis(options.embeddingBatchTimeoutMillis),
+    concurrency: options.summarizationConcurrency
+  }).pipe(Layer.provide(layerEmbeddings(embeddings)))
 }
 
 /**
@@ -208,6 +237,7 @@ export const layer = <E = never, R = never>(
 ): Layer.Layer<Services, DataValidationError | RepositoryError | E, R> =>
   Service.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
     Layer.provideMerge(layerStrategy(options)),
+    Layer.provideMerge(layerRecall(options)),
     Layer.provideMerge(layerSkill(options.summarizer ?? ChatMemoryConfig.defaults.summarizer)),
     Layer.provideMerge(layerStore(options.store ?? ChatMemoryConfig.defaults.store)),
     Layer.provideMerge(layerTokenCounter(options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer))

@@ -10,7 +10,6 @@ import type { ConversationId } from "../domain/ConversationId.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
-import type { MessageIndex } from "./MessageIndex.js"
 
 /**
  * A memory policy. `NoopStrategy`, `SlidingWindowStrategy`, `SummarizationStrategy` and
@@ -68,15 +67,6 @@ export declare namespace MemoryManagementStrategy {
     readonly forget: (conversationId: ConversationId) => Effect.Effect<void>
     /** Subscribes to the strategy's events (summarized, summarization failed, fallback used). */
     readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
-    /**
-     * How the strategy finds a conversation's messages for a query (hybrid recall fuses the store's
-     * lexical search with a search by meaning); absent, `searchMemory` uses the store's lexical
-     * `MessageIndex.searchMessages`.
-     */
-    readonly searchMessages?: (
-      conversationId: ConversationId,
-      query: MessageIndex.SearchQuery
-    ) => Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError>
   }
 
   /**

@@ -94,6 +94,11 @@ export declare namespace MessageIndex {
     readonly before: number
     /** At most this many hits (1 to 100; a value outside is brought into that range). */
     readonly limit: number
+    /**
+     * `false`: by words only. An index that also searches by meaning (`Recall.layerHybrid`) does
+     * unless told not to; a lexical index ignores it.
+     */
+    readonly meaning?: boolean | undefined
   }
 
   /**

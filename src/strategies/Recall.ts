@@ -1,203 +1,195 @@
 /**
- * Searching a conversation's past by turns: what `ChatMemoryService.searchMemory`, the recall
- * toolkit and a context's recalled block are made of. The store finds the messages that match a
- * query (`MessageIndex.searchMessages`, or a ranking over it); each is widened to its whole turn (a
- * tool call with its results), all of them read from the log in one read
- * (`RepositoryService.readTurns`).
+ * Recall: older turns of a conversation brought back for the current question, verbatim and
+ * whole, with where and when they were said. A context asked with a query holds them
+ * (`MemoryContext.recalled`); `ChatMemoryService.searchMemory` and the recall toolkit search them.
  *
- * @since 0.1.0
+ * The search is the store's `MessageIndex`: lexical by default, offline. `layerHybrid` makes it
+ * hybrid: the lexical ranking fused with the nearest messages by meaning, their vectors computed
+ * by a background job after each write.
+ *
+ * @example
+ * ```ts
+ * import { OpenAiClient, OpenAiEmbeddingModel } from "@effect/ai-openai"
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { Config, Layer } from "effect"
+ * import { ChatMemory, MemoryStore, Recall, SummarizationStrategy } from "effect-chat-memory"
+ *
+ * const Embeddings = OpenAiEmbeddingModel.model("text-embedding-3-small", { mode: "batched" }).pipe(
+ *   Layer.provide(OpenAiClient.layerConfig({ apiKey: Config.redacted("OPENAI_API_KEY") })),
+ *   Layer.provide(FetchHttpClient.layer)
+ * )
+ *
+ * // The store's index, made hybrid; the strategy asks it for recall by meaning.
+ * export const MemoryLive = ChatMemory.layerTest({ strategy: "summarization", recall: "hybrid" }).pipe(
+ *   Layer.provide(Recall.layerHybrid({ model: "text-embedding-3-small" })),
+ *   Layer.provide(Embeddings)
+ * )
+ * ```
+ *
+ * @since 0.2.0
  */
-import { Effect } from "effect"
+import { EmbeddingModel } from "@effect/ai"
+import { Context, Duration, Effect, Layer, PubSub, type Queue, Schema, type Scope } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
-import type { Message } from "../domain/Message.js"
-import { MaxQueryLength, RecalledTurn } from "../domain/Recall.js"
-import { wordPairs } from "../domain/SearchTerms.js"
-import { groupTurns, type Turn } from "../domain/Turn.js"
+import { PositiveDuration } from "../domain/internal/duration.js"
+import type { MemoryEvent } from "../domain/MemoryEvent.js"
+import type { RecalledTurn as Turn } from "../domain/Recall.js"
+import { RecalledTurn as RecalledTurnSchema } from "../domain/Recall.js"
+import { type DataValidationError, decode } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
-import type { MessageIndex } from "../services/MessageIndex.js"
+import { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
-import {
-  asks,
-  asksWhen,
-  dateBoost,
-  neighbourWeight,
-  phraseShare,
-  phraseWeight,
-  statesDate,
-  withoutFrame
-} from "./internal/turnRanking.js"
-
-/** How far around a hit the first read of its turn reaches, in messages each way. */
-const firstReach = 16
+import { makeHybrid } from "./internal/recall/hybrid.js"
+import * as Search from "./internal/recall/search.js"
+import { makeJobs } from "./internal/summarizer/jobs.js"
 
 /**
- * The whole turn that holds message `seq`, from the messages around it, within `(0, bound)`;
- * undefined when the message is not part of a turn (a summary record) or is gone. Reads further
- * when the turn reaches past what was read.
- */
-const turnAt = (
-  repository: RepositoryService.Service,
-  conversationId: ConversationId,
-  seq: number,
-  bound: number
-) =>
-  Effect.gen(function*() {
-    let back = firstReach
-    let ahead = firstReach
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const after = Math.max(0, seq - back)
-      const before = Math.min(bound, seq + ahead + 1)
-      const messages = yield* repository.listMessages(conversationId, { after, before })
-      const grouped = groupTurns(messages, { partial: after > 0 })
-      const index = grouped.turns.findIndex((turn) => turn.firstSeq <= seq && seq <= turn.lastSeq)
-      const turn = grouped.turns[index]
-      if (turn === undefined || turn.messages.every((message) => message.seq !== seq)) return undefined
-      const whole = (index > 0 || grouped.firstTurnComplete) && (index < grouped.turns.length - 1 || before >= bound)
-      if (whole) return turn
-      if (index === 0 && !grouped.firstTurnComplete) back *= 4
-      if (index === grouped.turns.length - 1 && before < bound) ahead *= 4
-    }
-    return undefined
-  })
-
-/**
- * How a search finds messages: the store's `searchMessages` or a ranking over it.
+ * One recalled turn: a user message and everything that answered it, as stored, with its seq
+ * range, its time and the score that chose it.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
-export type MessageSearch = (
-  conversationId: ConversationId,
-  query: MessageIndex.SearchQuery
-) => Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError>
-
-const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
-  const first = turn.messages[0]
-  return first === undefined ? undefined : new RecalledTurn({
-    fromSeq: turn.firstSeq,
-    toSeq: turn.lastSeq,
-    createdAt: first.createdAt,
-    score,
-    messages: turn.messages,
-    tokenCount: turn.tokenCount
-  }, { disableValidation: true })
-}
+export const RecalledTurn = RecalledTurnSchema
 
 /**
- * Whether the messages of a turn read by `RepositoryService.readTurns` are a turn as `groupTurns`
- * cuts the log: every tool result answers a call of the turn, and every call is answered in it.
- * Otherwise a user message fell between a call and its result, and the turn reaches further.
+ * @since 0.2.0
+ * @category models
  */
-const selfContained = (messages: ReadonlyArray<Message>): boolean => {
-  const calls = new Set<string>()
-  const answered = new Set<string>()
-  for (const message of messages) {
-    for (const call of message.metadata.toolCalls ?? []) calls.add(call.id)
-    const answers = message.role === "tool" ? message.metadata.toolCallId : undefined
-    if (answers === undefined) continue
-    if (!calls.has(answers)) return false
-    answered.add(answers)
-  }
-  return answered.size === calls.size
-}
+export type RecalledTurn = Turn
 
 /**
- * The turns that end before `before` and best match `query` (its first `MaxQueryLength`
- * characters), best first, at most `limit`: each message hit is widened to its whole turn, and a
- * turn hit twice counts once, with its best score. An unknown conversation has none. The messages
- * are found by `search`: the store's lexical search (`MessageIndex.searchMessages`), or hybrid
- * recall's fusion of it with a search by meaning, for the query without the frame of a question
- * about the conversation itself ("when did I tell you"). The hits' turns, and the turn after each,
- * come from one read of the log (`RepositoryService.readTurns`); a turn whose tool call and result
- * a user message separates is read again around its hit, as `groupTurns` cuts it. The turns are
- * then ranked again, the same on every store (`internal/turnRanking.ts`): for a question asking
- * when, a turn that states a date or a time weighs `1 + dateBoost` times its score; and a turn that
- * leaves its matter to the next one (it ends on the assistant's question, or answers a bare
- * opening) brings that next turn, at `neighbourWeight` times its score; and a turn that holds
- * pairs of the query's words side by side, as the query says them ("boiler repair"), weighs up to
- * `1 + phraseWeight` times its score.
+ * The turns that end before `before` and best match `query`, best first, at most `limit`: each
+ * message the index finds is widened to its whole turn (a tool call with its results). An unknown
+ * conversation has none.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category search
  */
-export const searchTurns = (
+export const searchTurns: (
   repository: RepositoryService.Service,
+  index: MessageIndex.Service,
   conversationId: ConversationId,
-  options: { readonly query: string; readonly before: number; readonly limit: number },
-  search: MessageSearch
-): Effect.Effect<Array<RecalledTurn>, RepositoryError> =>
-  Effect.gen(function*() {
-    if (options.before <= 1 || options.query.trim().length === 0 || options.limit < 1) return []
-    const text = withoutFrame(options.query.slice(0, MaxQueryLength))
-    const hits = yield* search(conversationId, {
-      text,
-      before: options.before,
-      limit: Math.min(100, options.limit * 3)
-    })
-    if (hits.length === 0) return []
-    // Each hit's turn and the turn after it, in one read: a turn that only asks is answered by the
-    // next one.
-    const read = yield* repository.readTurns(conversationId, {
-      seqs: hits.flatMap((hit) => [hit.seq, ...neighbourSeqs(hit.seq)]),
-      before: options.before,
-      limit: options.limit * 3
-    }).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([])))
-    // The hits' turns, each once with its best score, ranked again: a dated turn first for a
-    // question asking when.
-    const when = asksWhen(options.query)
-    const pairs = wordPairs(text)
-    const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
-    for (const hit of hits) {
-      if (ranked.some(({ turn }) => turn.firstSeq <= hit.seq && hit.seq <= turn.lastSeq)) continue
-      const at = read.findIndex((turn) => turn.some((message) => message.seq === hit.seq))
-      const messages = read[at]
-      if (messages === undefined) continue
-      const turn = selfContained(messages)
-        ? groupTurns(messages).turns[0]
-        : yield* turnAt(repository, conversationId, hit.seq, options.before).pipe(
-          Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(undefined))
-        )
-      if (turn === undefined || ranked.some((other) => overlapping(other.turn, turn))) continue
-      ranked.push({ turn, at, score: when && statesDate(turn) ? hit.score * (1 + dateBoost) : hit.score })
-    }
-    // A turn that holds the query's words in its order grows; only those that could then reach
-    // the first `limit` are read for it.
-    const floor = ranked.map(({ score }) => score).sort((x, y) => y - x)[options.limit - 1] ?? 0
-    const phrased = pairs.length === 0 ? ranked : ranked.map((item) =>
-      item.score * (1 + phraseWeight) < floor
-        ? item
-        : { ...item, score: item.score * (1 + phraseWeight * phraseShare(item.turn, pairs)) }
-    )
-    // The turn after one that asks joins it, scored below it.
-    const candidates: Array<{ readonly turn: Turn; readonly score: number }> = [...phrased]
-    for (const { at, score, turn } of phrased) {
-      const next = asks(turn) ? adjacent(read, at + 1, turn.lastSeq) : undefined
-      if (next !== undefined) candidates.push({ turn: next, score: score * neighbourWeight })
-    }
-    candidates.sort((x, y) => y.score - x.score)
-    const found: Array<RecalledTurn> = []
-    for (const { score, turn } of candidates) {
-      if (found.length >= options.limit) break
-      const recalled = toRecalled(turn, score)
-      if (recalled !== undefined && !found.some((other) => overlaps(other, recalled))) found.push(recalled)
-    }
-    return found
-  })
+  query: {
+    readonly query: string
+    readonly before: number
+    readonly limit: number
+    /** `false`: by words only, even on a hybrid index. */
+    readonly meaning?: boolean | undefined
+  }
+) => Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> = Search.searchTurns
 
 /**
- * The seqs read besides a hit's: those two after it, which in a plain chat (a user message and the
- * assistant's reply) reach the next turn whichever of its turn's messages the hit is.
+ * The background job of hybrid recall: it embeds the messages written since its last run. The
+ * memory starts it after each write (`afterWrite`), waits for it in `awaitIdle`, stops it before a
+ * conversation is cleared, and forwards its events (`EmbeddingFailed`). `layerHybrid` provides it.
+ *
+ * @since 0.2.0
+ * @category tags
  */
-const neighbourSeqs = (seq: number): ReadonlyArray<number> => [seq + 1, seq + 2]
+export class EmbeddingJobs extends Context.Tag("effect-chat-memory/Recall/EmbeddingJobs")<
+  EmbeddingJobs,
+  {
+    /** Starts the conversation's job, or asks the running one to run once more. Never waits. */
+    readonly afterWrite: (conversationId: ConversationId) => Effect.Effect<void>
+    /** Waits until no job of the conversation (of any, without one) runs or is due. */
+    readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
+    /** Interrupts the job of a conversation about to be cleared. */
+    readonly forget: (conversationId: ConversationId) => Effect.Effect<void>
+    /** Subscribes to the job's events. */
+    readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
+  }
+>() {}
 
-/** The turn read at `index` when it starts right after the seq `edge` (a summary message between). */
-const adjacent = (read: ReadonlyArray<ReadonlyArray<Message>>, index: number, edge: number): Turn | undefined => {
-  const messages = read[index]
-  if (messages === undefined || !selfContained(messages)) return undefined
-  const turn = groupTurns(messages).turns[0]
-  return turn !== undefined && turn.firstSeq - edge >= 1 && turn.firstSeq - edge <= 2 ? turn : undefined
+/**
+ * The options of `layerHybrid`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface HybridOptions {
+  /**
+   * The name the vectors are stored under: the embedding model's (vectors of different models
+   * are never compared). Change it when the model changes: the messages are embedded again.
+   */
+  readonly model?: string | undefined
+  /**
+   * The longest a context waits for the search by meaning (the query's vector and the store's
+   * scan); past it, or when it fails, the context gets the lexical hits.
+   */
+  readonly queryTimeout?: Duration.DurationInput | undefined
+  /**
+   * The longest one background call (a batch of up to 64 messages) may take; past it, its
+   * messages stay pending. After a failed batch the job rests as long, doubling with each failure
+   * in a row, up to 10 minutes.
+   */
+  readonly batchTimeout?: Duration.DurationInput | undefined
+  /** How many conversations are embedded at once; the others wait for a turn. */
+  readonly concurrency?: number | undefined
 }
 
-const overlapping = (a: Turn, b: Turn): boolean => a.firstSeq <= b.lastSeq && b.firstSeq <= a.lastSeq
+/**
+ * The defaults of `HybridOptions`.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const hybridDefaults = {
+  model: "text-embedding-3-small",
+  queryTimeout: Duration.seconds(2),
+  batchTimeout: Duration.seconds(30),
+  concurrency: 16
+} as const
 
-const overlaps = (a: RecalledTurn, b: RecalledTurn): boolean => a.fromSeq <= b.toSeq && b.fromSeq <= a.toSeq
+const HybridOptionsSchema = Schema.Struct({
+  model: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255)),
+  queryTimeout: PositiveDuration,
+  batchTimeout: PositiveDuration,
+  concurrency: Schema.Int.pipe(Schema.between(1, 1000))
+})
+
+const decodeOptions = decode(HybridOptionsSchema, "Recall.layerHybrid", "options")
+
+/**
+ * The store's `MessageIndex` made hybrid: a search fuses the lexical ranking with the messages
+ * nearest the query by meaning (reciprocal rank fusion), unless asked for words only
+ * (`meaning: false`). It provides `EmbeddingJobs`, the background job that computes the vectors
+ * with the `EmbeddingModel` in context. An embedding model that fails or hangs fails neither a
+ * write nor a context: the context gets the lexical hits. Invalid options fail the layer with a
+ * `DataValidationError` naming the option.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerHybrid = (
+  options: HybridOptions = {}
+): Layer.Layer<MessageIndex | EmbeddingJobs, DataValidationError, MessageIndex | EmbeddingModel.EmbeddingModel> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const settings = yield* decodeOptions({
+      model: options.model ?? hybridDefaults.model,
+      queryTimeout: options.queryTimeout ?? hybridDefaults.queryTimeout,
+      batchTimeout: options.batchTimeout ?? hybridDefaults.batchTimeout,
+      concurrency: options.concurrency ?? hybridDefaults.concurrency
+    })
+    const lexical = yield* MessageIndex
+    const embedder = yield* EmbeddingModel.EmbeddingModel
+    const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
+    const hybrid = yield* makeHybrid(lexical, embedder, {
+      ...settings,
+      publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event))
+    })
+    const jobs = yield* makeJobs(hybrid.embed, { concurrency: settings.concurrency })
+    const index = MessageIndex.of({
+      ...lexical,
+      searchMessages: (conversationId, query) =>
+        query.meaning === false ? lexical.searchMessages(conversationId, query) : hybrid.search(conversationId, query)
+    })
+    return Context.make(MessageIndex, index).pipe(
+      Context.add(EmbeddingJobs, {
+        afterWrite: jobs.trigger,
+        awaitIdle: jobs.awaitIdle,
+        forget: jobs.cancel,
+        subscribe: PubSub.subscribe(pubsub)
+      })
+    )
+  }))

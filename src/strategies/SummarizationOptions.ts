@@ -65,14 +65,6 @@ export const SummarizationConcurrency = Schema.Int.pipe(Schema.between(1, 1000))
 })
 
 /**
- * The name `hybrid` recall's vectors are stored under: the embedding model's.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const EmbeddingModelName = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255))
-
-/**
  * Options of `SummarizationStrategy` (and the summarizing part of `HierarchicalStrategy`).
  *
  * @since 0.1.0
@@ -134,25 +126,7 @@ export const Options = Schema.Struct({
    * summarizer model and the summarization locks held. If the store caps its lock holders
    * (`maxLockConnections`), keep this at most that cap, or the jobs beyond it find the lock busy.
    */
-  summarizationConcurrency: SummarizationConcurrency,
-  /**
-   * The name the `hybrid` vectors are stored under: the embedding model's (vectors of different
-   * models are never compared). Change it when the model changes: the messages are embedded again.
-   */
-  embeddingModel: EmbeddingModelName,
-  /**
-   * The longest a context waits for the search by meaning (the query's vector and the store's
-   * scan of the conversation's vectors); past it, or when it fails, the context is served with
-   * lexical recall and the failure is counted.
-   */
-  embeddingTimeoutMillis: PositiveInt,
-  /**
-   * The longest one background embedding call (a batch of up to 64 messages) may take; past it,
-   * the batch counts as failed and its messages stay pending. After a failed batch, background
-   * embedding rests as long (doubling with each failure in a row, up to 10 minutes), so that
-   * `awaitIdle` never waits for the embedding model longer than this.
-   */
-  embeddingBatchTimeoutMillis: PositiveInt
+  summarizationConcurrency: SummarizationConcurrency
 }).pipe(
   Schema.filter((o) => [
     o.summaryTokenCap < o.tokenBudget ||
@@ -190,8 +164,5 @@ export const defaults: SummarizationOptions = {
   skillTimeoutMillis: 30_000,
   breakerFailures: 5,
   breakerCooldownMillis: 30_000,
-  summarizationConcurrency: 16,
-  embeddingModel: "text-embedding-3-small",
-  embeddingTimeoutMillis: 2000,
-  embeddingBatchTimeoutMillis: 30_000
+  summarizationConcurrency: 16
 }

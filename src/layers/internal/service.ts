@@ -2,7 +2,19 @@
  * The implementation of `ChatMemoryService` behind `ChatMemory`: input validation at the edge, the
  * store, and the strategy that decides what happens after a write and what the context holds.
  */
-import { DateTime, Effect, Layer, Metric, MetricBoundaries, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import {
+  DateTime,
+  Effect,
+  Layer,
+  Metric,
+  MetricBoundaries,
+  Option,
+  PubSub,
+  Queue,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
 import { TokenBudget } from "../../domain/ContextSettings.js"
 import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
@@ -23,7 +35,7 @@ import { RepositoryService } from "../../services/RepositoryService.js"
 import { SettingsStore } from "../../services/SettingsStore.js"
 import { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
-import { searchTurns } from "../../strategies/Recall.js"
+import { EmbeddingJobs, searchTurns } from "../../strategies/Recall.js"
 import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
 
 /** Turns a context left out without their being summarized. */
@@ -197,9 +209,13 @@ export const make = (options: Options = {}): Effect.Effect<
     const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
     const publishLazily = (event: () => MemoryEvent) =>
       Effect.suspend(() => (subscribers > 0 ? PubSub.publish(pubsub, event()) : Effect.void))
-    // The strategy's events reach subscribers through the service's own hub.
-    const strategyEvents = yield* strategy.subscribe
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(strategyEvents), publish)))
+    // Hybrid recall's background job, when the index has one: it runs after each write too.
+    const embedding = Option.getOrUndefined(yield* Effect.serviceOption(EmbeddingJobs))
+    // The strategy's events (and the embedding job's) reach subscribers through the service's own hub.
+    const forward = (events: Queue.Dequeue<MemoryEvent>) =>
+      Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), publish)))
+    yield* forward(yield* strategy.subscribe)
+    if (embedding !== undefined) yield* forward(yield* embedding.subscribe)
     const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
     const prefixes = makePrefixTracker()
 
@@ -277,6 +293,7 @@ export const make = (options: Options = {}): Effect.Effect<
           addedMessagesCount: appended.messages.length,
           totalMessagesCount: appended.messageCount
         })
+        if (embedding !== undefined) yield* embedding.afterWrite(request.conversationId)
         return appended.messages
       }),
 
@@ -294,6 +311,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const request = yield* decodeClear({ conversationId })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         yield* strategy.forget(request.conversationId)
+        if (embedding !== undefined) yield* embedding.forget(request.conversationId)
         yield* repository.deleteConversation(request.conversationId)
         yield* prefixes.forget(request.conversationId)
         yield* Effect.logDebug("conversation cleared").pipe(
@@ -368,11 +386,11 @@ export const make = (options: Options = {}): Effect.Effect<
           options === undefined ? { conversationId, query } : { conversationId, query, options }
         )
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* searchTurns(repository, request.conversationId, {
+        return yield* searchTurns(repository, messageIndex, request.conversationId, {
           query: request.query,
           before: request.options?.before ?? Number.MAX_SAFE_INTEGER,
           limit: request.options?.limit ?? 5
-        }, strategy.searchMessages ?? messageIndex.searchMessages)
+        })
       }),
 
       getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {
@@ -384,6 +402,7 @@ export const make = (options: Options = {}): Effect.Effect<
       awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
         const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
         yield* strategy.awaitIdle(request.conversationId)
+        if (embedding !== undefined) yield* embedding.awaitIdle(request.conversationId)
       }),
 
       stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {

@@ -2,7 +2,6 @@
  * The policy every summarizing strategy shares (`SummarizationStrategy`, `HierarchicalStrategy`),
  * over the producer of its summaries.
  */
-import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { Effect, Option, PubSub, type Scope } from "effect"
 import { withOverrides } from "../../domain/ContextSettings.js"
 import type { ConversationId } from "../../domain/ConversationId.js"
@@ -17,14 +16,14 @@ import { SettingsStore } from "../../services/SettingsStore.js"
 import type { SummarizationLease } from "../../services/SummarizationLease.js"
 import type { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
+import { EmbeddingJobs } from "../Recall.js"
 import type { SummarizationOptions } from "../SummarizationOptions.js"
-import { makeHybrid } from "./context/hybrid.js"
 import { memoCounter } from "./context/memoCounter.js"
 import { summaryPreamble, withoutShown } from "./context/preamble.js"
-import { withRecall } from "./context/recall.js"
 import { assemble, emptyContext } from "./context/window.js"
 import { spansDays, withLabels } from "./dates.js"
 import * as Metrics from "./metrics.js"
+import { withRecall } from "./recall/block.js"
 import { type Jobs, makeJobs } from "./summarizer/jobs.js"
 import { loadBuffer, summaryTokens, trigger } from "./summarizer/plan.js"
 import type * as Producers from "./summarizer/producers.js"
@@ -44,8 +43,8 @@ export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIn
  * trigger the conversation's background job; for a context, show the summary state in front of
  * the newest turns, and when the summary is behind, serve the window (`lazyFallback: "window"`)
  * or summarize first (`"sync"`). `HierarchicalStrategy` is this policy with a facts producer.
- * With `recall: "hybrid"`, an `EmbeddingModel` must be in context (a `DataValidationError` naming
- * `options.recall` otherwise): writes also trigger the conversation's embedding job.
+ * With `recall: "hybrid"`, the index must search by meaning too (`Recall.layerHybrid`, whose
+ * `EmbeddingJobs` is then in context): a `DataValidationError` naming `options.recall` otherwise.
  */
 export const makeWith = (
   settings: SummarizationOptions,
@@ -66,12 +65,8 @@ export const makeWith = (
     const stored = yield* SettingsStore
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
-    const hybrid = settings.recall === "hybrid"
-      ? yield* hybridRecall(messageIndex, settings, view.name, publish)
-      : undefined
-    const embeddingJobs = hybrid === undefined
-      ? undefined
-      : yield* makeJobs(hybrid.index, { concurrency: settings.summarizationConcurrency })
+    // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
+    const hybrid = settings.recall === "hybrid" && (yield* requireHybridIndex(view.name))
     // The summary and facts shown on every read are counted once per text, not once per read.
     const shownCounter = yield* memoCounter(yield* TokenCounter)
     const summarizer = yield* Summarizer.make(settings, producer, publish)
@@ -208,10 +203,7 @@ export const makeWith = (
 
     return MemoryManagementStrategy.of({
       name: view.name,
-      postAddMessagesHook: ({ conversationId }) =>
-        embeddingJobs === undefined
-          ? jobs.trigger(conversationId)
-          : Effect.zipRight(jobs.trigger(conversationId), embeddingJobs.trigger(conversationId)),
+      postAddMessagesHook: ({ conversationId }) => jobs.trigger(conversationId),
       buildContext: Effect.fnUntraced(
         function*(conversationId, overrides) {
           const { options, window } = yield* windowFor(conversationId, overrides)
@@ -225,8 +217,8 @@ export const makeWith = (
             share: options.recallTokenBudget,
             minTurns: options.kRawTurns,
             limit: recallCandidates,
-            // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
-            search: options.recall === "hybrid" && hybrid !== undefined ? hybrid.search : messageIndex.searchMessages
+            index: messageIndex,
+            meaning: hybrid && options.recall === "hybrid"
           }, policyContext(conversationId, window, options, true))
         },
         // An unknown (or cleared) conversation has an empty history, not an error; settings stored
@@ -243,42 +235,23 @@ export const makeWith = (
                 )
             ))
       ),
-      awaitIdle: (conversationId) =>
-        embeddingJobs === undefined
-          ? jobs.awaitIdle(conversationId)
-          : Effect.zipRight(jobs.awaitIdle(conversationId), embeddingJobs.awaitIdle(conversationId)),
-      forget: (conversationId) =>
-        embeddingJobs === undefined
-          ? jobs.cancel(conversationId)
-          : Effect.zipRight(jobs.cancel(conversationId), embeddingJobs.cancel(conversationId)),
-      subscribe: PubSub.subscribe(pubsub),
-      ...(hybrid === undefined ? {} : { searchMessages: hybrid.search })
+      awaitIdle: jobs.awaitIdle,
+      forget: jobs.cancel,
+      subscribe: PubSub.subscribe(pubsub)
     })
   })
 
-/** Hybrid recall over the `EmbeddingModel` in context; none there is a configuration mistake. */
-const hybridRecall = (
-  messageIndex: MessageIndex.Service,
-  settings: SummarizationOptions,
-  name: string,
-  publish: (event: MemoryEvent) => Effect.Effect<void>
-) =>
-  Effect.flatMap(Effect.serviceOption(EmbeddingModel.EmbeddingModel), (embedder) =>
-    Option.match(embedder, {
-      onNone: () =>
-        Effect.fail(
-          new DataValidationError({
-            operation: name === "hierarchical" ? "HierarchicalStrategy.make" : "SummarizationStrategy.make",
-            path: "options.recall",
-            reason: "\"hybrid\" needs an @effect/ai EmbeddingModel in the layer's context " +
-              "(e.g. OpenAiEmbeddingModel.model(...), or ChatMemoryLive's `embeddings` option)"
-          })
-        ),
-      onSome: (service) =>
-        makeHybrid(messageIndex, service, {
-          model: settings.embeddingModel,
-          queryTimeoutMillis: settings.embeddingTimeoutMillis,
-          batchTimeoutMillis: settings.embeddingBatchTimeoutMillis,
-          publish
+/** Whether the index in context searches by meaning too: asked for and missing, a configuration mistake. */
+const requireHybridIndex = (name: string) =>
+  Effect.flatMap(
+    Effect.serviceOption(EmbeddingJobs),
+    (jobs) =>
+      Option.isSome(jobs) ? Effect.succeed(true) : Effect.fail(
+        new DataValidationError({
+          operation: name === "hierarchical" ? "HierarchicalStrategy.make" : "SummarizationStrategy.make",
+          path: "options.recall",
+          reason: "\"hybrid\" needs an index that also searches by meaning: provide Recall.layerHybrid over the " +
+            "store, with an @effect/ai EmbeddingModel (or ChatMemory.layerLive's `embeddings` option)"
         })
-    }))
+      )
+  )

@@ -4,7 +4,7 @@
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
 import type { SqlClient } from "@effect/sql"
-import type { Layer } from "effect"
+import type { Duration, Layer } from "effect"
 import type { StrategyName } from "../../../domain/ConversationSettings.js"
 import type { SkillService } from "../../../services/SkillService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
@@ -106,6 +106,16 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
   readonly tokenizer?: Tokenizer | undefined
   /** The embedding model of `recall: "hybrid"`; required by it, unused otherwise. */
   readonly embeddings?: Embeddings<E, R> | undefined
+  /** The name `hybrid` recall's vectors are stored under: the OpenAI embedding model's by default. */
+  readonly embeddingModel?: string | undefined
+  /** The longest a context waits for the search by meaning (`Recall.HybridOptions.queryTimeout`). */
+  readonly embeddingTimeout?: Duration.DurationInput | undefined
+  /** The longest one background embedding call may take (`Recall.HybridOptions.batchTimeout`). */
+  readonly embeddingBatchTimeout?: Duration.DurationInput | undefined
+  /** @deprecated Use `embeddingTimeout`. */
+  readonly embeddingTimeoutMillis?: number | undefined
+  /** @deprecated Use `embeddingBatchTimeout`. */
+  readonly embeddingBatchTimeoutMillis?: number | undefined
 }
 
 /**

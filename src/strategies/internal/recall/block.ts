@@ -11,11 +11,12 @@ import type { Message } from "../../../domain/Message.js"
 import { messageLine } from "../../../domain/MessageText.js"
 import { recalledText, type RecalledTurn, turnLabel } from "../../../domain/Recall.js"
 import { groupTurns, messagesOf, type Turn } from "../../../domain/Turn.js"
+import type { MessageIndex } from "../../../services/MessageIndex.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
-import { type MessageSearch, searchTurns } from "../../Recall.js"
 import { withLabels } from "../dates.js"
 import * as Metrics from "../metrics.js"
+import { searchTurns } from "./search.js"
 
 /** What recall needs from a strategy: how to build its context within a budget. */
 export interface RecallSettings {
@@ -28,8 +29,10 @@ export interface RecallSettings {
   readonly minTurns: number
   /** At most this many recalled turns. */
   readonly limit: number
-  /** How messages are found: the store's lexical search, or hybrid recall's fusion of it. */
-  readonly search: MessageSearch
+  /** Where messages are found. */
+  readonly index: MessageIndex.Service
+  /** Whether the index may search by meaning too (a hybrid index). */
+  readonly meaning: boolean
 }
 
 /**
@@ -72,11 +75,12 @@ export const withRecall = <E>(
     let recalled: ReadonlyArray<RecalledTurn> = []
     let blockTokens = 0
     if (Math.min(reserve, free + sumTokens(shown.slice(0, covered))) > 0) {
-      const found = yield* searchTurns(repository, conversationId, {
+      const found = yield* searchTurns(repository, settings.index, conversationId, {
         query: settings.query,
         before: shown[covered]?.firstSeq ?? Number.MAX_SAFE_INTEGER,
-        limit: settings.limit
-      }, settings.search)
+        limit: settings.limit,
+        meaning: settings.meaning
+      })
       const picked = yield* pick(counter, found, { shown, movable: covered, free, reserve })
       recalled = picked.turns
       blockTokens = picked.tokens

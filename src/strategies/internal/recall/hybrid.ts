@@ -1,11 +1,12 @@
 /**
- * Hybrid recall: message vectors from an `@effect/ai` `EmbeddingModel`, computed in the background
- * after writes (batched, never on the add path), and a search that fuses the store's lexical
- * ranking with the nearest messages by meaning (reciprocal rank fusion). An embedding model that
- * fails, dies, is interrupted, hangs or answers with unusable vectors (another count than asked,
- * another dimension, numbers that are not finite) never fails a write or a context: the context
- * gets lexical hits, a bad vector is never stored, and each fault is counted, published and logged
- * once.
+ * Hybrid recall: message vectors from an `@effect/ai` `EmbeddingModel`, computed by a background
+ * job after writes (batched, never on the add path), and a search that fuses the store's lexical
+ * ranking with the nearest messages by meaning (reciprocal rank fusion).
+ *
+ * An embedding model that fails, dies, hangs or answers unusable vectors (another count than
+ * asked, another dimension, numbers that are not finite) never fails a write or a context: the
+ * context gets lexical hits, a bad vector is never stored, and each fault is counted, published
+ * and logged once.
  */
 import type { EmbeddingModel } from "@effect/ai"
 import { Cause, Clock, Data, Duration, Effect, Either, Metric, Option, Predicate, Ref } from "effect"
@@ -153,7 +154,7 @@ export interface Hybrid {
    * whose call fails, times out or answers unusably ends the run (counted, published, logged
    * once): its messages stay pending for a later write, and background embedding rests a while.
    */
-  readonly index: (conversationId: ConversationId) => Effect.Effect<void>
+  readonly embed: (conversationId: ConversationId) => Effect.Effect<void>
   /** The lexical hits fused with the nearest by meaning; lexical alone when that search fails or is slow. */
   readonly search: (
     conversationId: ConversationId,
@@ -167,15 +168,14 @@ export const makeHybrid = (
   embedder: EmbeddingModel.Service,
   options: {
     readonly model: string
-    readonly queryTimeoutMillis: number
-    readonly batchTimeoutMillis: number
+    readonly queryTimeout: Duration.Duration
+    readonly batchTimeout: Duration.Duration
     readonly publish: (event: MemoryEvent) => Effect.Effect<void>
   }
 ): Effect.Effect<Hybrid> =>
   Effect.gen(function*() {
-    const model = options.model
-    const queryTimeout = Duration.millis(options.queryTimeoutMillis)
-    const batchTimeout = Duration.millis(options.batchTimeoutMillis)
+    const { batchTimeout, model, queryTimeout } = options
+    const batchTimeoutMillis = Duration.toMillis(batchTimeout)
     // The length of the model's vectors, learned from its first usable batch in this process:
     // a vector of another length is refused, never stored nor searched with. (Stores compare only
     // vectors of one length, too: a model changed under the same name poisons no search.)
@@ -284,10 +284,10 @@ export const makeHybrid = (
     const rested = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Ref.update(rest, (current) => ({
         failures: current.failures + 1,
-        until: now + Math.min(options.batchTimeoutMillis * 2 ** Math.min(current.failures, 20), maxRestMillis)
+        until: now + Math.min(batchTimeoutMillis * 2 ** Math.min(current.failures, 20), maxRestMillis)
       })))
 
-    const index = (conversationId: ConversationId): Effect.Effect<void> =>
+    const embed = (conversationId: ConversationId): Effect.Effect<void> =>
       Effect.gen(function*() {
         if (yield* resting) {
           return yield* Effect.logDebug("the embedding model rests after failures; messages stay pending").pipe(
@@ -350,7 +350,7 @@ export const makeHybrid = (
 
     const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
       Effect.gen(function*() {
-        // The search by meaning has `queryTimeoutMillis` in all (the model's answer and the store's
+        // The search by meaning has `queryTimeout` in all (the model's answer and the store's
         // scan); past it, failed or unusable, the context is served with the lexical hits alone.
         const [lexical, semantic] = yield* Effect.all([
           messageIndex.searchMessages(conversationId, query),
@@ -368,5 +368,5 @@ export const makeHybrid = (
         return fuse([lexical, semantic.right], query.limit)
       }).pipe(Effect.withSpan("HybridRecall.search", { attributes: { conversationId } }))
 
-    return { index, search }
+    return { embed, search }
   })

@@ -1,0 +1,192 @@
+/**
+ * Searching a conversation's past by turns: the index finds the messages that match a query; each
+ * is widened to its whole turn (a tool call with its results), read from the log in one read.
+ */
+import { Effect } from "effect"
+import type { ConversationId } from "../../../domain/ConversationId.js"
+import type { Message } from "../../../domain/Message.js"
+import { MaxQueryLength, RecalledTurn } from "../../../domain/Recall.js"
+import { wordPairs } from "../../../domain/SearchTerms.js"
+import { groupTurns, type Turn } from "../../../domain/Turn.js"
+import type { RepositoryError } from "../../../errors/RepositoryError.js"
+import type { MessageIndex } from "../../../services/MessageIndex.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
+import {
+  asks,
+  asksWhen,
+  dateBoost,
+  neighbourWeight,
+  phraseShare,
+  phraseWeight,
+  statesDate,
+  withoutFrame
+} from "./ranking.js"
+
+/** How far around a hit the first read of its turn reaches, in messages each way. */
+const firstReach = 16
+
+/**
+ * The whole turn that holds message `seq`, from the messages around it, within `(0, bound)`;
+ * undefined when the message is not part of a turn (a summary record) or is gone. Reads further
+ * when the turn reaches past what was read.
+ */
+const turnAt = (
+  repository: RepositoryService.Service,
+  conversationId: ConversationId,
+  seq: number,
+  bound: number
+) =>
+  Effect.gen(function*() {
+    let back = firstReach
+    let ahead = firstReach
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const after = Math.max(0, seq - back)
+      const before = Math.min(bound, seq + ahead + 1)
+      const messages = yield* repository.listMessages(conversationId, { after, before })
+      const grouped = groupTurns(messages, { partial: after > 0 })
+      const index = grouped.turns.findIndex((turn) => turn.firstSeq <= seq && seq <= turn.lastSeq)
+      const turn = grouped.turns[index]
+      if (turn === undefined || turn.messages.every((message) => message.seq !== seq)) return undefined
+      const whole = (index > 0 || grouped.firstTurnComplete) && (index < grouped.turns.length - 1 || before >= bound)
+      if (whole) return turn
+      if (index === 0 && !grouped.firstTurnComplete) back *= 4
+      if (index === grouped.turns.length - 1 && before < bound) ahead *= 4
+    }
+    return undefined
+  })
+
+const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
+  const first = turn.messages[0]
+  return first === undefined ? undefined : new RecalledTurn({
+    fromSeq: turn.firstSeq,
+    toSeq: turn.lastSeq,
+    createdAt: first.createdAt,
+    score,
+    messages: turn.messages,
+    tokenCount: turn.tokenCount
+  }, { disableValidation: true })
+}
+
+/**
+ * Whether the messages of a turn read by `RepositoryService.readTurns` are a turn as `groupTurns`
+ * cuts the log: every tool result answers a call of the turn, and every call is answered in it.
+ * Otherwise a user message fell between a call and its result, and the turn reaches further.
+ */
+const selfContained = (messages: ReadonlyArray<Message>): boolean => {
+  const calls = new Set<string>()
+  const answered = new Set<string>()
+  for (const message of messages) {
+    for (const call of message.metadata.toolCalls ?? []) calls.add(call.id)
+    const answers = message.role === "tool" ? message.metadata.toolCallId : undefined
+    if (answers === undefined) continue
+    if (!calls.has(answers)) return false
+    answered.add(answers)
+  }
+  return answered.size === calls.size
+}
+
+/** What a search of turns asks. */
+export interface TurnsQuery {
+  readonly query: string
+  /** Only turns that end before this seq. */
+  readonly before: number
+  readonly limit: number
+  /** `false`: by words only, even on an index that also searches by meaning. */
+  readonly meaning?: boolean | undefined
+}
+
+/**
+ * The turns that end before `before` and best match `query` (its first `MaxQueryLength`
+ * characters), best first, at most `limit`. Each message hit is widened to its whole turn; a turn
+ * hit twice counts once, with its best score. An unknown conversation has none.
+ *
+ * The index searches the query without the frame of a question about the conversation itself
+ * ("when did I tell you"). The hits' turns, and the turn after each, come from one read of the log;
+ * a turn that a user message splits between a tool call and its result is read again around its
+ * hit. The turns are then ranked again, the same on every store (`ranking.ts`):
+ * - for a question asking when, a turn that states a date or a time weighs `1 + dateBoost` times;
+ * - a turn that leaves its matter to the next one brings it, at `neighbourWeight` times its score;
+ * - a turn that holds pairs of the query's words in their order weighs up to `1 + phraseWeight` times.
+ */
+export const searchTurns = (
+  repository: RepositoryService.Service,
+  index: MessageIndex.Service,
+  conversationId: ConversationId,
+  options: TurnsQuery
+): Effect.Effect<Array<RecalledTurn>, RepositoryError> =>
+  Effect.gen(function*() {
+    if (options.before <= 1 || options.query.trim().length === 0 || options.limit < 1) return []
+    const text = withoutFrame(options.query.slice(0, MaxQueryLength))
+    const hits = yield* index.searchMessages(conversationId, {
+      text,
+      before: options.before,
+      limit: Math.min(100, options.limit * 3),
+      ...(options.meaning === undefined ? {} : { meaning: options.meaning })
+    })
+    if (hits.length === 0) return []
+    // Each hit's turn and the turn after it, in one read: a turn that only asks is answered by the
+    // next one.
+    const read = yield* repository.readTurns(conversationId, {
+      seqs: hits.flatMap((hit) => [hit.seq, ...neighbourSeqs(hit.seq)]),
+      before: options.before,
+      limit: options.limit * 3
+    }).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([])))
+    // The hits' turns, each once with its best score, ranked again: a dated turn first for a
+    // question asking when.
+    const when = asksWhen(options.query)
+    const pairs = wordPairs(text)
+    const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
+    for (const hit of hits) {
+      if (ranked.some(({ turn }) => turn.firstSeq <= hit.seq && hit.seq <= turn.lastSeq)) continue
+      const at = read.findIndex((turn) => turn.some((message) => message.seq === hit.seq))
+      const messages = read[at]
+      if (messages === undefined) continue
+      const turn = selfContained(messages)
+        ? groupTurns(messages).turns[0]
+        : yield* turnAt(repository, conversationId, hit.seq, options.before).pipe(
+          Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(undefined))
+        )
+      if (turn === undefined || ranked.some((other) => overlapping(other.turn, turn))) continue
+      ranked.push({ turn, at, score: when && statesDate(turn) ? hit.score * (1 + dateBoost) : hit.score })
+    }
+    // A turn that holds the query's words in its order grows; only those that could then reach
+    // the first `limit` are read for it.
+    const floor = ranked.map(({ score }) => score).sort((x, y) => y - x)[options.limit - 1] ?? 0
+    const phrased = pairs.length === 0 ? ranked : ranked.map((item) =>
+      item.score * (1 + phraseWeight) < floor
+        ? item
+        : { ...item, score: item.score * (1 + phraseWeight * phraseShare(item.turn, pairs)) }
+    )
+    // The turn after one that asks joins it, scored below it.
+    const candidates: Array<{ readonly turn: Turn; readonly score: number }> = [...phrased]
+    for (const { at, score, turn } of phrased) {
+      const next = asks(turn) ? adjacent(read, at + 1, turn.lastSeq) : undefined
+      if (next !== undefined) candidates.push({ turn: next, score: score * neighbourWeight })
+    }
+    candidates.sort((x, y) => y.score - x.score)
+    const found: Array<RecalledTurn> = []
+    for (const { score, turn } of candidates) {
+      if (found.length >= options.limit) break
+      const recalled = toRecalled(turn, score)
+      if (recalled !== undefined && !found.some((other) => overlaps(other, recalled))) found.push(recalled)
+    }
+    return found
+  })
+
+/**
+ * The seqs read besides a hit's: those two after it, which in a plain chat (a user message and the
+ * assistant's reply) reach the next turn whichever of its turn's messages the hit is.
+ */
+const neighbourSeqs = (seq: number): ReadonlyArray<number> => [seq + 1, seq + 2]
+
+/** The turn read at `index` when it starts right after the seq `edge` (a summary message between). */
+const adjacent = (read: ReadonlyArray<ReadonlyArray<Message>>, index: number, edge: number): Turn | undefined => {
+  const messages = read[index]
+  if (messages === undefined || !selfContained(messages)) return undefined
+  const turn = groupTurns(messages).turns[0]
+  return turn !== undefined && turn.firstSeq - edge >= 1 && turn.firstSeq - edge <= 2 ? turn : undefined
+}
+
+const overlapping = (a: Turn, b: Turn): boolean => a.firstSeq <= b.lastSeq && b.firstSeq <= a.lastSeq
+
+const overlaps = (a: RecalledTurn, b: RecalledTurn): boolean => a.fromSeq <= b.toSeq && b.fromSeq <= a.toSeq

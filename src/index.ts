@@ -21,11 +21,11 @@ export * as MemoryEvent from "./domain/MemoryEvent.js"
 /** @since 0.1.0 */
 export * as Message from "./domain/Message.js"
 /** @since 0.1.0 */
-export * as MessageText from "./domain/MessageText.js"
+export * as MessageText from "./domain/internal/transcript.js"
 /** @since 0.1.0 */
 export * as SummaryState from "./domain/SummaryState.js"
 /** @since 0.1.0 */
-export * as Text from "./domain/Text.js"
+export * as Text from "./domain/internal/storable.js"
 /** @since 0.1.0 */
 export * as Turn from "./domain/Turn.js"
 

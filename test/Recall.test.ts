@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, HashMap, Layer, Option, Queue } from "effect"
-import { recalledText } from "../src/domain/Recall.js"
+import { recalledText } from "../src/domain/internal/recall.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ContextPrompt from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"

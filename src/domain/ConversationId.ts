@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { StorableString } from "./Text.js"
+import { StorableString } from "./internal/storable.js"
 
 /**
  * The longest conversation id accepted, in characters.

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { Identifier, StorableString } from "./Text.js"
+import { Identifier, StorableString } from "./internal/storable.js"
 
 /**
  * What kind of statement a fact is.

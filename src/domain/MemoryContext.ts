@@ -7,9 +7,9 @@
 import { Effect, Hash, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
 import { Fact, lastOfEachCategory } from "./Fact.js"
+import { timeLabel } from "./internal/transcript.js"
 import { Message } from "./Message.js"
-import { timeLabel } from "./MessageText.js"
-import { RecalledTurn } from "./Recall.js"
+import { RecalledTurn } from "./RecalledTurn.js"
 
 /**
  * The assembled context, in prompt order: `system` (the conversation's leading system messages,

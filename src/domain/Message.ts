@@ -8,8 +8,8 @@ import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import { DateTime, Either, Hash, ParseResult, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
+import { fromUntrusted, Identifier, Json, JsonKey, MaxJsonDepth, StorableString } from "./internal/storable.js"
 import { reasonOr } from "./internal/untrusted.js"
-import { fromUntrusted, Identifier, Json, JsonKey, MaxJsonDepth, StorableString } from "./Text.js"
 
 /**
  * Every role a stored message can have. `summary` is written by the library only.

@@ -33,8 +33,7 @@ import { Context, Duration, Effect, Layer, PubSub, type Queue, Schema, type Scop
 import type { ConversationId } from "../domain/ConversationId.js"
 import { PositiveDuration } from "../domain/internal/duration.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
-import type { RecalledTurn as Turn } from "../domain/Recall.js"
-import { RecalledTurn as RecalledTurnSchema } from "../domain/Recall.js"
+import * as Recalled from "../domain/RecalledTurn.js"
 import { type DataValidationError, decode } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { MessageIndex } from "../services/MessageIndex.js"
@@ -50,13 +49,13 @@ import { makeJobs } from "./internal/summarizer/jobs.js"
  * @since 0.2.0
  * @category models
  */
-export const RecalledTurn = RecalledTurnSchema
+export const RecalledTurn = Recalled.RecalledTurn
 
 /**
  * @since 0.2.0
  * @category models
  */
-export type RecalledTurn = Turn
+export type RecalledTurn = Recalled.RecalledTurn
 
 /**
  * The turns that end before `before` and best match `query`, best first, at most `limit`: each

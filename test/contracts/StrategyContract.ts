@@ -3,9 +3,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, type Layer, Option, Queue } from "effect"
+import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import { factsText, type MemoryContext, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
-import { groupTurns } from "../../src/domain/Turn.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"
 import type { RepositoryError } from "../../src/errors/RepositoryError.js"

@@ -5,9 +5,9 @@
  */
 import * as Prompt from "@effect/ai/Prompt"
 import { Option, Schema } from "effect"
+import { recalledText } from "../../domain/internal/recall.js"
 import { factsText, type MemoryContext, omissionText, recentLabel, summaryText } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
-import { recalledText } from "../../domain/Recall.js"
 
 /**
  * The role of the messages that carry the facts and the summary. `user` (the default) gives text

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
+import { fromUntrusted, isStorable, MaxJsonDepth } from "../../domain/internal/storable.js"
 import {
   type AnyInput,
   InputRole,
@@ -14,7 +15,6 @@ import {
   type MessageInput,
   type ToolCall
 } from "../../domain/Message.js"
-import { fromUntrusted, isStorable, MaxJsonDepth } from "../../domain/Text.js"
 import { type Decoded, decodePieces, type Piece } from "./internal/parts.js"
 
 /**

@@ -19,9 +19,9 @@ import { TokenBudget } from "../../domain/ContextSettings.js"
 import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
+import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../../domain/MemoryEvent.js"
 import { createdAtProblem, MaxContentLength, type NewMessage } from "../../domain/Message.js"
-import { fromUntrusted, StorableString } from "../../domain/Text.js"
 import { DataValidationError, decode } from "../../errors/DataValidationError.js"
 import {
   ChatMemoryService,

@@ -3,9 +3,9 @@
  * the labels that then date the user messages shown add to the turns that hold them.
  */
 import { Effect } from "effect"
+import { onDifferentDays } from "../../domain/internal/transcript.js"
 import { recentLabel } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
-import { onDifferentDays } from "../../domain/MessageText.js"
 import type { Turn } from "../../domain/Turn.js"
 import type { RepositoryService } from "../../services/RepositoryService.js"
 

@@ -3,11 +3,11 @@
  * over the producer of its summaries.
  */
 import { Effect, Option, PubSub, type Scope } from "effect"
+import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import { withOverrides } from "../../domain/ContextSettings.js"
 import type { ConversationId } from "../../domain/ConversationId.js"
 import { omissionText } from "../../domain/MemoryContext.js"
 import { FallbackUsed, type MemoryEvent } from "../../domain/MemoryEvent.js"
-import { groupTurns } from "../../domain/Turn.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"

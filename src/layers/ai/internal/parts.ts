@@ -6,6 +6,7 @@
 import * as Prompt from "@effect/ai/Prompt"
 import * as Response from "@effect/ai/Response"
 import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
+import { Identifier, Json, StorableString } from "../../../domain/internal/storable.js"
 import {
   InputRole,
   MaxContentLength,
@@ -13,7 +14,6 @@ import {
   type MessageMetadataInput,
   type ToolCall
 } from "../../../domain/Message.js"
-import { Identifier, Json, StorableString } from "../../../domain/Text.js"
 
 /** What one input says, before the parts of a response are put together into messages. */
 export type Piece =

@@ -6,8 +6,8 @@
  */
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
-import { datePart, headingDate, messageLine } from "../../../domain/MessageText.js"
-import { documentTerms } from "../../../domain/SearchTerms.js"
+import { documentTerms } from "../../../domain/internal/searchTerms.js"
+import { datePart, headingDate, messageLine } from "../../../domain/internal/transcript.js"
 import type { Turn } from "../../../domain/Turn.js"
 import type { SkillService } from "../../../services/SkillService.js"
 

@@ -13,7 +13,7 @@ export {
   maxTermFrequency,
   maxTermLength,
   queryTerms
-} from "../../../domain/SearchTerms.js"
+} from "../../../domain/internal/searchTerms.js"
 
 /** BM25's term-frequency saturation. */
 export const k1 = 1.2
@@ -41,7 +41,7 @@ export const recentCandidates = 100
 export const recentWindow = 2000
 
 /** What a message is found by (the same text hybrid recall embeds). */
-export { searchableText } from "../../../domain/Recall.js"
+export { searchableText } from "../../../domain/internal/recall.js"
 
 /** Whether a message can be a hit: not a summary, not one of the leading system messages. */
 export const isSearchable = (message: { readonly seq: number; readonly role: Role }, systemPrefixSeq: number) =>

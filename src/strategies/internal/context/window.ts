@@ -4,11 +4,13 @@
  * fit the budget.
  */
 import { Effect, Queue } from "effect"
+import { messagesOf } from "effect-chat-memory/domain/internal/turns"
+import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import type { Fact } from "../../../domain/Fact.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
 import type { Message } from "../../../domain/Message.js"
-import { groupTurns, messagesOf, type Turn } from "../../../domain/Turn.js"
+import { type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import { spansDays, withLabels } from "../dates.js"
 import { newestThatFit } from "../turns.js"

@@ -5,12 +5,15 @@
  * the newest K), so recall never opens a gap; the context is assembled once.
  */
 import { Clock, Effect } from "effect"
+import { messagesOf } from "effect-chat-memory/domain/internal/turns"
+import { groupTurns } from "effect-chat-memory/domain/internal/turns"
+import { type RecalledTurn } from "effect-chat-memory/domain/RecalledTurn"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import { recalledText, turnLabel } from "../../../domain/internal/recall.js"
+import { messageLine } from "../../../domain/internal/transcript.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
-import { messageLine } from "../../../domain/MessageText.js"
-import { recalledText, type RecalledTurn, turnLabel } from "../../../domain/Recall.js"
-import { groupTurns, messagesOf, type Turn } from "../../../domain/Turn.js"
+import { type Turn } from "../../../domain/Turn.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"

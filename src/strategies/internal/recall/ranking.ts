@@ -6,8 +6,8 @@
  * did I tell you") is not searched for; and a turn that holds the query's words side by side, as
  * the query says them, weighs more than one that holds them apart.
  */
+import { searchableText } from "../../../domain/internal/recall.js"
 import type { Message } from "../../../domain/Message.js"
-import { searchableText } from "../../../domain/Recall.js"
 import type { Turn } from "../../../domain/Turn.js"
 
 /** How much a dated turn's score grows for a question asking when: its score times `1 + dateBoost`. */

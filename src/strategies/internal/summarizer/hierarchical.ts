@@ -6,10 +6,11 @@
  * to its source messages and capped.
  */
 import { Effect } from "effect"
+import { messagesOf } from "effect-chat-memory/domain/internal/turns"
+import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import type { Fact } from "../../../domain/Fact.js"
 import { capFacts, factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
-import { groupTurns, messagesOf } from "../../../domain/Turn.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SkillService } from "../../../services/SkillService.js"

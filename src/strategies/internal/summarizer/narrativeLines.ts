@@ -6,7 +6,7 @@
  * each line keeps the heading it was under, and a heading with no line under it is left out.
  */
 import { Array as Arr, Effect, Option } from "effect"
-import { headingDate } from "../../../domain/MessageText.js"
+import { headingDate } from "../../../domain/internal/transcript.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
 
 const isHeading = (line: string): boolean => headingDate(line) !== undefined

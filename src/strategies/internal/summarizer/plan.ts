@@ -3,12 +3,13 @@
  * buffer at a turn boundary into the part to fold now and the tail kept verbatim.
  */
 import { Effect, Option } from "effect"
+import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import { withOverrides } from "../../../domain/ContextSettings.js"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
-import { groupTurns, type Turn } from "../../../domain/Turn.js"
+import { type Turn } from "../../../domain/Turn.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SettingsStore } from "../../../services/SettingsStore.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"

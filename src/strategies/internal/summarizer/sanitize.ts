@@ -3,8 +3,8 @@
  * replaced before a summary or a fact is committed, the same way on every store, and counted.
  */
 import type { Fact } from "../../../domain/Fact.js"
+import { toStorable } from "../../../domain/internal/storable.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
-import { toStorable } from "../../../domain/Text.js"
 
 /** Facts with their keys and values sanitized, and how many characters were replaced. */
 export const sanitizeFacts = (

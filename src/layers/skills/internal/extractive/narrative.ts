@@ -6,8 +6,8 @@
  */
 import { Effect } from "effect"
 import { type Fact, lastOfEachCategory } from "../../../../domain/Fact.js"
+import { dateHeading } from "../../../../domain/internal/transcript.js"
 import { factsText } from "../../../../domain/MemoryContext.js"
-import { dateHeading } from "../../../../domain/MessageText.js"
 import type { TokenCounter } from "../../../../services/TokenCounter.js"
 import { goalKey } from "./eviction.js"
 import { nameAlone, normalize, spans, weight } from "./salient.js"

@@ -5,8 +5,8 @@
  * stored as JSON become "field value" statements: their data is kept, their JSON never quoted.
  */
 import { Option, Predicate } from "effect"
+import { datePart, headingDate } from "../../../../domain/internal/transcript.js"
 import type { Message, Role } from "../../../../domain/Message.js"
-import { datePart, headingDate } from "../../../../domain/MessageText.js"
 import type { SkillService } from "../../../../services/SkillService.js"
 import { type Span, spans } from "./salient.js"
 

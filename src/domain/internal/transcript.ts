@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { DateTime } from "effect"
-import type { Message } from "./Message.js"
+import type { Message } from "../Message.js"
 
 /**
  * The date (UTC) of a time, `2026-03-14`.

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Array as Arr, type Effect, ParseResult, Schema, type SchemaAST } from "effect"
-import { copyUntrusted, explain, type Limits, notData, reasonOr, setOwn, tooLarge } from "./internal/untrusted.js"
+import { copyUntrusted, explain, type Limits, notData, reasonOr, setOwn, tooLarge } from "./untrusted.js"
 
 // PostgreSQL `text` and `jsonb` cannot hold U+0000, and an unpaired UTF-16 surrogate has no UTF-8
 // encoding (drivers replace it with U+FFFD), so either would change on its way through a SQL store.

@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import { stemmer as porter } from "stemmer"
-import { utf8Length } from "./internal/utf8.js"
-import { MaxQueryLength } from "./Recall.js"
+import { MaxQueryLength } from "./recall.js"
+import { utf8Length } from "./utf8.js"
 
 /** The most distinct terms a query is searched by (identifier-like terms are kept first). */
 export const maxQueryTerms = 32

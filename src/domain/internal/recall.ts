@@ -4,9 +4,9 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
-import { Message, type MessageMetadata } from "./Message.js"
-import { messageLine, timeLabel } from "./MessageText.js"
+import type { MessageMetadata } from "../Message.js"
+import type { RecalledTurn } from "../RecalledTurn.js"
+import { messageLine, timeLabel } from "./transcript.js"
 
 /**
  * The longest query text a search reads, in UTF-16 code units: the rest of a longer one is left
@@ -30,25 +30,6 @@ export const searchableText = (message: { readonly content: string; readonly met
   if (calls === undefined || calls.length === 0) return message.content
   return [message.content, ...calls.map((call) => `${call.name} ${JSON.stringify(call.params)}`)].join("\n")
 }
-
-/**
- * One recalled turn: a user message and everything that answered it (tool calls with their
- * results), as stored, with its seq range, its time and the retrieval score that chose it.
- *
- * @since 0.1.0
- * @category schemas
- */
-export class RecalledTurn extends Schema.Class<RecalledTurn>("RecalledTurn")({
-  fromSeq: Schema.Int.pipe(Schema.positive()),
-  toSeq: Schema.Int.pipe(Schema.positive()),
-  /** When its first message was said (its `createdAt`). */
-  createdAt: Schema.DateTimeUtc,
-  /** How well it matches the query: higher is better, comparable within one search only. */
-  score: Schema.Number,
-  messages: Schema.Array(Message),
-  /** Tokens of its messages, as stored. */
-  tokenCount: Schema.NonNegativeInt
-}) {}
 
 /**
  * How a context labels times: with their dates (`dated`, a conversation said on more than one day:

@@ -6,9 +6,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, FastCheck as fc, Ref } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { recalledText } from "../src/domain/internal/recall.js"
+import { groupTurns } from "../src/domain/internal/turns.js"
 import { type MemoryContext, omissionText, summaryText } from "../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../src/domain/Message.js"
 import { type Turn } from "../src/domain/Turn.js"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Queue, TestClock } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import { groupTurns } from "../src/domain/internal/turns.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"

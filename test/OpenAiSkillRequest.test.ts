@@ -8,10 +8,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Redacted, Schema } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import { readFileSync } from "node:fs"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
+import { groupTurns } from "../src/domain/internal/turns.js"
 import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"

@@ -5,11 +5,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, FastCheck as fc } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
-import { RecalledTurn } from "effect-chat-memory/domain/RecalledTurn"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { recalledText } from "../src/domain/internal/recall.js"
+import { groupTurns } from "../src/domain/internal/turns.js"
 import { Message } from "../src/domain/Message.js"
+import { RecalledTurn } from "../src/domain/RecalledTurn.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import type { TokenCounter } from "../src/services/TokenCounter.js"

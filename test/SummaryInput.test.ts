@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, FastCheck as fc } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import { groupTurns } from "../src/domain/internal/turns.js"
 import { Message, type Role } from "../src/domain/Message.js"
 import { type Turn } from "../src/domain/Turn.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, FastCheck as fc } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import * as ConversationId from "../src/domain/ConversationId.js"
+import { groupTurns } from "../src/domain/internal/turns.js"
 import { Message, type MessageMetadata, type Role } from "../src/domain/Message.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import { RepositoryService } from "../src/services/RepositoryService.js"

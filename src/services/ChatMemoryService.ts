@@ -6,12 +6,12 @@
  * @since 0.1.0
  */
 import { Context, type Effect, type Queue, type Scope, type Stream } from "effect"
-import type { RecalledTurn } from "effect-chat-memory/domain/RecalledTurn"
 import type { ConversationSettings } from "../domain/ConversationSettings.js"
 import type { ConversationStats } from "../domain/ConversationStats.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { AnyInput, Message } from "../domain/Message.js"
+import type { RecalledTurn } from "../domain/RecalledTurn.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"

@@ -15,8 +15,7 @@
  */
 import { Effect, Layer, Schema, type Scope } from "effect"
 import { DefaultMaxFacts } from "../domain/Fact.js"
-import { DataValidationError } from "../errors/DataValidationError.js"
-import { decode } from "../errors/DataValidationError.js"
+import { DataValidationError, decode } from "../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"

@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, type Layer, Option, Queue } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
+import { groupTurns } from "../../src/domain/internal/turns.js"
 import { factsText, type MemoryContext, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"

@@ -3,9 +3,9 @@
  * over the producer of its summaries.
  */
 import { Effect, Option, PubSub, type Scope } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import { withOverrides } from "../../domain/ContextSettings.js"
 import type { ConversationId } from "../../domain/ConversationId.js"
+import { groupTurns } from "../../domain/internal/turns.js"
 import { omissionText } from "../../domain/MemoryContext.js"
 import { FallbackUsed, type MemoryEvent } from "../../domain/MemoryEvent.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"

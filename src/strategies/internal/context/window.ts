@@ -4,9 +4,8 @@
  * fit the budget.
  */
 import { Effect, Queue } from "effect"
-import { messagesOf } from "effect-chat-memory/domain/internal/turns"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import type { Fact } from "../../../domain/Fact.js"
+import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
 import type { Message } from "../../../domain/Message.js"

@@ -5,14 +5,13 @@
  * the newest K), so recall never opens a gap; the context is assembled once.
  */
 import { Clock, Effect } from "effect"
-import { messagesOf } from "effect-chat-memory/domain/internal/turns"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
-import { type RecalledTurn } from "effect-chat-memory/domain/RecalledTurn"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { recalledText, turnLabel } from "../../../domain/internal/recall.js"
 import { messageLine } from "../../../domain/internal/transcript.js"
+import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
+import { type RecalledTurn } from "../../../domain/RecalledTurn.js"
 import { type Turn } from "../../../domain/Turn.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"

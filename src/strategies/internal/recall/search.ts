@@ -3,12 +3,12 @@
  * is widened to its whole turn (a tool call with its results), read from the log in one read.
  */
 import { Effect } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
-import { RecalledTurn } from "effect-chat-memory/domain/RecalledTurn"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { MaxQueryLength } from "../../../domain/internal/recall.js"
 import { wordPairs } from "../../../domain/internal/searchTerms.js"
+import { groupTurns } from "../../../domain/internal/turns.js"
 import type { Message } from "../../../domain/Message.js"
+import { RecalledTurn } from "../../../domain/RecalledTurn.js"
 import { type Turn } from "../../../domain/Turn.js"
 import type { RepositoryError } from "../../../errors/RepositoryError.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"

@@ -6,9 +6,8 @@
  * to its source messages and capped.
  */
 import { Effect } from "effect"
-import { messagesOf } from "effect-chat-memory/domain/internal/turns"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import type { Fact } from "../../../domain/Fact.js"
+import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
 import { capFacts, factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"

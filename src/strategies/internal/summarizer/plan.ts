@@ -3,9 +3,9 @@
  * buffer at a turn boundary into the part to fold now and the tail kept verbatim.
  */
 import { Effect, Option } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import { withOverrides } from "../../../domain/ContextSettings.js"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import { groupTurns } from "../../../domain/internal/turns.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"

@@ -4,8 +4,8 @@
  * oldest layers when together they pass the cap. Skill calls get a timeout and bounded retries.
  */
 import { Duration, Effect, Schedule } from "effect"
-import { groupTurns } from "effect-chat-memory/domain/internal/turns"
 import type { Fact } from "../../../domain/Fact.js"
+import { groupTurns } from "../../../domain/internal/turns.js"
 import { summaryText } from "../../../domain/MemoryContext.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"

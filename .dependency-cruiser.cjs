@@ -31,11 +31,11 @@ module.exports = {
     {
       name: "internal-stays-home",
       comment: "an internal/ folder serves the modules beside it: strategies/internal only strategies/, and so on; " +
-        "domain/internal holds the models' own helpers (text checks, transcript lines, turns), which every floor " +
-        "above the domain may use, and which the package does not export",
+        "domain/internal and errors/internal hold the helpers of the models and errors (text checks, transcript " +
+        "lines, turns, input decoding), which every floor above may use, and which the package does not export",
       severity: "error",
       from: { path: "^(src/[^/]+)/" },
-      to: { path: "^src/.*/?internal/", pathNot: ["^$1/", "^src/domain/internal/"] }
+      to: { path: "^src/.*/?internal/", pathNot: ["^$1/", "^src/domain/internal/", "^src/errors/internal/"] }
     },
     {
       name: "domain-imports-effect-ai-types-only",

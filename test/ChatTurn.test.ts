@@ -8,7 +8,7 @@
 import { LanguageModel, type Prompt, type Response } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Layer, Ref, Stream } from "effect"
-import { summaryText } from "../src/domain/MemoryContext.js"
+import { summaryText } from "../src/domain/internal/contextText.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as ChatTurn from "../src/layers/ChatTurn.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"

@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, TestClock } from "effect"
+import { factsText, summaryText } from "../src/domain/internal/contextText.js"
 import { datePart } from "../src/domain/internal/transcript.js"
-import { factsText, summaryText } from "../src/domain/MemoryContext.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"

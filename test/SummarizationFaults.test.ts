@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Queue, Ref, Scope, TestClock } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
-import { omissionText } from "../src/domain/MemoryContext.js"
+import { omissionText } from "../src/domain/internal/contextText.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"

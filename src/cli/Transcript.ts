@@ -4,8 +4,9 @@
  */
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, ParseResult, Schema } from "effect"
-import { createdAtProblem, MessageInput } from "../domain/Message.js"
-import { formatPath } from "../errors/DataValidationError.js"
+import { createdAtProblem } from "../domain/internal/messageLimits.js"
+import { MessageInput } from "../domain/Message.js"
+import { formatPath } from "../errors/internal/decode.js"
 
 /**
  * A transcript that cannot be read, with where the bad entry is: its line (1-based) in JSONL, its

@@ -120,20 +120,3 @@ export const Overrides = Schema.Struct({
  * @category models
  */
 export type Overrides = { readonly [K in keyof typeof Overrides.Type]?: typeof Overrides.Type[K] | undefined }
-
-/**
- * `settings` with the overrides that are set in place of its own values.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const withOverrides = <A extends Pick<ContextSettings, keyof Overrides>>(
-  settings: A,
-  overrides: Overrides | undefined
-): A =>
-  overrides === undefined ? settings : {
-    ...settings,
-    tokenBudget: overrides.tokenBudget ?? settings.tokenBudget,
-    kRawTurns: overrides.kRawTurns ?? settings.kRawTurns,
-    view: overrides.view ?? settings.view
-  }

@@ -49,13 +49,3 @@ export class ConversationSettings extends Schema.Class<ConversationSettings>("Co
  * @category constants
  */
 export const empty: ConversationSettings = new ConversationSettings({})
-
-/**
- * Whether `settings` override nothing.
- *
- * @since 0.1.0
- * @category predicates
- */
-export const isEmpty = (settings: ConversationSettings): boolean =>
-  settings.tokenBudget === undefined && settings.kRawTurns === undefined && settings.view === undefined &&
-  settings.strategy === undefined

@@ -49,7 +49,7 @@ export const MaxPageSize = 10_000
  *   and nothing of that call is stored.
  * - `addMessages` stores all its messages or none, in order, with strictly increasing seqs; it
  *   never waits for, nor fails because of, background work of the strategy. A message's
- *   `createdAt` is the one its caller gave (never more than `Message.MaxClockSkewMillis` ahead
+ *   `createdAt` is the one its caller gave (never more than 5 minutes ahead
  *   of the write), else the time of the write; times need not increase with the seqs.
  * - `getMessages` returns messages oldest first: the newest `limit` ones before seq `before`.
  * - `clearMessages` stops the conversation's background work, then removes its messages, summary

@@ -99,7 +99,7 @@ export declare namespace SkillService {
     readonly maxFactTokens?: number | undefined
     /**
      * The most tokens the facts and the narrative may take together: the facts counted as their
-     * block is shown (`TokenCounter.countMessage` of `MemoryContext.factsText`), the narrative as
+     * block is shown (`TokenCounter.countMessage` of the facts message), the narrative as
      * its text. When set, the narrative may take what the facts leave of it, beyond `maxTokens`, and
      * a skill may keep fewer facts where the narrative carries more per token; the facts still keep
      * within `maxFactTokens`. A skill may ignore it and keep the narrative within `maxTokens`.

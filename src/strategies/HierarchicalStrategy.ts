@@ -14,8 +14,9 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Schema, type Scope } from "effect"
-import { DefaultMaxFacts } from "../domain/Fact.js"
-import { DataValidationError, decode } from "../errors/DataValidationError.js"
+import { DefaultMaxFacts } from "../domain/internal/facts.js"
+import { DataValidationError } from "../errors/DataValidationError.js"
+import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"

@@ -7,7 +7,7 @@
 import { Effect, Layer, Schema } from "effect"
 import * as ContextSettings from "../domain/ContextSettings.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import { decode } from "../errors/DataValidationError.js"
+import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
 import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/context/window.js"

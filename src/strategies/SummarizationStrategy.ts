@@ -5,7 +5,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer, type Scope } from "effect"
-import { type DataValidationError, decode } from "../errors/DataValidationError.js"
+import { type DataValidationError } from "../errors/DataValidationError.js"
+import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"

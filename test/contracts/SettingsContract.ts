@@ -5,6 +5,7 @@
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ConversationSettings from "../../src/domain/ConversationSettings.js"
+import { isEmpty } from "../../src/domain/internal/conversationSettings.js"
 import * as Store from "../../src/layers/store/Store.js"
 import { SettingsStore } from "../../src/services/SettingsStore.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
@@ -27,7 +28,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
         const read = yield* store.settings.getSettings(id)
         assert.instanceOf(read, ConversationSettings.ConversationSettings)
         assert.deepStrictEqual(fieldsOf(read), {})
-        assert.isTrue(ConversationSettings.isEmpty(read))
+        assert.isTrue(isEmpty(read))
       }
       // Reading settings does not create the conversation.
       assert.strictEqual(

@@ -3,8 +3,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, type Layer, Option, Queue } from "effect"
+import { factsText, omissionText, summaryText } from "../../src/domain/internal/contextText.js"
 import { groupTurns } from "../../src/domain/internal/turns.js"
-import { factsText, type MemoryContext, omissionText, summaryText } from "../../src/domain/MemoryContext.js"
+import { type MemoryContext } from "../../src/domain/MemoryContext.js"
 import type { Message, MessageInput } from "../../src/domain/Message.js"
 import type { ConversationNotFoundError } from "../../src/errors/ConversationNotFoundError.js"
 import type { DataValidationError } from "../../src/errors/DataValidationError.js"

@@ -5,8 +5,9 @@
  */
 import * as Prompt from "@effect/ai/Prompt"
 import { Option, Schema } from "effect"
+import { factsText, omissionText, recentLabel, summaryText } from "../../domain/internal/contextText.js"
 import { recalledText } from "../../domain/internal/recall.js"
-import { factsText, type MemoryContext, omissionText, recentLabel, summaryText } from "../../domain/MemoryContext.js"
+import { type MemoryContext } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
 
 /**
@@ -95,7 +96,7 @@ const toPromptMessage = (message: Message, dated = false): Prompt.MessageEncoded
  * (a structured result as its value, params in their key order: see `Message.AnyInput`), so a
  * provider is sent what the fresh call sent. When the conversation was said on more than one day
  * (`MemoryContext.dated`), each recent user message starts with a text part holding its date and
- * time (`MemoryContext.recentLabel`), and the recalled turns' labels show dates.
+ * time, and the recalled turns' labels show dates.
  *
  * @since 0.1.0
  * @category conversions

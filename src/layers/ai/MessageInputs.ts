@@ -5,16 +5,9 @@
  * @since 0.1.0
  */
 import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
+import { MaxMetadataLength, MaxToolCalls } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, isStorable, MaxJsonDepth } from "../../domain/internal/storable.js"
-import {
-  type AnyInput,
-  InputRole,
-  MaxContentLength,
-  MaxMetadataLength,
-  MaxToolCalls,
-  type MessageInput,
-  type ToolCall
-} from "../../domain/Message.js"
+import { type AnyInput, InputRole, MaxContentLength, type MessageInput, type ToolCall } from "../../domain/Message.js"
 import { type Decoded, decodePieces, type Piece } from "./internal/parts.js"
 
 /**

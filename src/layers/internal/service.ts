@@ -19,10 +19,12 @@ import { TokenBudget } from "../../domain/ContextSettings.js"
 import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
+import { createdAtProblem } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../../domain/MemoryEvent.js"
-import { createdAtProblem, MaxContentLength, type NewMessage } from "../../domain/Message.js"
-import { DataValidationError, decode } from "../../errors/DataValidationError.js"
+import { MaxContentLength, type NewMessage } from "../../domain/Message.js"
+import { DataValidationError } from "../../errors/DataValidationError.js"
+import { decode } from "../../errors/internal/decode.js"
 import {
   ChatMemoryService,
   MaxInputsPerCall,

@@ -14,8 +14,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { DefaultMaxFacts } from "../../domain/Fact.js"
-import { capFacts, factsText } from "../../domain/MemoryContext.js"
+import { capFacts, factsText } from "../../domain/internal/contextText.js"
+import { DefaultMaxFacts } from "../../domain/internal/facts.js"
 import { SkillService } from "../../services/SkillService.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import { mergeFacts } from "./internal/extractive/facts.js"

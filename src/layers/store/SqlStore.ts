@@ -10,6 +10,7 @@ import { Migrator, SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { DateTime, Effect, type Layer, Option, type ParseResult, Schema } from "effect"
 import * as ConversationSettings from "../../domain/ConversationSettings.js"
+import { isEmpty } from "../../domain/internal/conversationSettings.js"
 import { Message } from "../../domain/Message.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { RepositoryError } from "../../errors/RepositoryError.js"
@@ -350,7 +351,7 @@ export const make = (
           function*(conversationId, settings) {
             const json = yield* settingsJson(settings)
             // The empty settings are stored as none: the id then holds nothing but what its log holds.
-            if (ConversationSettings.isEmpty(settings)) {
+            if (isEmpty(settings)) {
               yield* statements.deleteSettings(conversationId)
               return ConversationSettings.empty
             }

@@ -3,8 +3,8 @@
  * the labels that then date the user messages shown add to the turns that hold them.
  */
 import { Effect } from "effect"
+import { recentLabel } from "../../domain/internal/contextText.js"
 import { onDifferentDays } from "../../domain/internal/transcript.js"
-import { recentLabel } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
 import type { Turn } from "../../domain/Turn.js"
 import type { RepositoryService } from "../../services/RepositoryService.js"
@@ -33,7 +33,7 @@ export const spansDays = (window: RepositoryService.WindowRead): boolean => {
 }
 
 /**
- * `turns` with the tokens of their labels in their counts: one `MemoryContext.recentLabel` per user
+ * `turns` with the tokens of their labels in their counts: one `recentLabel` per user
  * message, counted by `count`.
  */
 export const withLabels = (

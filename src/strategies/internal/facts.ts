@@ -3,7 +3,8 @@
  * traced to the folded messages it was drawn from.
  */
 import { Either, Schema } from "effect"
-import { Fact, MaxSourceSeqs } from "../../domain/Fact.js"
+import { Fact } from "../../domain/Fact.js"
+import { MaxSourceSeqs } from "../../domain/internal/facts.js"
 import type { Message } from "../../domain/Message.js"
 
 /** `fact` with the newest `MaxSourceSeqs` of `sourceSeqs` as its sources, when there are any. */

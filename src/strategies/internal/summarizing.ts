@@ -3,10 +3,10 @@
  * over the producer of its summaries.
  */
 import { Effect, Option, PubSub, type Scope } from "effect"
-import { withOverrides } from "../../domain/ContextSettings.js"
 import type { ConversationId } from "../../domain/ConversationId.js"
+import { omissionText } from "../../domain/internal/contextText.js"
+import { withOverrides } from "../../domain/internal/overrides.js"
 import { groupTurns } from "../../domain/internal/turns.js"
-import { omissionText } from "../../domain/MemoryContext.js"
 import { FallbackUsed, type MemoryEvent } from "../../domain/MemoryEvent.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"

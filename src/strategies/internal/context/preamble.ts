@@ -4,8 +4,8 @@
  */
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
+import { factsText, summaryText } from "../../../domain/internal/contextText.js"
 import { headingDate } from "../../../domain/internal/transcript.js"
-import { factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import type { Turn } from "../../../domain/Turn.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"

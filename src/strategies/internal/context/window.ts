@@ -149,7 +149,7 @@ export const assemble = (
     readonly coveredUpTo?: number | undefined
     /**
      * The tokens of the notice that announces `turns` omitted turns to the model
-     * (`MemoryContext.omissionText`): when given, a context that omits turns says so, within the
+     * (`omissionText`): when given, a context that omits turns says so, within the
      * budget, and never shows a silent gap.
      */
     readonly announce?: ((turns: number) => Effect.Effect<number>) | undefined
@@ -161,7 +161,7 @@ export const assemble = (
     /**
      * Counts a label's tokens. When given, a conversation said on more than one day
      * (`dates.spansDays`) gets a dated context: each user message shown is labelled with its date
-     * and time (`MemoryContext.recentLabel`), counted with its turn.
+     * and time (`recentLabel`), counted with its turn.
      */
     readonly countLabel?: ((label: string) => Effect.Effect<number>) | undefined
     /**

@@ -7,8 +7,8 @@
  */
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
+import { capFacts, factsText, summaryText } from "../../../domain/internal/contextText.js"
 import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
-import { capFacts, factsText, summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"

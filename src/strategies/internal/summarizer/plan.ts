@@ -3,10 +3,10 @@
  * buffer at a turn boundary into the part to fold now and the tail kept verbatim.
  */
 import { Effect, Option } from "effect"
-import { withOverrides } from "../../../domain/ContextSettings.js"
 import type { ConversationId } from "../../../domain/ConversationId.js"
+import { summaryText } from "../../../domain/internal/contextText.js"
+import { withOverrides } from "../../../domain/internal/overrides.js"
 import { groupTurns } from "../../../domain/internal/turns.js"
-import { summaryText } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import type { SummaryState } from "../../../domain/SummaryState.js"
 import { type Turn } from "../../../domain/Turn.js"

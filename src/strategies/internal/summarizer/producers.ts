@@ -5,8 +5,8 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
+import { summaryText } from "../../../domain/internal/contextText.js"
 import { groupTurns } from "../../../domain/internal/turns.js"
-import { summaryText } from "../../../domain/MemoryContext.js"
 import type { SummaryLayer } from "../../../domain/SummaryState.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"

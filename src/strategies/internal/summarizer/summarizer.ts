@@ -6,7 +6,7 @@
 import { Clock, Duration, Effect, HashSet, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import type { Fact } from "../../../domain/Fact.js"
-import { summaryText } from "../../../domain/MemoryContext.js"
+import { summaryText } from "../../../domain/internal/contextText.js"
 import { FactsExtracted, type MemoryEvent, SummarizationFailed, Summarized } from "../../../domain/MemoryEvent.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"

@@ -9,7 +9,8 @@
  * notes before identifiers, amounts, decisions and conditions, and never a kind's last fact for
  * another kind's.
  */
-import { type Fact, type FactCategory, MaxSourceSeqs } from "../../../../domain/Fact.js"
+import { type Fact, type FactCategory } from "../../../../domain/Fact.js"
+import { MaxSourceSeqs } from "../../../../domain/internal/facts.js"
 import { evictionOrder, goalKey } from "./eviction.js"
 import { type Kind, normalize, type Span, spans, weight } from "./salient.js"
 import { clausesOf, condition, type Statement } from "./statements.js"

@@ -5,9 +5,10 @@
  * conditions and decisions. Kept statements are written in the order they were said.
  */
 import { Effect } from "effect"
-import { type Fact, lastOfEachCategory } from "../../../../domain/Fact.js"
+import { type Fact } from "../../../../domain/Fact.js"
+import { factsText } from "../../../../domain/internal/contextText.js"
+import { lastOfEachCategory } from "../../../../domain/internal/facts.js"
 import { dateHeading } from "../../../../domain/internal/transcript.js"
-import { factsText } from "../../../../domain/MemoryContext.js"
 import type { TokenCounter } from "../../../../services/TokenCounter.js"
 import { goalKey } from "./eviction.js"
 import { nameAlone, normalize, spans, weight } from "./salient.js"

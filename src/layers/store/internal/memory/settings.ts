@@ -4,6 +4,7 @@
  */
 import { Effect, HashMap, Option, Ref, Schema } from "effect"
 import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
+import { isEmpty } from "../../../../domain/internal/conversationSettings.js"
 import { SettingsStore } from "../../../../services/SettingsStore.js"
 import type { State } from "./state.js"
 
@@ -41,7 +42,7 @@ export const make = ({ ref }: State): SettingsStore.Service =>
       // The empty settings are stored as none: the id then holds nothing but what its log holds.
       yield* Ref.update(ref, (snapshot) => ({
         ...snapshot,
-        settings: ConversationSettings.isEmpty(stored)
+        settings: isEmpty(stored)
           ? HashMap.remove(snapshot.settings, conversationId)
           : HashMap.set(snapshot.settings, conversationId, stored)
       }))

@@ -1,0 +1,11 @@
+/**
+ * What a conversation's stored settings say.
+ */
+import type { ConversationSettings } from "../ConversationSettings.js"
+
+/**
+ * Whether `settings` override nothing.
+ */
+export const isEmpty = (settings: ConversationSettings): boolean =>
+  settings.tokenBudget === undefined && settings.kRawTurns === undefined && settings.view === undefined &&
+  settings.strategy === undefined

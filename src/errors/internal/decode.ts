@@ -1,0 +1,37 @@
+/**
+ * Decoding a caller's input at the edge: a refusal names the bad field as the caller wrote it.
+ */
+import { Effect, ParseResult, Schema } from "effect"
+import { DataValidationError } from "../DataValidationError.js"
+
+const parseOptions = { errors: "first", onExcessProperty: "error" } as const
+
+/**
+ * Renders a parse path as the caller wrote it: `messages[2].metadata.toolCalls[0].id`, under the
+ * argument's name `root`.
+ */
+export const formatPath = (path: ReadonlyArray<PropertyKey>, root: string): string => {
+  let out = root
+  for (const key of path) {
+    out = typeof key === "number" ? `${out}[${key}]` : out.length === 0 ? String(key) : `${out}.${String(key)}`
+  }
+  return out.length === 0 ? "input" : out
+}
+
+/**
+ * A decoder of outside input for the public method `operation`: the first problem `schema` finds
+ * becomes a `DataValidationError` whose path starts at `root` (the argument's name). Excess
+ * properties are refused, not dropped.
+ */
+export const decode = <A, I>(schema: Schema.Schema<A, I>, operation: string, root: string) => {
+  const decodeUnknown = Schema.decodeUnknown(schema, parseOptions)
+  return (input: unknown): Effect.Effect<A, DataValidationError> =>
+    Effect.mapError(decodeUnknown(input), (error) => {
+      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+      return new DataValidationError({
+        operation,
+        path: formatPath(issue?.path ?? [], root),
+        reason: issue?.message ?? "is invalid"
+      })
+    })
+}

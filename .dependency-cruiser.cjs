@@ -1,5 +1,5 @@
 /**
- * The direction of imports inside src/ (DESIGN §8): each floor imports only the floors below it,
+ * The direction of imports inside src/: each floor imports only the floors below it,
  * and an `internal/` folder is imported only by the modules it sits next to.
  */
 const floor = (name, allowed, comment) => ({
@@ -34,8 +34,19 @@ module.exports = {
         "domain/internal and errors/internal hold the helpers of the models and errors (text checks, transcript " +
         "lines, turns, input decoding), which every floor above may use, and which the package does not export",
       severity: "error",
-      from: { path: "^(src/[^/]+)/" },
+      from: { path: "^(src/[^/]+)/", pathNot: "^src/cli/" },
       to: { path: "^src/.*/?internal/", pathNot: ["^$1/", "^src/domain/internal/", "^src/errors/internal/"] }
+    },
+    {
+      name: "cli-internal-stays-home",
+      comment: "the command line keeps to the internals every floor may use, and to the recall tools as an MCP " +
+        "server serves them (the package's own application; the package does not export them)",
+      severity: "error",
+      from: { path: "^src/cli/" },
+      to: {
+        path: "^src/.*/?internal/",
+        pathNot: ["^src/cli/", "^src/domain/internal/", "^src/errors/internal/", "^src/layers/internal/recallTools\\.ts$"]
+      }
     },
     {
       name: "domain-imports-effect-ai-types-only",

@@ -25,8 +25,8 @@ import type { MemoryManagementStrategy } from "../src/services/MemoryManagementS
 import type { SkillService } from "../src/services/SkillService.js"
 import type { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
+import type { SummarizationOptions } from "../src/strategies/internal/options.js"
 import * as SlidingWindowStrategy from "../src/strategies/SlidingWindowStrategy.js"
-import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 
 /** The sections, in the order they run. */
@@ -110,7 +110,8 @@ const postgresClient = (url: Redacted.Redacted): Layer.Layer<SqlClient.SqlClient
     )
     return PgClient.layer({
       url: Redacted.make(withSearchPath(Redacted.value(url), schema)),
-      maxConnections: PgStore.defaultMaxConnections
+      // As many connections as PgStore opens by default.
+      maxConnections: 10
     })
   })).pipe(Layer.provide(Reactivity.layer))
 

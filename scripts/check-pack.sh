@@ -34,8 +34,8 @@ JSON
 cat >"$work/consumer/main.ts" <<'TS'
 import { Effect, Layer } from "effect"
 import { ApproximateTokenCounter, ChatMemory, SlidingWindowStrategy } from "effect-chat-memory"
-import * as MemoryStore from "effect-chat-memory/layers/store/MemoryStore"
-import * as NoopStrategy from "effect-chat-memory/strategies/NoopStrategy"
+import * as MemoryStore from "effect-chat-memory/MemoryStore"
+import * as NoopStrategy from "effect-chat-memory/NoopStrategy"
 
 const MemoryLive = ChatMemory.layer.pipe(
   Layer.provideMerge(SlidingWindowStrategy.layer({ tokenBudget: 100 })),
@@ -69,14 +69,15 @@ JSON
 npx tsc -p "$work/consumer/tsconfig.json" 2>&1 | grep -E "main\.ts|effect-chat-memory/" && { echo "check-pack: the packed types do not check" >&2; exit 1; }
 (cd "$work/consumer" && npx tsx main.ts)
 
-# Internal modules are not part of the package's interface: importing one must fail.
-for internal in domain/internal/untrusted strategies/internal/metrics layers/store/internal/sql/rows layers/skills/internal/prompts layers/ai/internal/parts layers/internal/memory; do
+# The interface is the subpaths package.json lists by name: a folder path (the previous version's
+# layout) or an internal module must fail to import.
+for internal in domain/internal/untrusted strategies/internal/metrics layers/store/internal/sql/rows layers/skills/internal/prompts layers/ai/internal/parts layers/internal/service domain/Message layers/store/MemoryStore strategies/Recall; do
   if (cd "$work/consumer" && node --input-type=module -e "await import('effect-chat-memory/$internal')" 2>/dev/null); then
     echo "check-pack: effect-chat-memory/$internal is exported" >&2
     exit 1
   fi
 done
-echo "internal paths are not exported"
+echo "internal and folder paths are not exported"
 
 # Installed as an app installs it: a fresh directory outside the repository, effect one patch
 # behind ours, the peers at the README's Install line. One copy of effect, no optional store or

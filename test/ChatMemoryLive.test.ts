@@ -61,7 +61,7 @@ const feed = (memory: ChatMemoryService["Type"], id: string, turns: number) =>
 const summarizeInput = oneTurnInput("Order ORD-1 costs $5.00, due May 3.", 13)
 
 describe("ChatMemoryConfig.config", () => {
-  it.effect("an empty environment gives the defaults of DESIGN §6", () =>
+  it.effect("an empty environment gives the defaults of the defaults", () =>
     Effect.gen(function*() {
       const options = yield* Effect.withConfigProvider(ChatMemoryConfig.config, provider({}))
       assert.deepStrictEqual(options, {

@@ -1,5 +1,5 @@
 /**
- * The context policy as properties (DESIGN §3 and §4): with a summarizer that keeps up nothing is
+ * The context policy as properties (the summarization flow and the invariants): with a summarizer that keeps up nothing is
  * omitted, in either view, with recall or without (each context asked with a query drawn for it,
  * or none); with one that lags or fails, every omitted turn is counted exactly and announced; and a
  * fold never eats into the low-water floor.
@@ -19,8 +19,8 @@ import { defaultSummary, type ScriptedSkill } from "../src/layers/skills/Scripte
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { SummaryStore } from "../src/services/SummaryStore.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
+import { defaults, type SummarizationOptions } from "../src/strategies/internal/options.js"
 import { newestThatFit } from "../src/strategies/internal/turns.js"
-import { defaults, type SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { conversation, type ConversationSpec } from "./fixtures/arbitraries.js"
 import { summarizingMemory } from "./fixtures/layers.js"
 
@@ -46,7 +46,7 @@ interface Policy {
   readonly share: number
 }
 
-/** The default watermarks (DESIGN §6). */
+/** The default watermarks. */
 const defaultWatermarks = { lowWater: defaults.lowWater, highWater: defaults.highWater }
 
 /**
@@ -247,12 +247,12 @@ const checkRepeats = (o: Observation, narrative: string, label: string) => {
   }
 }
 
-/** Whether the newest K turns fit the budget beside the leading system messages (DESIGN §4.2's "whenever they fit"). */
+/** Whether the newest K turns fit the budget beside the leading system messages (invariant 2's "whenever they fit"). */
 const newestKFit = (o: Observation, p: Policy) =>
   tokens(o.system) + turnTokens(o.turns.slice(Math.max(0, o.turns.length - p.k))) <= p.budget
 
 /**
- * DESIGN §4 on one context, as far as the public API shows it (1: budget; 2: the newest K turns;
+ * the invariants on one context, as far as the public API shows it (1: budget; 2: the newest K turns;
  * 3: nothing silently lost, omissions counted exactly and announced; 4: tool pairs and leading
  * system messages), and the context's own accounting.
  */
@@ -438,18 +438,18 @@ describe("context policy properties", () => {
   /**
    * Property 1. With a summarizer that keeps up (each turn is added, the background awaited, then
    * the context read), concise or verbose (a model that overruns its limit, cut to
-   * `summaryTokenCap`), in both views, at every step: DESIGN §4 holds (`checkContext`), and no turn
+   * `summaryTokenCap`), in both views, at every step: the invariants holds (`checkContext`), and no turn
    * is omitted (`turnsOmitted === 0`) whenever the newest K turns fit the budget beside the leading
    * system messages. (When they do not, the summarizer may not fold them, it always leaves K turns,
    * and nothing can show them: the omission is then only required to be counted and announced.)
    * Each context is asked with a query drawn for it (recall on, the default), or none: recall
    * never opens a gap, and its block holds whole older turns within its share (`checkRecall`).
    * Also: the summary state only moves forward, nothing written is lost, and in the stable view the
-   * rendered prompt only grows at its end between two folds. 1a is DESIGN §4.3's own case, the
+   * rendered prompt only grows at its end between two folds. 1a is invariant 3's own case, the
    * default watermarks; 1b, any watermarks.
    */
   it.effect.prop(
-    "1a. a summarizer that keeps up, default watermarks: nothing omitted in either view, with recall or without, DESIGN §4 at every step",
+    "1a. a summarizer that keeps up, default watermarks: nothing omitted in either view, with recall or without, the invariants at every step",
     { spec: conversations, p: policyWith(fc.constant(defaultWatermarks)), verbose, queries: queryDraws },
     ({ p, queries, spec, verbose }) =>
       Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose, queries), {
@@ -459,7 +459,7 @@ describe("context policy properties", () => {
   )
 
   it.effect.prop(
-    "1b. a summarizer that keeps up, any watermarks: nothing omitted in either view, with recall or without, DESIGN §4 at every step",
+    "1b. a summarizer that keeps up, any watermarks: nothing omitted in either view, with recall or without, the invariants at every step",
     { spec: conversations, p: policy, verbose, queries: queryDraws },
     ({ p, queries, spec, verbose }) =>
       Effect.forEach(["full", "stable"] as const, (view) => keepsUp(spec, p, view, verbose, queries), {
@@ -486,7 +486,7 @@ describe("context policy properties", () => {
   // The long replay the properties leave out: hundreds of turns, so dozens of folds (and of merged
   // layers), at the default watermarks with a verbose summarizer, a query drawn for each context;
   // each mode once, in one view or the other.
-  it.effect("1d. a summarizer that keeps up, 200 turns in each mode: nothing omitted, DESIGN §4 at every step", () => {
+  it.effect("1d. a summarizer that keeps up, 200 turns in each mode: nothing omitted, the invariants at every step", () => {
     const [spec] = fc.sample(conversation({ minTurns: 200, maxTurns: 200 }), { seed: 1, numRuns: 1 })
     const [queries] = fc.sample(fc.array(queryDraw, { minLength: 200, maxLength: 200 }), { seed: 1, numRuns: 1 })
     if (spec === undefined || queries === undefined) return Effect.dieMessage("no conversation sampled")
@@ -502,7 +502,7 @@ describe("context policy properties", () => {
    * Property 2. With a summarizer that lags (`gated`: it answers only when the test lets it, at
    * random steps; `unawaited`: it answers at once, but contexts are read right after each write,
    * the background awaited only at random steps) or fails (`failing`: every call fails), in both
-   * views, at every step: DESIGN §4 holds, `turnsOmitted` is exactly the number of user-opened turns
+   * views, at every step: the invariants holds, `turnsOmitted` is exactly the number of user-opened turns
    * after the summary cursor that `recent` does not show (counted from `getMessages`), and whenever
    * `turnsOmitted > 0` and the notice fits beside the system messages, the summary as shown and the
    * newest K turns shown, `omissionAnnounced` is true and the rendered prompt holds
@@ -708,7 +708,7 @@ const folds = (spec: ConversationSpec, p: Policy, threshold: number | undefined)
         const buffer = turns.filter((t) => t.firstSeq > cursor)
         const folded = buffer.filter((t) => t.lastSeq <= record.toSeq)
         const left = buffer.filter((t) => t.firstSeq > record.toSeq)
-        // Starting at the cursor, no fold reads a message another one folded (DESIGN §4.6).
+        // Starting at the cursor, no fold reads a message another one folded (the invariants.6).
         assert.strictEqual(record.fromSeq, buffer[0]?.firstSeq, `${at}: does not start at the cursor ${cursor}`)
         assert.strictEqual(folded.length + left.length, buffer.length, `${at}: ends mid-turn`)
         assert.isAtLeast(folded.length, 1, `${at}: folds nothing`)

@@ -16,7 +16,7 @@ import { MessageInput } from "../src/domain/Message.js"
 import * as ContextPrompt from "../src/layers/ai/ContextPrompt.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { MessageOverhead, TokenCounter } from "../src/services/TokenCounter.js"
-import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
+import type { SummarizationOptions } from "../src/strategies/internal/options.js"
 import { summarizingMemory } from "./fixtures/layers.js"
 
 const fixture = fileURLToPath(new URL("fixtures/dated.jsonl", import.meta.url))

@@ -11,7 +11,9 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Chunk, Duration, Effect, Fiber, Layer, Logger, Metric, Queue, TestClock } from "effect"
 import type { ConversationId } from "../src/domain/ConversationId.js"
 import { recalledText } from "../src/domain/internal/recall.js"
-import type { EmbeddingFaultReason, MemoryEvent } from "../src/domain/MemoryEvent.js"
+import type { EmbeddingFailed, MemoryEvent } from "../src/domain/MemoryEvent.js"
+
+type EmbeddingFaultReason = EmbeddingFailed["reason"]
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"

@@ -13,7 +13,7 @@ import { factsWorthTheirRoom } from "../src/layers/skills/internal/extractive/na
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
 import { factsNamedIn } from "../src/layers/skills/internal/prompts.js"
-import * as Prompts from "../src/layers/skills/Prompts.js"
+import * as Prompts from "../src/layers/skills/internal/prompts.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
 import { SkillService } from "../src/services/SkillService.js"

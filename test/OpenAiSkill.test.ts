@@ -15,6 +15,7 @@ import {
 import * as ConversationId from "../src/domain/ConversationId.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
+import * as OpenAiModels from "../src/layers/internal/openAiModels.js"
 import * as OpenAiSkill from "../src/layers/skills/OpenAiSkill.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
@@ -90,7 +91,7 @@ describe("OpenAiSkill", () => {
       ])
       assert.deepStrictEqual(output.usage, { inputTokens: 10, outputTokens: 5 })
       const defaulted = yield* skillFromEnv({ OPENAI_BASE_URL: fake.apiUrl })
-      assert.strictEqual((yield* defaulted.summarize(summarizeInput)).model, OpenAiSkill.defaultModel)
+      assert.strictEqual((yield* defaulted.summarize(summarizeInput)).model, OpenAiModels.summarizer)
       const [first, second] = yield* fake.requests
       assert.deepStrictEqual([first?.body.model, second?.body.model], ["my-small-model", "gpt-4o-mini"])
       assert.strictEqual(first?.headers.authorization, `Bearer ${Fake.apiKey}`)

@@ -10,6 +10,7 @@ import { messageLine } from "../src/domain/internal/transcript.js"
 import { groupTurns } from "../src/domain/internal/turns.js"
 import { Message } from "../src/domain/Message.js"
 import { Prompts } from "../src/index.js"
+import * as PromptText from "../src/layers/skills/internal/prompts.js"
 import * as LanguageModelSkill from "../src/layers/skills/LanguageModelSkill.js"
 import { SkillService } from "../src/services/SkillService.js"
 
@@ -54,7 +55,7 @@ const recordingModel = (prompts: Array<Prompt.Prompt>) =>
 describe("Prompts", () => {
   it("the prompts keep the user's goals, and say what to drop first when over length, in that order", () => {
     const drops = ["superseded", "pleasantries", "tool payloads"]
-    for (const text of [Prompts.summarizeSystemPrompt(200), Prompts.extractFactsSystemPrompt(200)]) {
+    for (const text of [PromptText.summarizeSystemPrompt(200), PromptText.extractFactsSystemPrompt(200)]) {
       assert.include(text, "Keep the user's goals")
       const at = positions(text, drops)
       assert.isTrue(at.every((i) => i > 0), `${drops.join(", ")} in ${text}`)
@@ -62,14 +63,14 @@ describe("Prompts", () => {
       assert.include(text, "separated by a blank line")
       assert.include(text, "150 words")
     }
-    const shorten = Prompts.shortenSummaryPrompt(300, 200)
+    const shorten = PromptText.shortenSummaryPrompt(300, 200)
     assert.include(shorten, "100 over the limit of 200 tokens")
     assert.include(shorten, "user's open goals")
     assert.isTrue(positions(shorten, drops).every((i) => i > 0))
     // The text changed with the input format, the facts section with what it shows and the summary
     // section with the latest lines a fold may show alone: the versions moved on.
     assert.deepStrictEqual(
-      [Prompts.summarizePromptVersion, Prompts.extractFactsPromptVersion, Prompts.inputFormatVersion],
+      [PromptText.summarizePromptVersion, PromptText.extractFactsPromptVersion, PromptText.inputFormatVersion],
       [5, 6, 3]
     )
   })

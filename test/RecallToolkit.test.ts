@@ -10,6 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { withUserMessage } from "../src/layers/ai/ContextPrompt.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
+import * as RecallTools from "../src/layers/internal/recallTools.js"
 import * as RecallToolkit from "../src/layers/RecallToolkit.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
@@ -31,8 +32,8 @@ const conversation = [
 /** The turn that holds the order: the user's message and its answer. */
 const orderTurn = { fromSeq: 2, toSeq: 3 }
 
-const SearchResult = Schema.parseJson(RecallToolkit.SearchMemory.successSchema)
-const Failure = Schema.parseJson(RecallToolkit.ToolFailure)
+const SearchResult = Schema.parseJson(RecallTools.SearchMemory.successSchema)
+const Failure = Schema.parseJson(RecallTools.ToolFailure)
 
 /** The memory (fresh per test) with "c" and "other" stored, and the real model on the fake server. */
 const world = (script: Fake.Script) =>
@@ -141,7 +142,7 @@ describe("RecallToolkit", () => {
       }])
       // A conversation cannot be named: no parameter says one, and an extra one is refused.
       for (
-        const schema of [Tool.getJsonSchema(RecallToolkit.SearchMemory), Tool.getJsonSchema(RecallToolkit.ReadTurns)]
+        const schema of [Tool.getJsonSchema(RecallTools.SearchMemory), Tool.getJsonSchema(RecallTools.ReadTurns)]
       ) {
         const properties = "properties" in schema ? Object.keys(schema.properties) : []
         assert.isFalse(properties.some((name) => /conversation/i.test(name)), properties.join())
@@ -164,7 +165,7 @@ describe("RecallToolkit", () => {
       const failure = (params: { readonly fromSeq: number; readonly toSeq: number }) =>
         Effect.map(tools.handle("read_turns", params), (result) => {
           assert.isTrue(result.isFailure)
-          return Schema.decodeUnknownSync(RecallToolkit.ToolFailure)(result.encodedResult).error
+          return Schema.decodeUnknownSync(RecallTools.ToolFailure)(result.encodedResult).error
         })
       assert.strictEqual(yield* failure({ fromSeq: 9, toSeq: 2 }), "toSeq (2) must not be below fromSeq (9)")
       assert.strictEqual(
@@ -186,7 +187,7 @@ describe("RecallToolkit", () => {
       }
 
       // The MCP toolkit, served by the same handlers, fails in the error channel instead.
-      const mcp = yield* RecallToolkit.mcpToolkit
+      const mcp = yield* RecallTools.mcpToolkit
       const error = yield* Effect.flip(mcp.handle("read_turns", { fromSeq: 9, toSeq: 2 }))
       assert.deepStrictEqual(error, { error: "toSeq (2) must not be below fromSeq (9)" })
     }).pipe(Effect.provide(RecallToolkit.layer("c")), Effect.provide(world(Fake.text("unused")))))

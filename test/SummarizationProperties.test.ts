@@ -19,7 +19,7 @@ import { summarizingMemory } from "./fixtures/layers.js"
 const tokens = (messages: ReadonlyArray<Message>) => messages.reduce((n, m) => n + m.tokenCount, 0)
 const id = ConversationId.make("prop")
 
-/** Checks DESIGN §4 on a context, given every message stored and the turns as written. */
+/** Checks the invariants on a context, given every message stored and the turns as written. */
 const checkContext = (
   context: MemoryContext,
   stored: ReadonlyArray<Message>,
@@ -143,7 +143,7 @@ describe("SummarizationStrategy properties", () => {
       const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
       const words = (n: number) => Array.from({ length: n }, (_, i) => `w${Math.floor(random() * 1000)}${i}`).join(" ")
       for (let i = 1; i <= 400; i++) {
-        // Whether a summarization is due once this turn is added (the trigger of DESIGN §3).
+        // Whether a summarization is due once this turn is added (the trigger).
         const turn = [
           { role: "user" as const, content: `Turn ${i}: ${words(5 + Math.floor(random() * 40))}` },
           { role: "assistant" as const, content: words(10 + Math.floor(random() * 120)) }

@@ -7,8 +7,8 @@ import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { SummaryStore } from "../src/services/SummaryStore.js"
+import type { SummarizationOptions } from "../src/strategies/internal/options.js"
 import * as NoopStrategy from "../src/strategies/NoopStrategy.js"
-import type { SummarizationOptions } from "../src/strategies/SummarizationOptions.js"
 import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
 
 // With the approximate counter a user line of 36 characters takes 13 tokens and an answer of 100

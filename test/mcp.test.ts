@@ -8,7 +8,7 @@ import { Deferred, Effect, Schema } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import * as RecallToolkit from "../src/layers/RecallToolkit.js"
+import * as RecallTools from "../src/layers/internal/recallTools.js"
 import { cleanEnv, cli, root, tempDir } from "./fixtures/cli.js"
 
 const bundled = readFileSync(join(root, "examples", "conversation.jsonl"), "utf8").split("\n")
@@ -116,7 +116,7 @@ const CallResult = Schema.Struct({
   isError: Schema.optional(Schema.Boolean)
 })
 
-const SearchResult = Schema.parseJson(RecallToolkit.SearchMemory.successSchema)
+const SearchResult = Schema.parseJson(RecallTools.SearchMemory.successSchema)
 
 describe("CLI: mcp", () => {
   it.scopedLive(

@@ -6,6 +6,7 @@
 import * as McpServer from "@effect/ai/McpServer"
 import { Cause, Console, Effect, Either, Exit, Fiber, Layer, Option, type ParseResult, Schema } from "effect"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
+import * as RecallTools from "../layers/internal/recallTools.js"
 import * as RecallToolkit from "../layers/RecallToolkit.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import * as McpStdio from "./McpStdio.js"
@@ -37,8 +38,8 @@ const argumentsCheck = <A, I>(schema: Schema.Schema<A, I>) => {
 
 /** The recall tools' argument checks, by name. */
 const tools: ReadonlyMap<string, (args: unknown) => Option.Option<string>> = new Map([
-  [RecallToolkit.SearchMemory.name, argumentsCheck(RecallToolkit.SearchMemory.parametersSchema)],
-  [RecallToolkit.ReadTurns.name, argumentsCheck(RecallToolkit.ReadTurns.parametersSchema)]
+  [RecallTools.SearchMemory.name, argumentsCheck(RecallTools.SearchMemory.parametersSchema)],
+  [RecallTools.ReadTurns.name, argumentsCheck(RecallTools.ReadTurns.parametersSchema)]
 ])
 
 /**
@@ -50,7 +51,7 @@ export const serve = ({ conversation, flags, server }: Input) =>
     const options = yield* Settings.resolve(flags)
     const stdio = yield* Stdio
     // The conversation is fixed here, once: no tool parameter can name another one.
-    const served = McpServer.toolkit(RecallToolkit.mcpToolkit).pipe(
+    const served = McpServer.toolkit(RecallTools.mcpToolkit).pipe(
       Layer.provide(RecallToolkit.layer(conversation)),
       Layer.provide(McpStdio.layer({ ...server, stdin: stdio.stdin, writeOut: stdio.writeOut, tools }))
     )

@@ -8,7 +8,7 @@ import * as ContextSettings from "../domain/ContextSettings.js"
 import { StrategyName } from "../domain/ConversationSettings.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
-import * as SummarizationOptions from "../strategies/SummarizationOptions.js"
+import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 
 /** The environment variables, by the option each sets. */
 export const { variables } = ChatMemoryConfig
@@ -55,11 +55,11 @@ const flagOfVariable: { readonly [K in keyof typeof variables]?: Flag } = {
     value: "tokens",
     help: "summary + buffer tokens that trigger a summary"
   },
-  view: choice("view", ContextSettings.View.literals),
-  recall: choice("recall", ContextSettings.RecallMode.literals),
+  view: choice("view", ContextSettings.ContextSettings.fields.view.literals),
+  recall: choice("recall", ContextSettings.ContextSettings.fields.recall.literals),
   recallTokenBudget: { name: "recall-budget", value: "share", help: "share of the budget recalled turns may take" },
   summaryTokenCap: { name: "cap", value: "tokens", help: "summary token cap" },
-  mode: choice("mode", SummarizationOptions.SummaryMode.literals),
+  mode: choice("mode", SummarizationStrategy.Options.from.fields.mode.literals),
   narrativeFold: choice("narrative-fold", HierarchicalStrategy.NarrativeFold.literals),
   tokenizer: choice("tokenizer", ["approximate", "exact"]),
   summarizerModel: { name: "summarizer-model", value: "model", help: "the summarizer's model" }
@@ -186,8 +186,7 @@ export const describe = (options: ChatMemoryConfig.Options) => {
 }
 
 /** How a setting is named where it is set: its flag, or its variable when it has none. */
-export const optionName = (variable: ChatMemoryConfig.Variable<unknown>): string =>
-  flagOf(variable.name) ?? variable.name
+export const optionName = (variable: { readonly name: string }): string => flagOf(variable.name) ?? variable.name
 
 /** A share as a percentage: `0.9` as `90 %`. */
 const percent = (share: number | null) => `${Math.round((share ?? 0) * 100)} %`

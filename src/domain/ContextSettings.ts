@@ -8,19 +8,13 @@ import { Schema } from "effect"
 
 /**
  * Tokens the context may take, leading system messages included.
- *
- * @since 0.1.0
- * @category schemas
  */
-export const TokenBudget = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
+const TokenBudget = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
 
 /**
  * Turns always shown verbatim after the summary when they fit (K).
- *
- * @since 0.1.0
- * @category schemas
  */
-export const KRawTurns = Schema.Int.pipe(Schema.between(1, 1000)).annotations({
+const KRawTurns = Schema.Int.pipe(Schema.between(1, 1000)).annotations({
   description: "an integer from 1 to 1000"
 })
 
@@ -28,41 +22,24 @@ export const KRawTurns = Schema.Int.pipe(Schema.between(1, 1000)).annotations({
  * What the context shows after the summary: `full`, the newest turns that fit, whether or not
  * the summary covers them (the budget is always used); `stable`, every unsummarized turn (the
  * prompt only grows at its end between two folds, so a provider's prefix cache keeps hitting).
- *
- * @since 0.1.0
- * @category schemas
  */
-export const View = Schema.Literal("full", "stable")
+const View = Schema.Literal("full", "stable")
 
-/**
- * @since 0.1.0
- * @category models
- */
-export type View = typeof View.Type
+type View = typeof View.Type
 
 /**
  * Recall for a context asked with a query: `lexical` (full-text search of the store, offline)
  * adds the older turns that best match it; `hybrid` fuses that ranking with the nearest messages
  * by meaning, from vectors an `@effect/ai` `EmbeddingModel` computes; `off` ignores the query.
- *
- * @since 0.1.0
- * @category schemas
  */
-export const RecallMode = Schema.Literal("off", "lexical", "hybrid")
+const RecallMode = Schema.Literal("off", "lexical", "hybrid")
 
-/**
- * @since 0.1.0
- * @category models
- */
-export type RecallMode = typeof RecallMode.Type
+type RecallMode = typeof RecallMode.Type
 
 /**
  * The share of the budget recalled turns may take from the recent turns (never their K).
- *
- * @since 0.1.0
- * @category schemas
  */
-export const RecallTokenBudget = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
+const RecallTokenBudget = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
   description: "a share from 0 to below 1"
 })
 
@@ -87,7 +64,7 @@ export const ContextSettings = Schema.Struct({
 export type ContextSettings = typeof ContextSettings.Type
 
 /**
- * The defaults (DESIGN §6).
+ * The defaults.
  *
  * @since 0.1.0
  * @category constants

@@ -8,11 +8,8 @@ import { StorableString } from "./internal/storable.js"
 
 /**
  * The longest conversation id accepted, in characters.
- *
- * @since 0.1.0
- * @category constants
  */
-export const MaxLength = 255
+const MaxLength = 255
 
 // Control characters (C0, DEL, C1) make ids unprintable in logs and ambiguous in URLs and keys.
 const controlCharacter = /\p{Cc}/u

@@ -41,11 +41,3 @@ export class ConversationSettings extends Schema.Class<ConversationSettings>("Co
    */
   strategy: Schema.optionalWith(StrategyName, { exact: true })
 }) {}
-
-/**
- * The settings of a conversation that overrides nothing.
- *
- * @since 0.1.0
- * @category constants
- */
-export const empty: ConversationSettings = new ConversationSettings({})

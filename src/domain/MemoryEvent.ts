@@ -172,11 +172,8 @@ export class MemoryRecalled extends Schema.TaggedClass<MemoryRecalled>()("Memory
  * number of vectors than texts (`count`), with a vector of another length than the model's others
  * (`dimension`) or with a number that is not finite (`non-finite`); or the store's scan of the
  * vectors failed (`store`, queries only).
- *
- * @since 0.1.0
- * @category schemas
  */
-export const EmbeddingFaultReason = Schema.Literal(
+const EmbeddingFaultReason = Schema.Literal(
   "failed",
   "defect",
   "interrupted",
@@ -187,11 +184,7 @@ export const EmbeddingFaultReason = Schema.Literal(
   "store"
 )
 
-/**
- * @since 0.1.0
- * @category models
- */
-export type EmbeddingFaultReason = typeof EmbeddingFaultReason.Type
+type EmbeddingFaultReason = typeof EmbeddingFaultReason.Type
 
 /**
  * The embedding model of hybrid recall failed, or answered with vectors that cannot be used; no

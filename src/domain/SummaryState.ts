@@ -46,15 +46,6 @@ export class SummaryState extends Schema.Class<SummaryState>("SummaryState")({
 }) {}
 
 /**
- * The state of a conversation nothing has been summarized of yet.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const initial = (conversationId: ConversationId): SummaryState =>
-  new SummaryState({ conversationId, narrative: "", facts: [], layers: [], cursor: 0, version: 0, updatedAt: null })
-
-/**
  * One summarization run that was applied: the range of seqs it covered, what it produced and what
  * it cost. Identified by the conversation and the summary-state `version` it produced. When the
  * run appended a `summary` message, the two name each other: the record its message's seq

@@ -21,29 +21,12 @@ import * as Service from "./internal/service.js"
 export { ChatMemoryService } from "../services/ChatMemoryService.js"
 
 /**
- * The limits of one call: messages and inputs one `addMessages` takes, and the largest page of
- * `getMessages`.
- *
- * @since 0.1.0
- * @category constants
- */
-export { MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../services/ChatMemoryService.js"
-
-/**
  * The options of the service (`make`, `layerWith`).
  *
  * @since 0.1.0
  * @category models
  */
 export type Options = Service.Options
-
-/**
- * The values `Options.maxMessageLength` may take.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const MaxMessageLength = Service.MaxMessageLength
 
 /**
  * Builds the service over a store, a strategy and a token counter; invalid options fail with a

@@ -23,7 +23,6 @@ import type { Config } from "effect"
 import * as Environment from "./internal/config/environment.js"
 import type * as Internal from "./internal/config/options.js"
 import { defaults as internalDefaults } from "./internal/config/options.js"
-import type * as Table from "./internal/config/variables.js"
 import { variables as table } from "./internal/config/variables.js"
 
 /**
@@ -54,14 +53,6 @@ export type Store = Internal.Store
 export type Summarizer<E = never, R = never> = Internal.Summarizer<E, R>
 
 /**
- * The token counters: `approximate` (characters / 4) or `exact` (OpenAI's o200k encoding).
- *
- * @since 0.2.0
- * @category models
- */
-export type Tokenizer = Table.Tokenizer
-
-/**
  * The options of the composed memory: its parts and the strategy's knobs. Everything left out
  * takes its default. `E` and `R` are the errors and requirements of the layers given in them.
  *
@@ -77,14 +68,6 @@ export type Options<E = never, R = never> = Internal.Options<E, R>
  * @category constants
  */
 export const defaults = internalDefaults
-
-/**
- * One environment variable of the table: its name, default, meaning and how it is read.
- *
- * @since 0.1.0
- * @category models
- */
-export type Variable<A> = Table.Variable<A>
 
 /**
  * The environment table, by the option each variable sets, in the order the documentation lists

@@ -18,7 +18,6 @@ import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as NoopStrategy from "../strategies/NoopStrategy.js"
 import * as Recall from "../strategies/Recall.js"
 import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
-import type { SummarizationOptions } from "../strategies/SummarizationOptions.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import type { Tokenizer } from "./internal/config/variables.js"
@@ -173,7 +172,7 @@ export const layerStrategy = <E = never, R = never>(
     tokenizer: _tokenizer,
     ...knobs
   } = options
-  const summarization: Partial<SummarizationOptions> = knobs
+  const summarization: Partial<SummarizationStrategy.SummarizationOptions> = knobs
   switch (strategy ?? ChatMemoryConfig.defaults.strategy) {
     case "noop":
       return NoopStrategy.layer

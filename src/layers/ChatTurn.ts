@@ -37,24 +37,18 @@ import { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
-import { type RecordRole, withUserMessage } from "./ai/ContextPrompt.js"
+import { type PromptOptions, withUserMessage } from "./ai/ContextPrompt.js"
 import * as RecallToolkit from "./RecallToolkit.js"
 
 /**
  * The model calls of a turn when the options do not say.
- *
- * @since 0.1.0
- * @category constants
  */
-export const defaultMaxSteps = 4
+const defaultMaxSteps = 4
 
 /**
  * The most model calls one turn may make.
- *
- * @since 0.1.0
- * @category constants
  */
-export const MaxSteps = 100
+const MaxSteps = 100
 
 /**
  * The options of a turn.
@@ -92,7 +86,7 @@ export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
   /** The context's budget for this turn (see `ChatMemoryService.getContext`). */
   readonly tokenBudget?: number | undefined
   /** The role of the facts and summary messages in the prompt (see `ContextPrompt.PromptOptions`). */
-  readonly recordRole?: RecordRole | undefined
+  readonly recordRole?: PromptOptions["recordRole"]
   /**
    * Tools whose calls and results are not stored: those whose results only repeat what the memory
    * holds (`RecallToolkit`'s `search_memory` and `read_turns`), which would otherwise be stored,
@@ -205,7 +199,7 @@ const firstPrompt = (
   context: MemoryContext,
   prompt: string,
   system: ReadonlyArray<{ readonly role: "system"; readonly content: string }>,
-  recordRole: RecordRole | undefined
+  recordRole: PromptOptions["recordRole"]
 ): Prompt.Prompt => {
   const turn = withUserMessage(context, prompt, { recordRole })
   return system.length === 0 ? turn : Prompt.merge(Prompt.make(system), turn)
@@ -238,7 +232,7 @@ type TurnContext<Tools extends Record<string, Tool.Any>, R> =
   | LanguageModel.LanguageModel
   | ChatMemoryService
   | Tool.Requirements<Tools[keyof Tools]>
-  | Exclude<R, RecallToolkit.Handlers>
+  | Exclude<R, Tool.HandlersFor<Toolkit.Tools<typeof RecallToolkit.toolkit>>>
 
 /**
  * Runs one turn of the conversation: its context for `options.prompt` (with recall), the model

@@ -25,9 +25,9 @@ import type { SkillService } from "../services/SkillService.js"
 import type { SummarizationLease } from "../services/SummarizationLease.js"
 import type { SummaryStore } from "../services/SummaryStore.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
+import { defaults as summarizationDefaults, Options, type SummarizationOptions } from "./internal/options.js"
 import * as Hierarchical from "./internal/summarizer/hierarchical.js"
 import { makeWith } from "./internal/summarizing.js"
-import { defaults as summarizationDefaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
 
 /** Everything the strategy needs from its environment. */
 type Requirements =
@@ -52,11 +52,8 @@ export const NarrativeFold = Schema.Literal("append", "rewrite")
 
 /**
  * The options the hierarchical strategy adds to those of `SummarizationStrategy`.
- *
- * @since 0.1.0
- * @category schemas
  */
-export const Extras = Schema.Struct({
+const Extras = Schema.Struct({
   /**
    * The narrative's share of the preamble, in tokens; `summaryTokenCap` when absent. In
    * `incremental` mode the narrative also takes what the facts leave of `maxFactTokens`: the two

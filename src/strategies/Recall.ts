@@ -130,11 +130,8 @@ export interface HybridOptions {
 
 /**
  * The defaults of `HybridOptions`.
- *
- * @since 0.2.0
- * @category constants
  */
-export const hybridDefaults = {
+const hybridDefaults = {
   model: "text-embedding-3-small",
   queryTimeout: Duration.seconds(2),
   batchTimeout: Duration.seconds(30),

@@ -20,7 +20,7 @@ import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/cont
  */
 export const Options = Schema.Struct({
   /** Tokens the context may take, leading system messages included. */
-  tokenBudget: ContextSettings.TokenBudget
+  tokenBudget: ContextSettings.ContextSettings.fields.tokenBudget
 })
 
 /**
@@ -30,12 +30,9 @@ export const Options = Schema.Struct({
 export type Options = typeof Options.Type
 
 /**
- * The defaults (DESIGN §6): a budget of 3000 tokens.
- *
- * @since 0.1.0
- * @category constants
+ * The defaults: a budget of 3000 tokens.
  */
-export const defaults: Options = { tokenBudget: ContextSettings.defaults.tokenBudget }
+const defaults: Options = { tokenBudget: ContextSettings.defaults.tokenBudget }
 
 const decodeOptions = decode(Options, "SlidingWindowStrategy.make", "options")
 

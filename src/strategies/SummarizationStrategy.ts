@@ -10,9 +10,34 @@ import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
+import * as Internal from "./internal/options.js"
 import * as Producers from "./internal/summarizer/producers.js"
 import { makeWith, type Ports } from "./internal/summarizing.js"
-import { defaults, Options, type SummarizationOptions } from "./SummarizationOptions.js"
+
+/**
+ * The options of the strategy (and of the summarizing part of `HierarchicalStrategy`): the budget,
+ * K, view and recall, the trigger (watermarks or an explicit threshold), the summary's cap and
+ * mode, and the summarizer's retries, timeout, breaker and concurrency.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const Options = Internal.Options
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type SummarizationOptions = Internal.SummarizationOptions
+
+/**
+ * The defaults: a budget of 3000 tokens, K of 3, the `full` view, lexical recall in a quarter of
+ * the budget, watermarks at 0.9 and 0.25, a summary of at most 500 tokens, `incremental` folds.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaults: SummarizationOptions = Internal.defaults
 
 /** Everything the strategy needs from its environment. */
 type Requirements = Ports | SkillService | TokenCounter

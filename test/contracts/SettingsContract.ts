@@ -5,7 +5,7 @@
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ConversationSettings from "../../src/domain/ConversationSettings.js"
-import { isEmpty } from "../../src/domain/internal/conversationSettings.js"
+import { empty as emptySettings, isEmpty } from "../../src/domain/internal/conversationSettings.js"
 import * as Store from "../../src/layers/store/Store.js"
 import { SettingsStore } from "../../src/services/SettingsStore.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
@@ -68,7 +68,7 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       const replaced = yield* repo.setSettings(id, settings({ kRawTurns: 4 }))
       assert.deepStrictEqual(fieldsOf(replaced), { kRawTurns: 4 })
       assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), { kRawTurns: 4 })
-      const cleared = yield* repo.setSettings(id, ConversationSettings.empty)
+      const cleared = yield* repo.setSettings(id, emptySettings)
       assert.deepStrictEqual(fieldsOf(cleared), {})
       assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), {})
       const again = yield* repo.setSettings(id, settings({ view: "full" }))
@@ -166,13 +166,13 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       // The empty settings are stored as none: such an id holds nothing to delete.
       const emptied = freshId("settings")
       yield* store.settings.setSettings(emptied, settings({ kRawTurns: 9 }))
-      yield* store.settings.setSettings(emptied, ConversationSettings.empty)
+      yield* store.settings.setSettings(emptied, emptySettings)
       assert.strictEqual(
         (yield* Effect.flip(store.repository.deleteConversation(emptied)))._tag,
         "ConversationNotFoundError"
       )
       const never = freshId("settings")
-      yield* store.settings.setSettings(never, ConversationSettings.empty)
+      yield* store.settings.setSettings(never, emptySettings)
       assert.strictEqual(
         (yield* Effect.flip(store.repository.deleteConversation(never)))._tag,
         "ConversationNotFoundError"

@@ -1,5 +1,5 @@
 /**
- * The strategy contract: the laws every `MemoryManagementStrategy` keeps (DESIGN §4), checked as properties.
+ * The strategy contract: the laws every `MemoryManagementStrategy` keeps (the invariants), checked as properties.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, type Layer, Option, Queue } from "effect"
@@ -13,7 +13,7 @@ import type { RepositoryError } from "../../src/errors/RepositoryError.js"
 import { ChatMemoryService } from "../../src/services/ChatMemoryService.js"
 import { MemoryManagementStrategy } from "../../src/services/MemoryManagementStrategy.js"
 import { TokenCounter } from "../../src/services/TokenCounter.js"
-import type { SummarizationOptions } from "../../src/strategies/SummarizationOptions.js"
+import type { SummarizationOptions } from "../../src/strategies/internal/options.js"
 import { conversation, type ConversationSpec, text } from "../fixtures/arbitraries.js"
 
 type Input = typeof MessageInput.Encoded
@@ -231,7 +231,7 @@ export const strategyContract = <E>(
         tokens(context.system) + o.factTokens + o.summaryTokens + tokens(context.recent),
         "tokenCount is not the sum of system, facts, summary and recent"
       )
-      // The protected part (DESIGN §4.1): the leading system messages and the facts, which the
+      // The protected part (the invariants.1): the leading system messages and the facts, which the
       // strategies never truncate. A summary, however long, must make room.
       if (context.tokenBudget !== null && tokens(o.system) + o.factTokens <= context.tokenBudget) {
         assert.isAtMost(context.tokenCount, context.tokenBudget, "over budget")

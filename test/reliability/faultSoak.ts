@@ -2,7 +2,7 @@
  * The seeded fault soak: for each seed, conversations written through the memory under random
  * interleavings of adds, context reads, stats, background completion, interrupted calls, clears
  * and layer shutdowns, while the skill fails and hangs and the store fails, as the seed says.
- * After every step the DESIGN §4 invariants hold; once the faults stop, the background catches up.
+ * After every step the the invariants invariants hold; once the faults stop, the background catches up.
  *
  * One test file per variant (`faultSoak.<variant>.test.ts`), so that the four run in parallel. A
  * failing seed names itself: `SOAK_SEED=<seed> npx vitest run test/reliability/faultSoak` replays it
@@ -27,7 +27,7 @@ import {
 } from "effect"
 import * as ConversationId from "../../src/domain/ConversationId.js"
 import * as MemoryStore from "../../src/layers/store/MemoryStore.js"
-import * as SummarizationOptions from "../../src/strategies/SummarizationOptions.js"
+import * as SummarizationOptions from "../../src/strategies/internal/options.js"
 import * as FaultyStore from "./faultyStore.js"
 import { draw, random } from "./random.js"
 import { checkCaughtUp, type ConversationModel, snapshot } from "./soakChecks.js"

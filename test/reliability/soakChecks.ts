@@ -1,5 +1,5 @@
 /**
- * The DESIGN §4 invariants of the fault soak, checked against a model of what callers were told:
+ * The the invariants invariants of the fault soak, checked against a model of what callers were told:
  * the messages of every `addMessages` that succeeded, in seq order. The store is read through the
  * real repository (no injected faults) to compare.
  */

@@ -1,7 +1,7 @@
 /**
  * What a conversation's stored settings say.
  */
-import type { ConversationSettings } from "../ConversationSettings.js"
+import { ConversationSettings } from "../ConversationSettings.js"
 
 /**
  * Whether `settings` override nothing.
@@ -9,3 +9,8 @@ import type { ConversationSettings } from "../ConversationSettings.js"
 export const isEmpty = (settings: ConversationSettings): boolean =>
   settings.tokenBudget === undefined && settings.kRawTurns === undefined && settings.view === undefined &&
   settings.strategy === undefined
+
+/**
+ * The settings of a conversation that overrides nothing.
+ */
+export const empty: ConversationSettings = new ConversationSettings({})

@@ -11,25 +11,18 @@ import { type MemoryContext } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
 
 /**
- * The role of the messages that carry the facts and the summary. `user` (the default) gives text
- * a model wrote, possibly steered by a user, no more authority than a user has; `system` gives it
- * the authority of the host's own instructions: use it only when every writer of the conversation
- * is trusted.
- *
- * @since 0.1.0
- * @category models
- */
-export type RecordRole = "user" | "system"
-
-/**
  * How a context becomes prompt messages.
  *
  * @since 0.1.0
  * @category models
  */
 export interface PromptOptions {
-  /** The role of the facts and summary messages; `user` by default. */
-  readonly recordRole?: RecordRole | undefined
+  /**
+   * The role of the messages that carry the facts and the summary. `user` (the default) gives text
+   * a model wrote, possibly steered by a user, no more authority than a user has; `system` gives
+   * it the authority of the host's own instructions: use it only when every writer is trusted.
+   */
+  readonly recordRole?: "user" | "system" | undefined
 }
 
 const parseJsonText = Schema.decodeUnknownOption(Schema.parseJson())
@@ -40,7 +33,7 @@ const parseJsonText = Schema.decodeUnknownOption(Schema.parseJson())
  */
 const jsonOf = (text: string): unknown => Option.getOrElse(parseJsonText(text), () => text)
 
-const record = (text: string, role: RecordRole): Prompt.MessageEncoded =>
+const record = (text: string, role: "user" | "system"): Prompt.MessageEncoded =>
   role === "system" ? { role: "system", content: text } : { role: "user", content: [{ type: "text", text }] }
 
 /** A message as a prompt message; a user message after its date and time when `dated`. */

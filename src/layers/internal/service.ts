@@ -15,7 +15,7 @@ import {
   type Scope,
   Stream
 } from "effect"
-import { TokenBudget } from "../../domain/ContextSettings.js"
+import { ContextSettings } from "../../domain/ContextSettings.js"
 import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
@@ -120,7 +120,7 @@ const GetContextRequest = Schema.Struct({
   conversationId: ConversationId,
   options: Schema.optionalWith(
     fromUntrusted(Schema.Struct({
-      tokenBudget: Schema.optional(TokenBudget),
+      tokenBudget: Schema.optional(ContextSettings.fields.tokenBudget),
       query: Schema.optional(StorableString)
     })),
     { exact: true }

@@ -25,11 +25,8 @@ import {
 /**
  * One fact of the model's answer. Every field is required (nullable where optional), as strict
  * structured outputs demand; provenance is not asked for, as the model does not see message seqs.
- *
- * @since 0.1.0
- * @category schemas
  */
-export const ExtractedFact = Schema.Struct({
+const ExtractedFact = Schema.Struct({
   key: Schema.String.annotations({ description: "A short stable snake_case name; a known fact's key to update it" }),
   value: Schema.String.annotations({ description: "The fact, verbatim where possible" }),
   category: FactCategory,

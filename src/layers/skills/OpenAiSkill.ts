@@ -12,16 +12,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, type ConfigError, Effect, Layer, type Redacted } from "effect"
 import { SkillService } from "../../services/SkillService.js"
-import * as OpenAiModels from "../internal/openAiModels.js"
 import * as LanguageModelSkill from "./LanguageModelSkill.js"
-
-/**
- * The summarizer model when none is configured: a small, cheap one.
- *
- * @since 0.1.0
- * @category constants
- */
-export const defaultModel = OpenAiModels.summarizer
 
 /**
  * @since 0.1.0
@@ -70,11 +61,8 @@ export declare namespace OpenAiSkill {
 /**
  * How the hosted prompt is named in the skill id: `prompt:<id>:<version>`, or `prompt:<id>` for
  * the published version (e.g. `openai/summarize@prompt:pmpt_abc:2`).
- *
- * @since 0.1.0
- * @category constructors
  */
-export const hostedPromptLabel = (prompt: OpenAiSkill.HostedPrompt): string =>
+const hostedPromptLabel = (prompt: OpenAiSkill.HostedPrompt): string =>
   prompt.version === undefined ? `prompt:${prompt.id}` : `prompt:${prompt.id}:${prompt.version}`
 
 /**
@@ -126,7 +114,7 @@ export const layer = (options: OpenAiSkill.Options): Layer.Layer<SkillService> =
 /**
  * The skills over OpenAI with their options read from `config`, as `PgClient.layerConfig` does:
  * a `Config` of the options, or a struct of a `Config` per option. The variable names are the
- * caller's; `ChatMemoryConfig.openAi` reads DESIGN §6's. A missing or invalid value fails the
+ * caller's; `ChatMemoryConfig.openAi` reads the memory's environment table. A missing or invalid value fails the
  * layer's construction with a `ConfigError` naming it.
  *
  * @since 0.1.0

@@ -7,12 +7,11 @@
  * @since 0.1.0
  */
 import type { Prompt } from "@effect/ai"
-import type { Fact } from "../../domain/Fact.js"
 import type { SkillService } from "../../services/SkillService.js"
 import * as internal from "./internal/prompts.js"
 
 /**
- * The summarizer's input text of a skill call (DESIGN §3): the EXISTING_SUMMARY section (the
+ * The summarizer's input text of a skill call: the EXISTING_SUMMARY section (the
  * parts of `existingSummary`, a blank line between two, or NONE) and the NEW_TURNS section (each
  * turn headed `Turn n:`, one line per message, tool calls in brackets, a blank line between two
  * turns). Neither the summary nor a message can forge a marker, a turn header or a speaker: their
@@ -23,66 +22,6 @@ import * as internal from "./internal/prompts.js"
  */
 export const summaryInput: (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">) => string =
   internal.summaryInput
-
-/**
- * The version of the input format of `summaryInput`.
- *
- * @since 0.1.0
- * @category input
- */
-export const inputFormatVersion: number = internal.inputFormatVersion
-
-/**
- * The version of our summarize prompt, as named in the skill ids (`openai/summarize@5`).
- *
- * @since 0.1.0
- * @category versions
- */
-export const summarizePromptVersion: number = internal.summarizePromptVersion
-
-/**
- * The version of our extract-facts prompt, as named in the skill ids (`openai/extract-facts@6`).
- *
- * @since 0.1.0
- * @category versions
- */
-export const extractFactsPromptVersion: number = internal.extractFactsPromptVersion
-
-/**
- * The system prompt of the summarize skill for a summary of at most `maxTokens` tokens: the
- * sections, what to keep (the user's goals, identifiers, amounts, dates, decisions, conditions)
- * and what to drop first when over length.
- *
- * @since 0.1.0
- * @category prompts
- */
-export const summarizeSystemPrompt: (maxTokens: number) => string = internal.summarizeSystemPrompt
-
-/**
- * The follow-up after a summary of `tokens` tokens came back over its cap of `maxTokens`: the
- * overrun stated, and what to cut first.
- *
- * @since 0.1.0
- * @category prompts
- */
-export const shortenSummaryPrompt: (tokens: number, maxTokens: number) => string = internal.shortenSummaryPrompt
-
-/**
- * The system prompt of the extract-facts skill, for a narrative of at most `maxTokens` tokens.
- *
- * @since 0.1.0
- * @category prompts
- */
-export const extractFactsSystemPrompt: (maxTokens: number) => string = internal.extractFactsSystemPrompt
-
-/**
- * The EXISTING_FACTS section of an extract-facts input: one JSON array per fact, `[key, value,
- * category]`, with its confidence fourth when it has one, or NONE.
- *
- * @since 0.1.0
- * @category input
- */
-export const existingFactsSection: (facts: ReadonlyArray<Fact>) => string = internal.existingFactsSection
 
 /**
  * The messages of a summarize call, for `Prompt.make`: our system prompt (left out with

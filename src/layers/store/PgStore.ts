@@ -13,11 +13,8 @@ import type * as Store from "./Store.js"
 
 /**
  * The connection pool's default size.
- *
- * @since 0.1.0
- * @category constants
  */
-export const defaultMaxConnections = 10
+const defaultMaxConnections = 10
 
 /**
  * A PostgreSQL store: the database URL and the pool.

@@ -69,11 +69,8 @@ const directoryOf = (dataDir: string): string | undefined =>
  * `withTransaction` calls run on the transaction's connection as savepoints, without taking the
  * permit again. A consequence callers must respect: an effect that holds a connection (a
  * transaction, or `reserve`) must not wait for work that needs another connection.
- *
- * @since 0.1.0
- * @category constructors
  */
-export const make = (
+const make = (
   options: Options = {}
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {

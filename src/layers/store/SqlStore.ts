@@ -10,7 +10,7 @@ import { Migrator, SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { DateTime, Effect, type Layer, Option, type ParseResult, Schema } from "effect"
 import * as ConversationSettings from "../../domain/ConversationSettings.js"
-import { isEmpty } from "../../domain/internal/conversationSettings.js"
+import { empty as emptySettings, isEmpty } from "../../domain/internal/conversationSettings.js"
 import { Message } from "../../domain/Message.js"
 import { ConversationNotFoundError } from "../../errors/ConversationNotFoundError.js"
 import { RepositoryError } from "../../errors/RepositoryError.js"
@@ -59,11 +59,8 @@ export interface Options {
 
 /**
  * The default of `Options.leaseMillis`.
- *
- * @since 0.1.0
- * @category constants
  */
-export const defaultLeaseMillis = 30_000
+const defaultLeaseMillis = 30_000
 
 const storeErrors = (operation: string, conversationId: string) => ({
   SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, conversationId, cause })),
@@ -259,7 +256,7 @@ export const make = (
             return {
               info,
               state: Rows.toState(conversationId, row),
-              settings: row.settings ?? ConversationSettings.empty,
+              settings: row.settings ?? emptySettings,
               system,
               after: row.window_after,
               recent: completed.recent,
@@ -342,7 +339,7 @@ export const make = (
         getSettings: Effect.fnUntraced(
           function*(conversationId) {
             const row = yield* statements.selectSettings(conversationId)
-            return Option.match(row, { onNone: () => ConversationSettings.empty, onSome: (r) => r.settings })
+            return Option.match(row, { onNone: () => emptySettings, onSome: (r) => r.settings })
           },
           (effect, conversationId) => Effect.catchTags(effect, settingsErrors("getSettings", conversationId))
         ),
@@ -353,7 +350,7 @@ export const make = (
             // The empty settings are stored as none: the id then holds nothing but what its log holds.
             if (isEmpty(settings)) {
               yield* statements.deleteSettings(conversationId)
-              return ConversationSettings.empty
+              return emptySettings
             }
             const now = DateTime.toDateUtc(yield* DateTime.now)
             const stored = yield* statements.upsertSettings({ id: conversationId, settings: json, now })

@@ -39,11 +39,8 @@ export interface Store {
 
 /**
  * The context that provides every port of `store`.
- *
- * @since 0.1.0
- * @category constructors
  */
-export const context = (store: Store): Context.Context<Ports> =>
+const context = (store: Store): Context.Context<Ports> =>
   Context.make(RepositoryService, store.repository).pipe(
     Context.add(SummaryStore, store.summaries),
     Context.add(SettingsStore, store.settings),

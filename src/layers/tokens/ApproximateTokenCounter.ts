@@ -9,11 +9,8 @@ import * as TokenCounter from "../../services/TokenCounter.js"
 
 /**
  * Characters counted as one token.
- *
- * @since 0.1.0
- * @category constants
  */
-export const charactersPerToken = 4
+const charactersPerToken = 4
 
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
 

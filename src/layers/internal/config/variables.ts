@@ -8,7 +8,7 @@ import * as ContextSettings from "../../../domain/ContextSettings.js"
 import { StrategyName } from "../../../domain/ConversationSettings.js"
 import { MaxContentLength } from "../../../domain/Message.js"
 import * as HierarchicalStrategy from "../../../strategies/HierarchicalStrategy.js"
-import * as SummarizationOptions from "../../../strategies/SummarizationOptions.js"
+import * as SummarizationStrategy from "../../../strategies/SummarizationStrategy.js"
 import * as OpenAiModels from "../openAiModels.js"
 import { MaxMessageLength } from "../service.js"
 import * as Values from "./values.js"
@@ -96,7 +96,10 @@ const share = (schema: Schema.Schema<number>) => (name: string) => Values.share(
 
 const context = ContextSettings.defaults
 
-const summarizing = SummarizationOptions.defaults
+const summarizing = SummarizationStrategy.defaults
+
+/** The schema of each option the variables set: one schema from the call to the configuration. */
+const knob = SummarizationStrategy.Options.from.fields
 
 const storeName = "MEMORY_STORE"
 
@@ -109,7 +112,7 @@ const baseUrlName = "OPENAI_BASE_URL"
 const promptIdName = "PROMPT_ID_SUMMARY_GLOBAL"
 
 /**
- * The variables, by the option they set (DESIGN §6), in the order the documentation lists them.
+ * The variables, by the option they set, in the order the documentation lists them.
  *
  * @since 0.1.0
  * @category constants
@@ -142,26 +145,26 @@ export const variables = {
   },
   tokenBudget: numberOf(
     "MEMORY_PROMPT_TOKEN_BUDGET",
-    integer(ContextSettings.TokenBudget),
+    integer(knob.tokenBudget),
     context.tokenBudget,
     "tokens the context may take, system messages included"
   ),
   kRawTurns: numberOf(
     "MEMORY_K_RAW_TURNS",
-    integer(ContextSettings.KRawTurns),
+    integer(knob.kRawTurns),
     context.kRawTurns,
     "turns always shown verbatim (1–1000)"
   ),
   highWater: numberOf(
     "MEMORY_HIGH_WATER",
-    share(SummarizationOptions.HighWater),
+    share(knob.highWater),
     summarizing.highWater,
     "with `room` = budget − summary cap − system tokens: a summarization is due when the unsummarized turns " +
       "(more than K) pass this share of `room`"
   ),
   lowWater: numberOf(
     "MEMORY_LOW_WATER",
-    share(SummarizationOptions.LowWater),
+    share(knob.lowWater),
     summarizing.lowWater,
     "a summarization folds the oldest turns until at most this share of `room` (and at least K turns) stays " +
       "unsummarized; below `MEMORY_HIGH_WATER`"
@@ -171,26 +174,26 @@ export const variables = {
     default: "(unset: the watermarks)",
     meaning: "the explicit trigger instead: summary + buffer tokens past it",
     config: Config.option(
-      Values.wholeNumber("MEMORY_CHUNK_SUMMARIZE_THRESHOLD", SummarizationOptions.ChunkSummarizeThreshold)
+      Values.wholeNumber("MEMORY_CHUNK_SUMMARIZE_THRESHOLD", knob.chunkSummarizeThreshold.from)
     )
   },
   view: choiceOf(
     "MEMORY_CONTEXT_VIEW",
-    ContextSettings.View,
+    ContextSettings.ContextSettings.fields.view,
     context.view,
     "`full`: the newest turns that fit, whether or not the summary covers them; `stable`: every unsummarized " +
       "turn (see below)"
   ),
   recall: choiceOf(
     "MEMORY_RECALL",
-    ContextSettings.RecallMode,
+    ContextSettings.ContextSettings.fields.recall,
     context.recall,
     "recall for a context asked with a query: `lexical` (full-text search, offline), `hybrid` (lexical fused " +
       `with a search by meaning; needs \`${apiKeyName}\` or \`${baseUrlName}\`) or \`off\``
   ),
   recallTokenBudget: numberOf(
     "MEMORY_RECALL_TOKEN_BUDGET",
-    share(ContextSettings.RecallTokenBudget),
+    share(knob.recallTokenBudget),
     context.recallTokenBudget,
     "the share of the budget recalled turns may take from the recent turns (below 1; never their newest K)"
   ),
@@ -207,13 +210,13 @@ export const variables = {
   },
   summaryTokenCap: numberOf(
     "MEMORY_SUMMARY_TOKEN_CAP",
-    integer(SummarizationOptions.SummaryTokenCap),
+    integer(knob.summaryTokenCap),
     summarizing.summaryTokenCap,
     "hard cap on the summary (below the budget)"
   ),
   mode: choiceOf(
     "MEMORY_SUMMARY_MODE",
-    SummarizationOptions.SummaryMode,
+    knob.mode,
     summarizing.mode,
     "`incremental` (fold the summary with new turns: each message read once), `full` (re-summarize the " +
       "originals, in chunks within the summarizer's input limit, never a summary of a summary; the hierarchical " +
@@ -231,7 +234,7 @@ export const variables = {
   ),
   summarizationConcurrency: numberOf(
     "MEMORY_SUMMARIZATION_CONCURRENCY",
-    integer(SummarizationOptions.SummarizationConcurrency),
+    integer(knob.summarizationConcurrency),
     summarizing.summarizationConcurrency,
     "conversations one process summarizes at once in the background (1–1000); the others wait for a turn, " +
       "holding no lock or connection"

@@ -12,7 +12,9 @@ import type { EmbeddingModel } from "@effect/ai"
 import { Cause, Clock, Data, Duration, Effect, Either, Metric, Option, Predicate, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { searchableText } from "../../../domain/internal/recall.js"
-import { EmbeddingFailed, type EmbeddingFaultReason, type MemoryEvent } from "../../../domain/MemoryEvent.js"
+import { EmbeddingFailed, type MemoryEvent } from "../../../domain/MemoryEvent.js"
+
+type EmbeddingFaultReason = EmbeddingFailed["reason"]
 import type { RepositoryError } from "../../../errors/RepositoryError.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
 import * as Metrics from "../metrics.js"

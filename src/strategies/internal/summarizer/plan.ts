@@ -13,8 +13,8 @@ import { type Turn } from "../../../domain/Turn.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SettingsStore } from "../../../services/SettingsStore.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
-import type { SummarizationOptions } from "../../SummarizationOptions.js"
 import { spansDays, withLabels } from "../dates.js"
+import type { SummarizationOptions } from "../options.js"
 import { newestThatFit } from "../turns.js"
 
 /** What the planner must know of the producer that will fold the turns. */

@@ -12,7 +12,7 @@ import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SkillService } from "../../../services/SkillService.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
-import type { SummarizationOptions } from "../../SummarizationOptions.js"
+import type { SummarizationOptions } from "../options.js"
 import { capAtSentence } from "./cap.js"
 import { chunkTurns, type Plan, type Traits } from "./plan.js"
 

@@ -5,10 +5,10 @@
  */
 import { Chunk, DateTime, Effect, HashMap, Option, Ref, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
-import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
+import { empty as emptySettings } from "../../../../domain/internal/conversationSettings.js"
 import { fromUntrusted, MaxJsonDepth } from "../../../../domain/internal/storable.js"
+import { initial } from "../../../../domain/internal/summaryState.js"
 import { Message, MessageMetadata, type NewMessage } from "../../../../domain/Message.js"
-import * as SummaryState from "../../../../domain/SummaryState.js"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
 import { RepositoryService } from "../../../../services/RepositoryService.js"
 import { MessageLog } from "../log.js"
@@ -172,7 +172,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
       return {
         info,
         state,
-        settings: Option.getOrElse(HashMap.get(snapshot.settings, conversationId), () => ConversationSettings.empty),
+        settings: Option.getOrElse(HashMap.get(snapshot.settings, conversationId), () => emptySettings),
         system: slice(messages, 0, messages.indexAfter(info.systemPrefixSeq)),
         after,
         recent: slice(messages, first, end),
@@ -230,7 +230,7 @@ const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc): C
     updatedAt: now
   },
   messages: MessageLog.empty(),
-  state: SummaryState.initial(conversationId),
+  state: initial(conversationId),
   records: Chunk.empty(),
   search: new SearchIndex(),
   vectors: new VectorIndex()

@@ -4,7 +4,7 @@
  */
 import { Effect, HashMap, Option, Ref, Schema } from "effect"
 import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
-import { isEmpty } from "../../../../domain/internal/conversationSettings.js"
+import { empty as emptySettings, isEmpty } from "../../../../domain/internal/conversationSettings.js"
 import { SettingsStore } from "../../../../services/SettingsStore.js"
 import type { State } from "./state.js"
 
@@ -32,7 +32,7 @@ export const make = ({ ref }: State): SettingsStore.Service =>
     getSettings: Effect.fnUntraced(function*(conversationId) {
       const { settings } = yield* Ref.get(ref)
       return Option.match(HashMap.get(settings, conversationId), {
-        onNone: () => ConversationSettings.empty,
+        onNone: () => emptySettings,
         onSome: copySettings
       })
     }),

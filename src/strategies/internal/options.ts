@@ -1,10 +1,10 @@
 /**
- * The options of the summarizing strategies, with the defaults of DESIGN §6.
+ * The options of the summarizing strategies, and their defaults.
  *
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import * as ContextSettings from "../domain/ContextSettings.js"
+import * as ContextSettings from "../../domain/ContextSettings.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
 
@@ -144,7 +144,7 @@ export const Options = Schema.Struct({
 export type SummarizationOptions = typeof Options.Type
 
 /**
- * The defaults (DESIGN §6).
+ * The defaults.
  *
  * @since 0.1.0
  * @category constants

@@ -25,7 +25,7 @@ const options = {
   chunkSummarizeThreshold: 300,
   summaryTokenCap: 60,
   retries: 0,
-  retryBaseDelayMillis: 0
+  retryBaseDelay: 0
 } as const
 
 const user = (i: number) =>
@@ -303,7 +303,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       assert.strictEqual((yield* fake.requests).length, 2)
       yield* assertUnchanged(16)
     }).pipe(Effect.provide(openAiMemory(
-      SummarizationStrategy.layer({ ...options, retries: 1, skillTimeoutMillis: 5000 }),
+      SummarizationStrategy.layer({ ...options, retries: 1, skillTimeout: 5000 }),
       () => ({ _tag: "Never" })
     ))))
 

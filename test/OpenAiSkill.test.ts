@@ -157,9 +157,9 @@ describe("OpenAiSkill", () => {
       const knobs = { tokenBudget: 200, summaryTokenCap: 60, chunkSummarizeThreshold: 300 }
       const runs = [
         {
-          strategy: SummarizationStrategy.layer({ ...knobs, retries: 1, retryBaseDelayMillis: 0 })
+          strategy: SummarizationStrategy.layer({ ...knobs, retries: 1, retryBaseDelay: 0 })
         },
-        { strategy: HierarchicalStrategy.layer({ ...knobs, retries: 1, retryBaseDelayMillis: 0 }) }
+        { strategy: HierarchicalStrategy.layer({ ...knobs, retries: 1, retryBaseDelay: 0 }) }
       ]
       for (const { strategy } of runs) {
         for (const status of [401, 500]) {

@@ -133,7 +133,7 @@ const options = {
   chunkSummarizeThreshold: 500,
   summaryTokenCap: 60,
   retries: 0,
-  retryBaseDelayMillis: 0
+  retryBaseDelay: 0
 } as const
 
 /** The memory with a strategy over the real OpenAI skills talking to the fake server. */

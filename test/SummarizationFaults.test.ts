@@ -110,7 +110,7 @@ describe("SummarizationStrategy under faults", () => {
       assert.include(texts, omissionText(context.turnsOmitted))
       assert.strictEqual((yield* memory.getMessages("c")).length, 16)
     }).pipe(Effect.provide(summarizingMemory(
-      { ...options, retries: 2, skillTimeoutMillis: 1000, retryBaseDelayMillis: 100 },
+      { ...options, retries: 2, skillTimeout: 1000, retryBaseDelay: 100 },
       { summarize: () => Effect.never }
     ))))
 
@@ -250,7 +250,7 @@ describe("SummarizationStrategy under faults", () => {
       // The failures were retried, and some runs succeeded in the end.
       assert.isAbove((yield* repository.getSummaryState(c)).version, 0)
     }).pipe(Effect.provide(summarizingMemory(
-      { ...options, retries: 3, retryBaseDelayMillis: 100, skillTimeoutMillis: 1000 },
+      { ...options, retries: 3, retryBaseDelay: 100, skillTimeout: 1000 },
       // Fails twice out of three calls: every run needs its retries (with backoff) to succeed.
       { summarize: (_, n) => n % 3 === 0 ? Effect.succeed(`summary ${n}`) : Effect.fail(unavailable) }
     ))))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Queue } from "effect"
+import { Duration, Effect, Either, Layer, Queue } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
@@ -246,6 +246,24 @@ describe("SummarizationStrategy", () => {
       assert.strictEqual(k._tag === "DataValidationError" ? k.path : "", "options.kRawTurns")
       const prune = yield* build({ mode: "full", pruneSummarized: true })
       assert.strictEqual(prune._tag === "DataValidationError" ? prune.path : "", "options.pruneSummarized")
+    }).pipe(Effect.provide(Layer.merge(MemoryStore.layer, ApproximateTokenCounter.layer))))
+
+  it.effect("timing options take any Duration input; a bad one is refused naming it; the millisecond names still work", () =>
+    Effect.gen(function*() {
+      const build = (o: Parameters<typeof summarizingMemory>[0]) =>
+        Effect.either(Layer.build(summarizingMemory(o)).pipe(Effect.scoped))
+      const pathOf = (o: Parameters<typeof summarizingMemory>[0]) =>
+        Effect.map(
+          Effect.flip(Layer.build(summarizingMemory(o)).pipe(Effect.scoped)),
+          (error) => error._tag === "DataValidationError" ? error.path : error._tag
+        )
+      assert.isTrue(Either.isRight(yield* build({ skillTimeout: "10 seconds", breakerCooldown: Duration.minutes(1) })))
+      assert.isTrue(Either.isRight(yield* build({ retryBaseDelay: 0, skillTimeout: 1500 })))
+      assert.strictEqual(yield* pathOf({ skillTimeout: "0 millis" }), "options.skillTimeout")
+      assert.strictEqual(yield* pathOf({ breakerCooldown: -5 }), "options.breakerCooldown")
+      // The previous version's names, for one release: read as milliseconds, checked the same way.
+      assert.isTrue(Either.isRight(yield* build({ skillTimeoutMillis: 1000, retryBaseDelayMillis: 0 })))
+      assert.strictEqual(yield* pathOf({ breakerCooldownMillis: 0 }), "options.breakerCooldown")
     }).pipe(Effect.provide(Layer.merge(MemoryStore.layer, ApproximateTokenCounter.layer))))
 
   it.effect("invalid watermarks or view fail the layer's construction, naming the option", () =>

@@ -19,7 +19,7 @@ const options = {
   summaryTokenCap: 60,
   retries: 0,
   breakerFailures: 3,
-  breakerCooldownMillis: 30_000
+  breakerCooldown: 30_000
 } as const
 
 const turn = (i: number) => [

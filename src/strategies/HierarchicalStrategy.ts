@@ -25,7 +25,12 @@ import type { SkillService } from "../services/SkillService.js"
 import type { SummarizationLease } from "../services/SummarizationLease.js"
 import type { SummaryStore } from "../services/SummaryStore.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
-import { defaults as summarizationDefaults, Options, type SummarizationOptions } from "./internal/options.js"
+import {
+  defaults as summarizationDefaults,
+  Options,
+  type SummarizationInput,
+  withoutDeprecated
+} from "./internal/options.js"
 import * as Hierarchical from "./internal/summarizer/hierarchical.js"
 import { makeWith } from "./internal/summarizing.js"
 
@@ -87,7 +92,7 @@ const Extras = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export type HierarchicalOptions = SummarizationOptions & typeof Extras.Type
+export type HierarchicalOptions = SummarizationInput & typeof Extras.Type
 
 /**
  * The defaults: those of `SummarizationStrategy`, at most 50 facts, and folds that append to the
@@ -124,7 +129,10 @@ const decodeOptions = (
   options: Partial<HierarchicalOptions>
 ): Effect.Effect<Hierarchical.HierarchicalSettings, DataValidationError> =>
   Effect.gen(function*() {
-    const { maxFactTokens, maxFacts, maxNarrativeTokens, narrativeFold, ...rest } = { ...defaults, ...options }
+    const { maxFactTokens, maxFacts, maxNarrativeTokens, narrativeFold, ...rest } = {
+      ...defaults,
+      ...withoutDeprecated(options)
+    }
     const base = yield* decode(Options, operation, "options")(rest)
     // Layers are summaries of chunks the next ones never see: facts could not be merged across them.
     if (base.mode === "layered") {

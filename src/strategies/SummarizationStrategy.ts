@@ -25,10 +25,13 @@ import { makeWith, type Ports } from "./internal/summarizing.js"
 export const Options = Internal.Options
 
 /**
+ * The options as a caller gives them: durations as any `Duration.DurationInput` ("30 seconds", a
+ * number of milliseconds).
+ *
  * @since 0.2.0
  * @category models
  */
-export type SummarizationOptions = Internal.SummarizationOptions
+export type SummarizationOptions = Internal.SummarizationInput
 
 /**
  * The defaults: a budget of 3000 tokens, K of 3, the `full` view, lexical recall in a quarter of
@@ -53,7 +56,10 @@ export const make = (
   options: Partial<SummarizationOptions> = {}
 ): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, Requirements | Scope.Scope> =>
   Effect.gen(function*() {
-    const settings = yield* decode(Options, "SummarizationStrategy.make", "options")({ ...defaults, ...options })
+    const settings = yield* decode(Options, "SummarizationStrategy.make", "options")({
+      ...defaults,
+      ...Internal.withoutDeprecated(options)
+    })
     const producer = yield* Producers.make(settings)
     return yield* makeWith(settings, producer, { name: "summarization", showFacts: false })
   })

@@ -12,7 +12,6 @@ import { assert, describe, it } from "@effect/vitest"
 import {
   Cause,
   Config,
-  Duration,
   Effect,
   Exit,
   HashMap,
@@ -147,7 +146,7 @@ const runSeed = (seed: number, tally: World.Tally) =>
       // The faults stop and the summarizer's breaker, which a run of failures may have opened, cools
       // down: a last turn everywhere, and the background catches up.
       yield* Ref.set(calm, true)
-      yield* TestClock.adjust(Duration.millis(SummarizationOptions.defaults.breakerCooldownMillis))
+      yield* TestClock.adjust(SummarizationOptions.defaults.breakerCooldown)
       for (const model of world.models) {
         const exit = yield* World.settle(world.memory.addMessages(model.id, closingTurn))
         assert.isTrue(Exit.isSuccess(exit), "the closing add failed")

@@ -345,7 +345,7 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
 
     it.scoped("a holder renews its lease while it runs, and is stopped with an error when it lost it", () =>
       Effect.gen(function*() {
-        const { lease, sql, store } = yield* fixture({ leaseMillis: 30_000 })
+        const { lease, sql, store } = yield* fixture({ lease: "30 seconds" })
         const id = ConversationId.make("renewed")
         const holding = yield* Deferred.make<undefined>()
         const interrupted = yield* Deferred.make<undefined>()

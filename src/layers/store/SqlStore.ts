@@ -8,7 +8,7 @@
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { DateTime, Effect, type Layer, Option, type ParseResult, Schema } from "effect"
+import { DateTime, Duration, Effect, type Layer, Option, type ParseResult, Schema } from "effect"
 import * as ConversationSettings from "../../domain/ConversationSettings.js"
 import { empty as emptySettings, isEmpty } from "../../domain/internal/conversationSettings.js"
 import { Message } from "../../domain/Message.js"
@@ -54,13 +54,12 @@ export interface Options {
    * its holder runs, so this is only how long a holder that died keeps other processes from
    * summarizing its conversation.
    */
+  readonly lease?: Duration.DurationInput | undefined
+  /** @deprecated Use `lease`. */
   readonly leaseMillis?: number | undefined
 }
 
-/**
- * The default of `Options.leaseMillis`.
- */
-const defaultLeaseMillis = 30_000
+const defaultLease = Duration.seconds(30)
 
 const storeErrors = (operation: string, conversationId: string) => ({
   SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, conversationId, cause })),
@@ -112,7 +111,7 @@ export const make = (
     const withLease = yield* makeSummarizationLock(sql, {
       shared: (options.lock ?? "lease") !== "process",
       maxHolders: options.maxLockConnections,
-      leaseMillis: options.leaseMillis ?? defaultLeaseMillis
+      leaseMillis: Duration.toMillis(options.lease ?? options.leaseMillis ?? defaultLease)
     })
 
     const listMessages: RepositoryService.Service["listMessages"] = Effect.fnUntraced(

@@ -3,8 +3,9 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Duration, Schema } from "effect"
 import * as ContextSettings from "../../domain/ContextSettings.js"
+import { NonNegativeDuration, PositiveDuration } from "../../domain/internal/duration.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
 
@@ -106,9 +107,9 @@ export const Options = Schema.Struct({
   /** Retries of a failed skill call (retryable failures only). */
   retries: Schema.Int.pipe(Schema.between(0, 10)),
   /** The first retry's delay; each further one doubles it (with jitter). */
-  retryBaseDelayMillis: Schema.NonNegativeInt,
+  retryBaseDelay: NonNegativeDuration,
   /** The longest one skill call may take. */
-  skillTimeoutMillis: PositiveInt,
+  skillTimeout: PositiveDuration,
   /**
    * The summarizer's breaker: after this many summarizations in a row failed on the skill (each
    * after its retries), background summarizations stop calling it. Messages are still stored,
@@ -119,7 +120,7 @@ export const Options = Schema.Struct({
    * How long the breaker stays open; then the next summarization due is let through alone (the
    * others wait for its outcome), and its success closes the breaker.
    */
-  breakerCooldownMillis: PositiveInt,
+  breakerCooldown: PositiveDuration,
   /**
    * How many conversations this strategy summarizes at once in the background; the others wait
    * for a turn (holding no lock or connection meanwhile). It bounds the concurrent calls to the
@@ -137,11 +138,40 @@ export const Options = Schema.Struct({
   ])
 )
 
-/**
- * @since 0.1.0
- * @category models
- */
+/** The options as the strategy holds them: durations decoded. */
 export type SummarizationOptions = typeof Options.Type
+
+/**
+ * The options as a caller gives them: a duration as any `Duration.DurationInput` ("30 seconds",
+ * a number of milliseconds), and the previous version's millisecond names for one release.
+ */
+export type SummarizationInput = typeof Options.Encoded & {
+  /** @deprecated Use `retryBaseDelay`. */
+  readonly retryBaseDelayMillis?: number | undefined
+  /** @deprecated Use `skillTimeout`. */
+  readonly skillTimeoutMillis?: number | undefined
+  /** @deprecated Use `breakerCooldown`. */
+  readonly breakerCooldownMillis?: number | undefined
+}
+
+/** The input with the previous version's millisecond names read as their durations. */
+export const withoutDeprecated = <A extends Partial<SummarizationInput>>(
+  input: A
+): Omit<A, "retryBaseDelayMillis" | "skillTimeoutMillis" | "breakerCooldownMillis"> => {
+  const { breakerCooldownMillis, retryBaseDelayMillis, skillTimeoutMillis, ...rest } = input
+  return {
+    ...rest,
+    ...(retryBaseDelayMillis === undefined || rest.retryBaseDelay !== undefined
+      ? {}
+      : { retryBaseDelay: retryBaseDelayMillis }),
+    ...(skillTimeoutMillis === undefined || rest.skillTimeout !== undefined
+      ? {}
+      : { skillTimeout: skillTimeoutMillis }),
+    ...(breakerCooldownMillis === undefined || rest.breakerCooldown !== undefined
+      ? {}
+      : { breakerCooldown: breakerCooldownMillis })
+  }
+}
 
 /**
  * The defaults.
@@ -160,9 +190,9 @@ export const defaults: SummarizationOptions = {
   lazyFallback: "window",
   summarizerInputLimit: 8000,
   retries: 3,
-  retryBaseDelayMillis: 200,
-  skillTimeoutMillis: 30_000,
+  retryBaseDelay: Duration.millis(200),
+  skillTimeout: Duration.seconds(30),
   breakerFailures: 5,
-  breakerCooldownMillis: 30_000,
+  breakerCooldown: Duration.seconds(30),
   summarizationConcurrency: 16
 }

@@ -1,9 +1,9 @@
 /**
  * The summarizer's circuit breaker: after `breakerFailures` summarizations in a row failed on the
- * skill, stop calling it for `breakerCooldownMillis`; then let one call through (half-open) and
+ * skill, stop calling it for `breakerCooldown`; then let one call through (half-open) and
  * close on its success. One per summarizer, so one per skill a strategy calls.
  */
-import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { type MemoryEvent, SummarizerRecovered, SummarizerUnavailable } from "../../../domain/MemoryEvent.js"
 import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
@@ -55,14 +55,15 @@ const isSkillError = (error: unknown): error is SkillExecutionError => error ins
 
 /**
  * Makes a breaker that opens after `breakerFailures` failed calls in a row and stays open for
- * `breakerCooldownMillis`; its transitions are published as `SummarizerUnavailable` and
+ * `breakerCooldown`; its transitions are published as `SummarizerUnavailable` and
  * `SummarizerRecovered`, logged and counted.
  */
 export const make = (
-  settings: { readonly breakerFailures: number; readonly breakerCooldownMillis: number },
+  settings: { readonly breakerFailures: number; readonly breakerCooldown: Duration.Duration },
   publish: (event: MemoryEvent) => Effect.Effect<void>
 ): Effect.Effect<Breaker> =>
   Effect.gen(function*() {
+    const cooldownMillis = Duration.toMillis(settings.breakerCooldown)
     const state = yield* Ref.make<BreakerState>({ _tag: "closed", failures: 0 })
 
     const claim = (now: number) =>
@@ -85,7 +86,7 @@ export const make = (
           Effect.annotateLogs({
             conversationId,
             failuresInARow: failures,
-            retryInMillis: settings.breakerCooldownMillis,
+            retryInMillis: cooldownMillis,
             detail: last.message
           })
         ),
@@ -97,7 +98,7 @@ export const make = (
               skillId: last.skillId,
               failures,
               detail: last.message,
-              retryInMillis: settings.breakerCooldownMillis
+              retryInMillis: cooldownMillis
             })
           )
         )
@@ -138,7 +139,7 @@ export const make = (
                 ? [opened(conversationId, failures, last), {
                   _tag: "open",
                   failures,
-                  until: now + settings.breakerCooldownMillis,
+                  until: now + cooldownMillis,
                   last
                 }]
                 : [Effect.void, { _tag: "closed", failures }]
@@ -146,7 +147,7 @@ export const make = (
               return [opened(conversationId, failures, last), {
                 _tag: "open",
                 failures,
-                until: now + settings.breakerCooldownMillis,
+                until: now + cooldownMillis,
                 last
               }]
             case "open":

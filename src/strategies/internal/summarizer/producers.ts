@@ -46,17 +46,17 @@ export const callSkill = <A>(
 ): Effect.Effect<SkillService.SkillOutput<A>, SkillExecutionError> =>
   call.pipe(
     Effect.timeoutFail({
-      duration: Duration.millis(settings.skillTimeoutMillis),
+      duration: settings.skillTimeout,
       onTimeout: () =>
         new SkillExecutionError({
           skillId: skillName,
           reason: "Timeout",
           retryable: true,
-          detail: `no answer within ${Duration.format(Duration.millis(settings.skillTimeoutMillis))}`
+          detail: `no answer within ${Duration.format(settings.skillTimeout)}`
         })
     }),
     Effect.retry({
-      schedule: Schedule.exponential(Duration.millis(settings.retryBaseDelayMillis)).pipe(Schedule.jittered),
+      schedule: Schedule.exponential(settings.retryBaseDelay).pipe(Schedule.jittered),
       times: settings.retries,
       while: (error) => error.retryable
     })

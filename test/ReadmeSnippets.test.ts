@@ -39,9 +39,29 @@ export const programs = (readme: string): ReadonlyArray<Program> => {
   return result
 }
 
+/** The package's subpaths as `package.json` lists them, each mapped to its source. */
+const subpaths = (): Record<string, Array<string>> => {
+  const manifest: unknown = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+  const exports = typeof manifest === "object" && manifest !== null && "exports" in manifest &&
+      typeof manifest.exports === "object" && manifest.exports !== null
+    ? Object.entries(manifest.exports)
+    : []
+  const paths: Record<string, Array<string>> = {}
+  for (const [subpath, target] of exports) {
+    const file = typeof target === "object" && target !== null && "import" in target &&
+        typeof target.import === "string"
+      ? target.import
+      : undefined
+    if (file === undefined) continue
+    const name = subpath === "." ? "effect-chat-memory" : `effect-chat-memory/${subpath.slice(2)}`
+    paths[name] = [file.replace(/^\.\/dist\//, "../src/").replace(/\.js$/, ".ts")]
+  }
+  return paths
+}
+
 /**
  * The configuration a strict app compiles with: the repository's options, libraries' declarations
- * checked, `effect-chat-memory` mapped to `src/`.
+ * checked, `effect-chat-memory` and its subpaths mapped to `src/`.
  */
 const tsconfig = (files: ReadonlyArray<string>) => ({
   extends: "../tsconfig.base.json",
@@ -52,7 +72,7 @@ const tsconfig = (files: ReadonlyArray<string>) => ({
     lib: ["ES2022", "DOM"],
     // PGlite's declarations use Emscripten's global types, which only `types` brings in.
     types: ["node", "emscripten"],
-    paths: { "effect-chat-memory": ["../src/index.ts"], "effect-chat-memory/*": ["../src/*.ts"] }
+    paths: subpaths()
   },
   files
 })

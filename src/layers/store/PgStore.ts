@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Config, type ConfigError, Effect, Layer, Predicate, type Redacted } from "effect"
+import { Config, type ConfigError, type Duration, Effect, Layer, Predicate, type Redacted } from "effect"
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as PgliteClient from "./PgliteClient.js"
@@ -40,6 +40,8 @@ export interface Options {
    * How long a summarization lease lasts unless renewed (default 30 seconds): how long a process
    * that died while summarizing keeps the others from summarizing that conversation.
    */
+  readonly lease?: Duration.DurationInput | undefined
+  /** @deprecated Use `lease` */
   readonly leaseMillis?: number | undefined
   /** Reported to the server as `application_name`. */
   readonly applicationName?: string | undefined
@@ -98,6 +100,7 @@ export const layer = (options: Options): Layer.Layer<Store.Ports, RepositoryErro
   return SqlStore.layer({
     lock: "lease",
     maxLockConnections: options.maxLockConnections,
+    lease: options.lease,
     leaseMillis: options.leaseMillis
   }).pipe(
     Layer.provide(

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { Effect, type Layer, Option } from "effect"
+import { Duration, Effect, type Layer, Option } from "effect"
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import * as Conversations from "./internal/sql/conversations.js"
 import * as Lease from "./internal/sql/lease.js"
@@ -43,16 +43,27 @@ export interface Options {
    * its holder runs, so this is only how long a holder that died keeps other processes from
    * summarizing its conversation.
    */
+  readonly lease?: Duration.DurationInput | undefined
+  /** @deprecated Use `lease` */
   readonly leaseMillis?: number | undefined
 }
 
 /**
+ * The default of `Options.lease`.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultLease: Duration.Duration = Duration.seconds(30)
+
+/**
  * The default of `Options.leaseMillis`.
  *
+ * @deprecated Use defaultLease
  * @since 0.1.0
  * @category constants
  */
-export const defaultLeaseMillis = 30_000
+export const defaultLeaseMillis: number = Duration.toMillis(defaultLease)
 
 /**
  * Builds the store over the `SqlClient` in context: the implementations of the ports, over the
@@ -75,7 +86,7 @@ export const make = (
       lease: yield* Lease.make(sql, {
         shared: (options.lock ?? "lease") !== "process",
         maxHolders: options.maxLockConnections,
-        leaseMillis: options.leaseMillis ?? defaultLeaseMillis
+        leaseMillis: Duration.toMillis(Duration.decode(options.lease ?? options.leaseMillis ?? defaultLease))
       })
     }
   })

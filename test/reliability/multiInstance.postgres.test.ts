@@ -343,42 +343,50 @@ describePostgres("several memory layers on one PostgreSQL database", (url) => {
         assert.deepStrictEqual((yield* lease("alive")).map((row) => row.lease_owner), ["another-process"])
       }).pipe(Effect.provide(Reactivity.layer)))
 
-    it.scoped("a holder renews its lease while it runs, and is stopped with an error when it lost it", () =>
-      Effect.gen(function*() {
-        const { lease, sql, store } = yield* fixture({ lease: "30 seconds" })
-        const id = ConversationId.make("renewed")
-        const holding = yield* Deferred.make<undefined>()
-        const interrupted = yield* Deferred.make<undefined>()
-        const holder = yield* Effect.fork(store.lease.withLease(
-          id,
-          Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never).pipe(
-            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-          )
-        ))
-        yield* Deferred.await(holding)
-        const [first] = yield* lease("renewed")
-        if (first === undefined) return assert.fail("no lease in force")
-        // The renewal is due a third of the lease later (by the test clock); the lease's end is
-        // the server's time, so it moves on as soon as the renewal has run.
-        yield* TestClock.adjust("10001 millis")
-        let renewed = first
-        for (let i = 0; i < 500 && renewed.lease_until.getTime() <= first.lease_until.getTime(); i++) {
-          renewed = (yield* lease("renewed"))[0] ?? renewed
-        }
-        assert.isAbove(renewed.lease_until.getTime(), first.lease_until.getTime(), "the lease was not renewed")
-        // Another process takes the lease over (as it could once it lapsed): the next renewal
-        // finds it gone, stops the holder's effect and fails.
-        yield* sql`UPDATE chat_memory_leases SET lease_owner = 'another-process' WHERE conversation_id = 'renewed'`
-        yield* TestClock.adjust("10001 millis")
-        const exit = yield* Fiber.await(holder)
-        assert.isTrue(Exit.isFailure(exit))
-        if (Exit.isFailure(exit)) {
-          const failure = Cause.failureOption(exit.cause)
-          assert.isTrue(Option.isSome(failure) && failure.value._tag === "RepositoryError")
-        }
-        assert.isTrue(yield* Deferred.isDone(interrupted), "the holder's effect was not stopped")
-        // The other process's lease is left alone.
-        assert.deepStrictEqual((yield* lease("renewed")).map((row) => row.lease_owner), ["another-process"])
-      }))
+    // Not the default lease (30 s), so that a length not passed through fails the test; the
+    // deprecated `leaseMillis` still sets it while it is kept.
+    const spellings: ReadonlyArray<readonly [string, Omit<PgStore.Options, "url">]> = [
+      ["lease", { lease: "15 seconds" }],
+      ["leaseMillis", { leaseMillis: 15_000 }]
+    ]
+    for (const [spelling, options] of spellings) {
+      it.scoped(`a holder renews its lease while it runs, and is stopped with an error when it lost it (${spelling})`, () =>
+        Effect.gen(function*() {
+          const { lease, sql, store } = yield* fixture(options)
+          const id = ConversationId.make("renewed")
+          const holding = yield* Deferred.make<undefined>()
+          const interrupted = yield* Deferred.make<undefined>()
+          const holder = yield* Effect.fork(store.lease.withLease(
+            id,
+            Effect.zipRight(Deferred.succeed(holding, undefined), Effect.never).pipe(
+              Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+            )
+          ))
+          yield* Deferred.await(holding)
+          const [first] = yield* lease("renewed")
+          if (first === undefined) return assert.fail("no lease in force")
+          // The renewal is due a third of the lease later (by the test clock); the lease's end is
+          // the server's time, so it moves on as soon as the renewal has run.
+          yield* TestClock.adjust("5001 millis")
+          let renewed = first
+          for (let i = 0; i < 500 && renewed.lease_until.getTime() <= first.lease_until.getTime(); i++) {
+            renewed = (yield* lease("renewed"))[0] ?? renewed
+          }
+          assert.isAbove(renewed.lease_until.getTime(), first.lease_until.getTime(), "the lease was not renewed")
+          // Another process takes the lease over (as it could once it lapsed): the next renewal
+          // finds it gone, stops the holder's effect and fails.
+          yield* sql`UPDATE chat_memory_leases SET lease_owner = 'another-process' WHERE conversation_id = 'renewed'`
+          yield* TestClock.adjust("5001 millis")
+          const exit = yield* Fiber.await(holder)
+          assert.isTrue(Exit.isFailure(exit))
+          if (Exit.isFailure(exit)) {
+            const failure = Cause.failureOption(exit.cause)
+            assert.isTrue(Option.isSome(failure) && failure.value._tag === "RepositoryError")
+          }
+          assert.isTrue(yield* Deferred.isDone(interrupted), "the holder's effect was not stopped")
+          // The other process's lease is left alone.
+          assert.deepStrictEqual((yield* lease("renewed")).map((row) => row.lease_owner), ["another-process"])
+        }))
+    }
   })
 })

@@ -1,12 +1,14 @@
 /**
- * The summarization lock of the SQL repository: an in-process try-lock and, for databases that
- * several processes share, a lease on the conversation in the database that holds no connection.
+ * The SQL store's summarization lease (`SummarizationLease`): an in-process try-lock and, for
+ * databases that several processes share, a lease on the conversation in the database that holds
+ * no connection.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
 import { Clock, Duration, Effect, HashSet, Option, Ref, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
 import { RepositoryError } from "../../../../errors/RepositoryError.js"
+import { SummarizationLease } from "../../../../services/SummarizationLease.js"
 import { FoundRow } from "./rows.js"
 
 /**
@@ -26,7 +28,7 @@ export interface LockOptions {
 const LeaseRequest = Schema.Struct({ id: Schema.String, owner: Schema.String, seconds: Schema.Number })
 
 /**
- * The lock, as `SummarizationLease.withLease`.
+ * The lease, as the store's `SummarizationLease`.
  *
  * Why this shape. The effect run under the lock reads and writes through the repository and
  * waits for a model for seconds, so nothing may stay held on the database while it runs:
@@ -50,7 +52,10 @@ const LeaseRequest = Schema.Struct({ id: Schema.String, owner: Schema.String, se
  * Correctness never rests on the lease alone: the summary state's compare-and-set refuses a
  * commit made from a state that moved, e.g. after a database crash emptied the (unlogged) table.
  */
-export const makeSummarizationLock = (sql: SqlClient.SqlClient, options: LockOptions) =>
+export const make = (
+  sql: SqlClient.SqlClient,
+  options: LockOptions
+): Effect.Effect<SummarizationLease.Service> =>
   Effect.gen(function*() {
     const held = yield* Ref.make(HashSet.empty<ConversationId>())
     const holders = options.maxHolders === undefined
@@ -145,7 +150,7 @@ export const makeSummarizationLock = (sql: SqlClient.SqlClient, options: LockOpt
         Option.match({ onNone: () => Effect.void, onSome: (owner) => release(conversationId, owner) })
       ).pipe(admitted)
 
-    return <A, E, R>(
+    const withLease = <A, E, R>(
       conversationId: ConversationId,
       effect: Effect.Effect<A, E, R>
     ): Effect.Effect<Option.Option<A>, E | RepositoryError, R> =>
@@ -162,4 +167,6 @@ export const makeSummarizationLock = (sql: SqlClient.SqlClient, options: LockOpt
             : Effect.asSome(effect),
         (acquired) => (acquired ? Ref.update(held, HashSet.remove(conversationId)) : Effect.void)
       ).pipe(Effect.withSpan("SqlStore.withLease", { attributes: { conversationId } }))
+
+    return SummarizationLease.of({ withLease })
   })

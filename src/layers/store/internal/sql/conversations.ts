@@ -1,0 +1,210 @@
+/**
+ * The SQL store's conversation log (`RepositoryService`): appends with their counters, range
+ * reads and counts, the window read in one round trip, the turns read, and the deletion of a
+ * whole conversation.
+ */
+import type { SqlClient } from "@effect/sql"
+import { DateTime, Effect, Option } from "effect"
+import { empty as emptySettings } from "../../../../domain/internal/conversationSettings.js"
+import { Message } from "../../../../domain/Message.js"
+import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
+import { RepositoryService } from "../../../../services/RepositoryService.js"
+import { completeWindow } from "../window.js"
+import { storeErrors } from "./errors.js"
+import * as Rows from "./rows.js"
+import { vectorText } from "./search.js"
+import { lowerBound, type Statements, tally, upperBound } from "./statements.js"
+
+/** The log over the store's statements. */
+export const make = (sql: SqlClient.SqlClient, statements: Statements): RepositoryService.Service => {
+  const { appendRows, countRange, findConversation, findOrFail, requireIfEmpty, selectMessages, selectWindow } =
+    statements
+
+  const listMessages: RepositoryService.Service["listMessages"] = Effect.fnUntraced(
+    function*(conversationId, query) {
+      const limit = query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
+        ? null
+        : Math.max(0, Math.floor(query.limit))
+      const newest = query.from === "newest"
+      const rows = yield* selectMessages({
+        id: conversationId,
+        after: lowerBound(query.after),
+        before: upperBound(query.before),
+        limit,
+        newest
+      })
+      if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
+      const messages: Array<Message> = []
+      for (const row of rows) if (row.seq !== null) messages.push(Rows.toMessage(conversationId, row))
+      return newest ? messages.reverse() : messages
+    },
+    (effect, conversationId) => Effect.catchTags(effect, storeErrors("listMessages", conversationId))
+  )
+
+  return RepositoryService.of({
+    appendMessages: Effect.fnUntraced(
+      function*(conversationId, newMessages) {
+        if (newMessages.length === 0) {
+          const row = yield* findConversation(conversationId)
+          return {
+            messages: [],
+            messageCount: Option.match(row, { onNone: () => 0, onSome: (r) => r.message_count })
+          }
+        }
+        const now = DateTime.toDateUtc(yield* DateTime.now)
+        const createdAt = newMessages.map((m) => DateTime.formatIso(m.createdAt))
+        const { firstTurnRole, leadingSystem, roles, tokens } = tally(newMessages)
+        const reserved = yield* appendRows({
+          id: conversationId,
+          count: newMessages.length,
+          ...roles,
+          tokens,
+          leadingSystem,
+          firstTurnRole,
+          now,
+          messageRoles: newMessages.map((m) => m.role),
+          contents: newMessages.map((m) => m.content),
+          metadata: newMessages.map((m) => JSON.stringify(m.metadata)),
+          tokenCounts: newMessages.map((m) => m.tokenCount),
+          // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
+          startedAt: createdAt[0] ?? now.toISOString(),
+          createdAt,
+          search: newMessages.map((m) => m.role === "summary" ? null : vectorText(conversationId, m))
+        })
+        // An upsert with RETURNING always returns its row.
+        if (Option.isNone(reserved)) return yield* Effect.dieMessage("appendMessages: the upsert returned no row")
+        const first = reserved.value.last_seq - newMessages.length + 1
+        const stored = newMessages.map((message, i) =>
+          new Message({ ...message, conversationId, seq: first + i }, { disableValidation: true })
+        )
+        return { messages: stored, messageCount: reserved.value.message_count }
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("appendMessages", conversationId))
+    ),
+
+    getConversation: Effect.fnUntraced(
+      function*(conversationId) {
+        return Rows.toInfo(conversationId, yield* findOrFail(conversationId))
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("getConversation", conversationId))
+    ),
+
+    listMessages,
+
+    countMessages: Effect.fnUntraced(
+      function*(conversationId, query) {
+        // The whole log's counts are the counters the writes maintain: no scan.
+        if (query.after === undefined && query.before === undefined) {
+          const row = yield* findOrFail(conversationId)
+          return {
+            total: row.message_count,
+            tokenCount: row.token_count,
+            ...Rows.toInfo(conversationId, row).roleCounts
+          }
+        }
+        const rows = yield* countRange({
+          id: conversationId,
+          after: lowerBound(query.after),
+          before: upperBound(query.before)
+        })
+        const counts = rows[0]
+        if (counts === undefined || counts.total === 0) yield* requireIfEmpty(conversationId, [])
+        return counts === undefined
+          ? { total: 0, tokenCount: 0, system: 0, user: 0, assistant: 0, tool: 0, summary: 0 }
+          : Rows.toCounts(counts)
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("countMessages", conversationId))
+    ),
+
+    readWindow: Effect.fnUntraced(
+      function*(conversationId, query) {
+        // One round trip: the counters, the state and the messages they call for, read in one
+        // statement (see `selectWindow`). The index range is narrowed to the rows the page can
+        // hold; should that ever fall short (a broken invariant), the read is repeated over the
+        // whole range.
+        const tokenLimit = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, query.tokenLimit))
+        let narrow = true
+        while (true) {
+          const found = yield* selectWindow({
+            id: conversationId,
+            cursor: query.after === "cursor",
+            tokenLimit,
+            narrow
+          })
+          if (Option.isNone(found)) return yield* new ConversationNotFoundError({ conversationId })
+          const row = found.value
+          const info = Rows.toInfo(conversationId, row)
+          const system: Array<Message> = []
+          const recent: Array<Message> = []
+          for (const r of row.messages) {
+            const message = Rows.toMessage(conversationId, r)
+            if (message.seq <= info.systemPrefixSeq) system.push(message)
+            else recent.push(message)
+          }
+          system.sort((a, b) => a.seq - b.seq)
+          recent.sort((a, b) => a.seq - b.seq)
+          // One more than the page is read: whether it came back says if the range holds more. What
+          // is sent may be cut back further (see `selectWindow`): it then starts at a user message.
+          const reachedStart = row.window_rows < row.window_limit && recent.length === row.window_rows
+          if (row.window_rows < row.window_limit && row.window_floor > row.window_after && narrow) {
+            narrow = false
+            continue
+          }
+          // A page sized by the mean message falls short when the newest messages are small: the
+          // rest is read back a page at a time (a second round trip, rarely needed).
+          const completed = yield* completeWindow(
+            { recent: recent.length === row.window_limit ? recent.slice(1) : recent, reachedStart },
+            tokenLimit,
+            (before, limit) => listMessages(conversationId, { after: row.window_after, before, limit, from: "newest" })
+          )
+          return {
+            info,
+            state: Rows.toState(conversationId, row),
+            settings: row.settings ?? emptySettings,
+            system,
+            after: row.window_after,
+            recent: completed.recent,
+            reachedStart: completed.reachedStart
+          }
+        }
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("readWindow", conversationId))
+    ),
+
+    readTurns: Effect.fnUntraced(
+      function*(conversationId, query) {
+        const rows = yield* statements.selectTurns({
+          id: conversationId,
+          seqs: query.seqs.filter(Number.isSafeInteger),
+          before: upperBound(query.before),
+          limit: query.limit === undefined || query.limit === Number.POSITIVE_INFINITY
+            ? null
+            : Math.max(0, Math.floor(query.limit))
+        })
+        if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
+        // Rows come in seq order, each with the first seq of its turn: a new one starts a turn.
+        const turns: Array<Array<Message>> = []
+        let current: Array<Message> = []
+        let start = -1
+        for (const row of rows) {
+          if (row.seq === null) continue
+          if (row.turn_start !== start) {
+            current = []
+            turns.push(current)
+            start = row.turn_start
+          }
+          current.push(Rows.toMessage(conversationId, row))
+        }
+        return turns
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("readTurns", conversationId))
+    ),
+
+    deleteConversation: Effect.fnUntraced(
+      function*(conversationId) {
+        yield* sql.withTransaction(statements.deleteConversation(conversationId))
+      },
+      (effect, conversationId) => Effect.catchTags(effect, storeErrors("deleteConversation", conversationId))
+    )
+  })
+}

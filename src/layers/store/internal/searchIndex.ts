@@ -102,10 +102,78 @@ export class SearchIndex {
   search(query: MessageIndex.SearchQuery): Array<MessageIndex.SearchHit> {
     const terms = Search.queryTerms(query.text)
     const documents = this.index.documentCount
-    const before = Number.isNaN(query.before) ? 0 : query.before
-    if (terms.length === 0 || documents === 0 || before <= 1) return []
+    if (terms.length === 0 || documents === 0) return []
     const postings = terms.map((term) => this.index.postings(term) ?? new Map<number, number>())
     const plan = Search.plan(postings.map((p) => p.size), documents)
+    const hits: Array<MessageIndex.SearchHit> = []
+    for (const { seq, shortId } of this.candidates(plan, postings, query.before)) {
+      const { average, length } = this.index.lengths(shortId)
+      let score = 0
+      plan.forEach((term, t) => {
+        const frequency = postings[t]?.get(shortId)
+        if (frequency !== undefined) score += Search.bm25(term.idf, frequency, length, average)
+      })
+      hits.push({ seq, score })
+    }
+    hits.sort((x, y) => y.score - x.score || y.seq - x.seq)
+    return hits.slice(0, Search.clampLimit(query.limit))
+  }
+
+  /**
+   * The best matches of `query` over several conversations' indexes at once, as one index of all
+   * their messages would rank them (best first; ties: the newer, then the first index given): each
+   * term's document frequency and the mean length are summed over the indexes, and each index
+   * ranks its own candidates with those weights. A part's `before` bounds its seqs.
+   */
+  static searchAcross<K>(
+    parts: ReadonlyArray<{ readonly key: K; readonly index: SearchIndex; readonly before: number }>,
+    query: { readonly text: string; readonly limit: number }
+  ): Array<{ readonly key: K; readonly seq: number; readonly score: number }> {
+    const terms = Search.queryTerms(query.text)
+    if (terms.length === 0) return []
+    let documents = 0
+    let lengthSum = 0
+    const frequencies = terms.map(() => 0)
+    const postingsOf = parts.map(({ index }) => {
+      const count = index.index.documentCount
+      documents += count
+      lengthSum += index.index.lengths(-1).average * count
+      return terms.map((term, t) => {
+        const postings = index.index.postings(term) ?? new Map<number, number>()
+        frequencies[t] = (frequencies[t] ?? 0) + postings.size
+        return postings
+      })
+    })
+    if (documents === 0) return []
+    const plan = Search.plan(frequencies, documents)
+    const average = lengthSum / documents
+    const hits: Array<{ readonly key: K; readonly seq: number; readonly score: number }> = []
+    parts.forEach(({ before, index, key }, p) => {
+      const postings = postingsOf[p] ?? []
+      for (const { seq, shortId } of index.candidates(plan, postings, before)) {
+        const { length } = index.index.lengths(shortId)
+        let score = 0
+        plan.forEach((term, t) => {
+          const frequency = postings[t]?.get(shortId)
+          if (frequency !== undefined) score += Search.bm25(term.idf, frequency, length, average)
+        })
+        hits.push({ key, seq, score })
+      }
+    })
+    return hits.map((hit, order) => ({ hit, order }))
+      .sort((x, y) => y.hit.score - x.hit.score || y.hit.seq - x.hit.seq || x.order - y.order)
+      .slice(0, Search.clampLimit(query.limit))
+      .map(({ hit }) => hit)
+  }
+
+  /** The messages a search ranks in this index under `plan`: see `search`. */
+  private candidates(
+    plan: ReadonlyArray<{ readonly rare: boolean }>,
+    postings: ReadonlyArray<ReadonlyMap<number, number>>,
+    rawBefore: number
+  ): Array<{ readonly seq: number; readonly shortId: number }> {
+    const before = Number.isNaN(rawBefore) ? 0 : rawBefore
+    if (before <= 1) return []
     const candidates = new Set<number>()
     plan.forEach((term, t) => {
       if (!term.rare) return
@@ -115,7 +183,6 @@ export class SearchIndex {
       }
     })
     if (plan.some((term) => !term.rare)) {
-      // The newest messages that hold a common term, among the newest `recentWindow` seqs.
       const common = postings.filter((_, t) => plan[t]?.rare === false)
       const floor = Math.min(before - 1, this.seen) - Search.recentWindow
       let found = 0
@@ -129,20 +196,12 @@ export class SearchIndex {
         found += 1
       }
     }
-    const hits: Array<MessageIndex.SearchHit> = []
+    const out: Array<{ readonly seq: number; readonly shortId: number }> = []
     for (const shortId of candidates) {
       const seq = this.index.seqOf(shortId)
-      if (seq === undefined) continue
-      const { average, length } = this.index.lengths(shortId)
-      let score = 0
-      plan.forEach((term, t) => {
-        const frequency = postings[t]?.get(shortId)
-        if (frequency !== undefined) score += Search.bm25(term.idf, frequency, length, average)
-      })
-      hits.push({ seq, score })
+      if (seq !== undefined) out.push({ seq, shortId })
     }
-    hits.sort((x, y) => y.score - x.score || y.seq - x.seq)
-    return hits.slice(0, Search.clampLimit(query.limit))
+    return out
   }
 
   /**

@@ -9,11 +9,15 @@
  */
 import type { DateTime, Effect } from "effect"
 import { Context } from "effect"
+import type { ConversationEntry } from "../domain/ConversationEntry.js"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { ConversationSettings } from "../domain/ConversationSettings.js"
 import type { Message, NewMessage, Role } from "../domain/Message.js"
 import type { SummaryState } from "../domain/SummaryState.js"
+import type { UserFact } from "../domain/UserFact.js"
+import type { UserId } from "../domain/UserId.js"
 import type { ConversationNotFoundError } from "../errors/ConversationNotFoundError.js"
+import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 
 /**
@@ -63,11 +67,16 @@ export declare namespace RepositoryService {
    * @category models
    */
   export interface Service {
-    /** Appends messages in one transaction and returns them with their seqs. */
+    /**
+     * Appends messages in one transaction and returns them with their seqs. With `userId`, the
+     * conversation is the user's: bound by its first write that names a user, and refused
+     * (`DataValidationError`, path `userId`, nothing stored) when it belongs to another.
+     */
     readonly appendMessages: (
       conversationId: ConversationId,
-      messages: ReadonlyArray<NewMessage>
-    ) => Effect.Effect<AppendResult, RepositoryError>
+      messages: ReadonlyArray<NewMessage>,
+      options?: AppendOptions | undefined
+    ) => Effect.Effect<AppendResult, DataValidationError | RepositoryError>
     /** Counters of a conversation, maintained on every write. */
     readonly getConversation: (
       conversationId: ConversationId
@@ -120,6 +129,15 @@ export declare namespace RepositoryService {
   export type Errors = ConversationNotFoundError | RepositoryError
 
   /**
+   * @since 0.2.0
+   * @category models
+   */
+  export interface AppendOptions {
+    /** The user the conversation belongs to. */
+    readonly userId?: UserId | undefined
+  }
+
+  /**
    * @since 0.1.0
    * @category models
    */
@@ -135,6 +153,10 @@ export declare namespace RepositoryService {
    */
   export interface ConversationInfo {
     readonly conversationId: ConversationId
+    /** The user the conversation belongs to, or null. */
+    readonly userId: UserId | null
+    /** The seq up to which the facts about its user were read from it (0 for none). */
+    readonly factsCursor: number
     /** The highest seq assigned so far (0 for none). */
     readonly lastSeq: number
     /** Messages stored now (pruned messages are not counted). */
@@ -216,6 +238,8 @@ export declare namespace RepositoryService {
   export interface WindowQuery {
     readonly after: "cursor" | "system-prefix"
     readonly tokenLimit: number
+    /** With a user: how many of the user's other conversations the read lists (`WindowRead.user`). */
+    readonly digest?: number | undefined
   }
 
   /**
@@ -235,6 +259,22 @@ export declare namespace RepositoryService {
     readonly recent: ReadonlyArray<Message>
     /** Whether `recent` holds every message of the range. */
     readonly reachedStart: boolean
+    /** With a user: what is known about the user and the user's latest other conversations. */
+    readonly user: UserSections | null
+  }
+
+  /**
+   * What a context shows of its user beside the conversation.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface UserSections {
+    readonly userId: UserId
+    /** The facts about the user not removed, the latest said first (`UserStore.getFacts`). */
+    readonly facts: ReadonlyArray<UserFact>
+    /** The user's other conversations, the latest said first (`WindowQuery.digest` of them). */
+    readonly digest: ReadonlyArray<ConversationEntry>
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * The contract suites of the storage ports, run against one store: `RepositoryService` (the log),
- * `SummaryStore`, `SettingsStore`, `MessageIndex` and `SummarizationLease`. Every store
+ * `SummaryStore`, `SettingsStore`, `MessageIndex`, `SummarizationLease` and `UserStore`. Every store
  * (in-memory, PGlite, PostgreSQL) runs them all.
  */
 import { describe, layer } from "@effect/vitest"
@@ -12,6 +12,7 @@ import { repositoryContract } from "./RepositoryContract.js"
 import { settingsContract } from "./SettingsContract.js"
 import { summarizationLeaseContract } from "./SummarizationLeaseContract.js"
 import { summaryRepositoryContract } from "./SummaryStoreContract.js"
+import { userStoreContract } from "./UserStoreContract.js"
 
 /**
  * Runs every port's contract against `store`. The layer is built once for the suites; every test
@@ -25,4 +26,5 @@ export const storeContract = <E>(name: string, store: Layer.Layer<Store.Ports, E
     describe("SettingsStore contract", () => settingsContract(it))
     describe("MessageIndex contract", () => messageIndexContract(it))
     describe("SummarizationLease contract", () => summarizationLeaseContract(it))
+    describe("UserStore contract", () => userStoreContract(it))
   })

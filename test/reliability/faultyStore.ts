@@ -70,11 +70,14 @@ export const make = (
         return yield* new RepositoryError({ operation, conversationId, cause: injected })
       })
 
-    const { index, lease, repository, settings, summaries } = inner
+    const { index, lease, repository, settings, summaries, users } = inner
     const store: Store.Store = {
       repository: {
-        appendMessages: (conversationId, messages) =>
-          Effect.zipRight(guard("appendMessages", conversationId), repository.appendMessages(conversationId, messages)),
+        appendMessages: (conversationId, messages, options) =>
+          Effect.zipRight(
+            guard("appendMessages", conversationId),
+            repository.appendMessages(conversationId, messages, options)
+          ),
         getConversation: (conversationId) =>
           Effect.zipRight(guard("getConversation", conversationId), repository.getConversation(conversationId)),
         listMessages: (conversationId, query) =>
@@ -118,7 +121,9 @@ export const make = (
       lease: {
         withLease: (conversationId, effect) =>
           Effect.zipRight(guard("withLease", conversationId), lease.withLease(conversationId, effect))
-      }
+      },
+      // The user port passes through: the faults under test are the conversation's.
+      users
     }
     return { store, calls: Ref.get(calls), failures: Ref.get(failures) }
   })

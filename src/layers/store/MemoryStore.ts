@@ -12,6 +12,7 @@ import * as MessageIndex from "./internal/memory/messageIndex.js"
 import * as Settings from "./internal/memory/settings.js"
 import * as State from "./internal/memory/state.js"
 import * as Summaries from "./internal/memory/summaries.js"
+import * as Users from "./internal/memory/users.js"
 import * as Store from "./Store.js"
 
 /**
@@ -27,7 +28,8 @@ export const make: Effect.Effect<Store.Store> = Effect.gen(function*() {
     summaries: Summaries.make(state),
     settings: Settings.make(state),
     index: MessageIndex.make(state),
-    lease: yield* Lease.make
+    lease: yield* Lease.make,
+    users: Users.make(state)
   }
 })
 

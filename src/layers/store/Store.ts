@@ -12,6 +12,7 @@ import { RepositoryService } from "../../services/RepositoryService.js"
 import { SettingsStore } from "../../services/SettingsStore.js"
 import { SummarizationLease } from "../../services/SummarizationLease.js"
 import { SummaryStore } from "../../services/SummaryStore.js"
+import { UserStore } from "../../services/UserStore.js"
 
 /**
  * The tags every store provides.
@@ -19,7 +20,7 @@ import { SummaryStore } from "../../services/SummaryStore.js"
  * @since 0.1.0
  * @category models
  */
-export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease
+export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease | UserStore
 
 /**
  * One store's implementations of the ports. They share the store's data: `repository`'s
@@ -35,6 +36,7 @@ export interface Store {
   readonly settings: SettingsStore.Service
   readonly index: MessageIndex.Service
   readonly lease: SummarizationLease.Service
+  readonly users: UserStore.Service
 }
 
 /**
@@ -45,7 +47,8 @@ const context = (store: Store): Context.Context<Ports> =>
     Context.add(SummaryStore, store.summaries),
     Context.add(SettingsStore, store.settings),
     Context.add(MessageIndex, store.index),
-    Context.add(SummarizationLease, store.lease)
+    Context.add(SummarizationLease, store.lease),
+    Context.add(UserStore, store.users)
   )
 
 /**
@@ -60,7 +63,8 @@ export const get: Effect.Effect<Store, never, Ports> = Effect.all({
   summaries: SummaryStore,
   settings: SettingsStore,
   index: MessageIndex,
-  lease: SummarizationLease
+  lease: SummarizationLease,
+  users: UserStore
 })
 
 /**

@@ -3,13 +3,17 @@
  * range reads and counts, the window read, the turns read, and the deletion of a whole
  * conversation.
  */
-import { Chunk, DateTime, Effect, HashMap, Option, Ref, Schema } from "effect"
+import { Chunk, DateTime, Effect, Either, HashMap, HashSet, Option, Ref, Schema } from "effect"
+import { ConversationEntry } from "../../../../domain/ConversationEntry.js"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
 import { empty as emptySettings } from "../../../../domain/internal/conversationSettings.js"
 import { fromUntrusted, MaxJsonDepth } from "../../../../domain/internal/storable.js"
 import { initial } from "../../../../domain/internal/summaryState.js"
 import { Message, MessageMetadata, type NewMessage } from "../../../../domain/Message.js"
+import type { UserFact } from "../../../../domain/UserFact.js"
+import type { UserId } from "../../../../domain/UserId.js"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
+import { DataValidationError } from "../../../../errors/DataValidationError.js"
 import { RepositoryService } from "../../../../services/RepositoryService.js"
 import { MessageLog } from "../log.js"
 import { SearchIndex } from "../searchIndex.js"
@@ -23,7 +27,8 @@ import {
   readable,
   type Snapshot,
   type State,
-  stored
+  stored,
+  type User
 } from "./state.js"
 
 /** The index range `[start, end)` of the messages with `after < seq < before`. */
@@ -61,7 +66,7 @@ const notSummary = (message: Message): boolean => message.role !== "summary"
  * `[floor, ceiling)`: back to a user message (or to `floor`, the first message after the leading
  * system messages), and on to the next user message (or to `ceiling`).
  */
-const turnRange = (messages: MessageLog, index: number, floor: number, ceiling: number): readonly [number, number] => {
+export const turnRange = (messages: MessageLog, index: number, floor: number, ceiling: number): readonly [number, number] => {
   let start = index
   while (start > floor && messages.at(start)?.role !== "user") start -= 1
   let end = index + 1
@@ -72,7 +77,7 @@ const turnRange = (messages: MessageLog, index: number, floor: number, ceiling: 
 /** The log over the store's data. */
 export const make = ({ find, ref }: State): RepositoryService.Service =>
   RepositoryService.of({
-    appendMessages: Effect.fnUntraced(function*(conversationId, newMessages) {
+    appendMessages: Effect.fnUntraced(function*(conversationId, newMessages, options) {
       const now = yield* DateTime.now
       const prepared: Array<NewMessage> = []
       for (const message of newMessages) {
@@ -81,11 +86,17 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
         if (Option.isNone(metadata)) return yield* Effect.dieMessage("appendMessages: metadata is not MessageMetadata")
         prepared.push({ ...message, metadata: metadata.value })
       }
-      return yield* Ref.modify(ref, (snapshot): readonly [RepositoryService.AppendResult, Snapshot] => {
+      const userId = options?.userId
+      const appended = yield* Ref.modify(ref, (snapshot): readonly [
+        Either.Either<RepositoryService.AppendResult, UserId>,
+        Snapshot
+      ] => {
         const existing = HashMap.get(snapshot.conversations, conversationId)
+        const owner = Option.match(existing, { onNone: () => null, onSome: (c) => c.info.userId })
+        if (userId !== undefined && owner !== null && owner !== userId) return [Either.left(owner), snapshot]
         if (newMessages.length === 0) {
           const messageCount = Option.match(existing, { onNone: () => 0, onSome: (c) => c.info.messageCount })
-          return [{ messages: [], messageCount }, snapshot]
+          return [Either.right({ messages: [], messageCount }), snapshot]
         }
         // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
         const start = newMessages[0]?.createdAt ?? now
@@ -116,6 +127,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
           ...current,
           info: {
             ...current.info,
+            userId: owner ?? userId ?? null,
             lastSeq,
             systemPrefixSeq,
             firstTurnRole,
@@ -124,13 +136,29 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
             roleCounts,
             updatedAt: now
           },
-          messages: current.messages.append(added)
+          messages: current.messages.append(added),
+          lastSaidAt: added.reduce((latest, m) => DateTime.max(latest, m.createdAt), current.lastSaidAt)
         }
+        const bound = next.info.userId
         return [
-          { messages: added.map(readable), messageCount },
-          { ...snapshot, conversations: HashMap.set(snapshot.conversations, conversationId, next) }
+          Either.right({ messages: added.map(readable), messageCount }),
+          {
+            ...snapshot,
+            conversations: HashMap.set(snapshot.conversations, conversationId, next),
+            users: bound === null || owner !== null
+              ? snapshot.users
+              : HashMap.set(snapshot.users, bound, withConversation(snapshot.users, bound, conversationId))
+          }
         ]
       })
+      if (Either.isLeft(appended)) {
+        return yield* new DataValidationError({
+          operation: "RepositoryService.appendMessages",
+          path: "userId",
+          reason: "the conversation belongs to another user"
+        })
+      }
+      return appended.right
     }),
 
     getConversation: Effect.fnUntraced(function*(conversationId) {
@@ -176,7 +204,12 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
         system: slice(messages, 0, messages.indexAfter(info.systemPrefixSeq)),
         after,
         recent: slice(messages, first, end),
-        reachedStart: first === start
+        reachedStart: first === start,
+        user: info.userId === null ? null : {
+          userId: info.userId,
+          facts: liveFacts(snapshot, info.userId),
+          digest: entries(snapshot, info.userId, { limit: query.digest ?? 0, exclude: conversationId })
+        }
       }
     }),
 
@@ -204,13 +237,21 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
       // live in the conversation); an id that holds either is found.
       const removed = yield* Ref.modify(
         ref,
-        ({ conversations, settings }): readonly [boolean, Snapshot] =>
-          HashMap.has(conversations, conversationId) || HashMap.has(settings, conversationId)
-            ? [true, {
-              conversations: HashMap.remove(conversations, conversationId),
-              settings: HashMap.remove(settings, conversationId)
-            }]
-            : [false, { conversations, settings }]
+        (snapshot): readonly [boolean, Snapshot] => {
+          const { conversations, settings, users } = snapshot
+          if (!HashMap.has(conversations, conversationId) && !HashMap.has(settings, conversationId)) {
+            return [false, snapshot]
+          }
+          const owner = Option.getOrNull(Option.map(HashMap.get(conversations, conversationId), (c) => c.info.userId))
+          return [true, {
+            conversations: HashMap.remove(conversations, conversationId),
+            settings: HashMap.remove(settings, conversationId),
+            users: owner === null ? users : HashMap.modify(users, owner, (user) => ({
+              ...user,
+              conversations: HashSet.remove(user.conversations, conversationId)
+            }))
+          }]
+        }
       )
       if (!removed) return yield* new ConversationNotFoundError({ conversationId })
     })
@@ -220,6 +261,8 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
 const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc): Conversation => ({
   info: {
     conversationId,
+    userId: null,
+    factsCursor: 0,
     lastSeq: 0,
     messageCount: 0,
     roleCounts: noMessages,
@@ -233,5 +276,75 @@ const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc): C
   state: initial(conversationId),
   records: Chunk.empty(),
   search: new SearchIndex(),
-  vectors: new VectorIndex()
+  vectors: new VectorIndex(),
+  lastSaidAt: now
 })
+
+/** A user with no facts and no conversation. */
+export const emptyUser: User = { facts: HashMap.empty(), conversations: HashSet.empty() }
+
+/** The user's record with one more conversation. */
+const withConversation = (
+  users: HashMap.HashMap<UserId, User>,
+  userId: UserId,
+  conversationId: ConversationId
+): User => {
+  const user = Option.getOrElse(HashMap.get(users, userId), () => emptyUser)
+  return { ...user, conversations: HashSet.add(user.conversations, conversationId) }
+}
+
+/** The facts about the user not removed, the latest said first (ties: by key). */
+export const liveFacts = (snapshot: Snapshot, userId: UserId): ReadonlyArray<UserFact> => {
+  const user = HashMap.get(snapshot.users, userId)
+  if (Option.isNone(user)) return []
+  const facts: Array<UserFact> = []
+  for (const fact of HashMap.values(user.value.facts)) if (fact.value !== null) facts.push(fact)
+  return facts.sort((a, b) =>
+    DateTime.toEpochMillis(b.saidAt) - DateTime.toEpochMillis(a.saidAt) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+  )
+}
+
+/** The longest `ConversationEntry.about`. */
+const aboutLength = 200
+
+/** What a conversation was about: the start of its first user message. */
+const aboutOf = (conversation: Conversation): string => {
+  const messages = conversation.messages
+  for (let i = 0; i < messages.size; i++) {
+    const message = messages.at(i)
+    if (message?.role === "user") return message.content.slice(0, aboutLength)
+  }
+  return ""
+}
+
+/** The user's conversations, the latest said first (ties: by id), as a list shows them. */
+export const entries = (
+  snapshot: Snapshot,
+  userId: UserId,
+  query: { readonly limit: number; readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId }
+): ReadonlyArray<ConversationEntry> => {
+  const user = HashMap.get(snapshot.users, userId)
+  if (Option.isNone(user) || query.limit <= 0) return []
+  const found: Array<Conversation> = []
+  for (const id of user.value.conversations) {
+    if (id === query.exclude) continue
+    const conversation = HashMap.get(snapshot.conversations, id)
+    if (Option.isNone(conversation) || conversation.value.info.userId !== userId) continue
+    if (query.before !== undefined && !DateTime.lessThan(conversation.value.lastSaidAt, query.before)) continue
+    found.push(conversation.value)
+  }
+  found.sort((a, b) =>
+    DateTime.toEpochMillis(b.lastSaidAt) - DateTime.toEpochMillis(a.lastSaidAt) ||
+    (a.info.conversationId < b.info.conversationId ? -1 : 1)
+  )
+  return found.slice(0, query.limit).map((conversation) =>
+    new ConversationEntry({
+      conversationId: conversation.info.conversationId,
+      userId,
+      startedAt: conversation.info.createdAt,
+      lastSaidAt: conversation.lastSaidAt,
+      messageCount: conversation.info.messageCount,
+      about: aboutOf(conversation)
+    }, { disableValidation: true })
+  )
+}

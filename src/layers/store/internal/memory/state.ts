@@ -3,12 +3,14 @@
  * log, counters, summary state, records, search index and vectors) and the settings, in one `Ref`,
  * so that one update changes all of them together; and how messages are stored and read out.
  */
-import type { Chunk } from "effect"
+import type { Chunk, DateTime, HashSet } from "effect"
 import { Effect, HashMap, Option, Ref } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
 import type * as ConversationSettings from "../../../../domain/ConversationSettings.js"
 import { Message, type MessageMetadata } from "../../../../domain/Message.js"
 import type * as SummaryState from "../../../../domain/SummaryState.js"
+import type { UserFact } from "../../../../domain/UserFact.js"
+import type { UserId } from "../../../../domain/UserId.js"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
 import type { RepositoryService } from "../../../../services/RepositoryService.js"
 import type { MessageLog } from "../log.js"
@@ -20,6 +22,14 @@ export interface Snapshot {
   readonly conversations: HashMap.HashMap<ConversationId, Conversation>
   /** Kept apart from the conversations: an id may hold settings before its first message. */
   readonly settings: HashMap.HashMap<ConversationId, ConversationSettings.ConversationSettings>
+  /** What spans each user's conversations. */
+  readonly users: HashMap.HashMap<UserId, User>
+}
+
+/** A user: the facts known about the user, by key (removals kept), and the user's conversations. */
+export interface User {
+  readonly facts: HashMap.HashMap<string, UserFact>
+  readonly conversations: HashSet.HashSet<ConversationId>
 }
 
 /** One conversation: its log and everything kept beside it, deleted with it. */
@@ -33,6 +43,8 @@ export interface Conversation {
   readonly search: SearchIndex
   /** The conversation's message vectors, by embedding model. */
   readonly vectors: VectorIndex
+  /** When its latest message was said: the latest `createdAt` of its messages. */
+  readonly lastSaidAt: DateTime.Utc
 }
 
 /** The store's data and the reads every port makes of it. */
@@ -54,7 +66,7 @@ export interface State {
 
 /** An empty store. */
 export const make: Effect.Effect<State> = Effect.map(
-  Ref.make<Snapshot>({ conversations: HashMap.empty(), settings: HashMap.empty() }),
+  Ref.make<Snapshot>({ conversations: HashMap.empty(), settings: HashMap.empty(), users: HashMap.empty() }),
   (ref): State => {
     const withConversation = <A>(conversationId: ConversationId, f: (conversation: Conversation) => A) =>
       Effect.flatMap(

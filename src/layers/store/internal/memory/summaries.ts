@@ -60,7 +60,8 @@ export const make = ({ find, indexed, ref, withConversation }: State): SummarySt
             state: written.state,
             records: Chunk.append(current.records, written.record),
             search: current.search,
-            vectors: current.vectors
+            vectors: current.vectors,
+            lastSaidAt: current.lastSaidAt
           }
           return [
             Option.some(Option.some(CommitResult.Committed({ state: written.state, record: written.record }))),

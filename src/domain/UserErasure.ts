@@ -1,0 +1,21 @@
+/**
+ * What erasing a user removed.
+ *
+ * @since 0.2.0
+ */
+import { Schema } from "effect"
+import { UserId } from "./UserId.js"
+
+/**
+ * What erasing a user removed, in one transaction: every conversation of the user with its
+ * messages, summaries, settings and vectors, and every fact about the user.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export class UserErasure extends Schema.Class<UserErasure>("UserErasure")({
+  userId: UserId,
+  conversations: Schema.NonNegativeInt,
+  messages: Schema.NonNegativeInt,
+  facts: Schema.NonNegativeInt
+}) {}

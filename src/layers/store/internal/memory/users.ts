@@ -1,0 +1,128 @@
+/**
+ * The in-memory store's user port (`UserStore`): the facts about each user, and the reads and
+ * writes that span a user's conversations.
+ */
+import { DateTime, Effect, HashMap, Option, Ref } from "effect"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { UserErasure } from "../../../../domain/UserErasure.js"
+import type { UserFact } from "../../../../domain/UserFact.js"
+import type { UserId } from "../../../../domain/UserId.js"
+import { MergeResult, UserStore } from "../../../../services/UserStore.js"
+import { SearchIndex } from "../searchIndex.js"
+import { emptyUser, entries, liveFacts, turnRange } from "./conversations.js"
+import { type Conversation, readable, type Snapshot, type State } from "./state.js"
+
+/** Whether `fact` replaces `current`: said later, or at the same time and merged later. */
+const replaces = (fact: UserFact, current: UserFact | undefined): boolean =>
+  current === undefined || !DateTime.lessThan(fact.saidAt, current.saidAt)
+
+/** The conversation if it exists and is the user's. */
+const ownConversation = (snapshot: Snapshot, userId: UserId, conversationId: ConversationId) =>
+  Option.filter(HashMap.get(snapshot.conversations, conversationId), (c) => c.info.userId === userId)
+
+/** The user port over the store's data. */
+export const make = ({ ref }: State): UserStore.Service =>
+  UserStore.of({
+    getFacts: (userId) => Effect.map(Ref.get(ref), (snapshot) => liveFacts(snapshot, userId)),
+
+    mergeFacts: (userId, facts, cursor) =>
+      Ref.modify(ref, (snapshot): readonly [UserStore.MergeResult, Snapshot] => {
+        let conversations = snapshot.conversations
+        if (cursor !== undefined) {
+          const conversation = ownConversation(snapshot, userId, cursor.conversationId)
+          if (Option.isNone(conversation) || conversation.value.info.factsCursor !== cursor.expected) {
+            return [MergeResult.Stale(), snapshot]
+          }
+          conversations = HashMap.set(conversations, cursor.conversationId, {
+            ...conversation.value,
+            info: { ...conversation.value.info, factsCursor: cursor.next }
+          })
+        }
+        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), () => emptyUser)
+        let known = user.facts
+        const applied: Array<UserFact> = []
+        for (const fact of facts) {
+          if (!replaces(fact, Option.getOrUndefined(HashMap.get(known, fact.key)))) continue
+          known = HashMap.set(known, fact.key, fact)
+          applied.push(fact)
+        }
+        return [
+          MergeResult.Merged({ applied }),
+          { ...snapshot, conversations, users: HashMap.set(snapshot.users, userId, { ...user, facts: known }) }
+        ]
+      }),
+
+    listConversations: (userId, query) =>
+      Effect.map(Ref.get(ref), (snapshot) =>
+        entries(snapshot, userId, {
+          limit: Math.max(0, Math.min(1000, Math.floor(query.limit))),
+          before: query.before
+        })),
+
+    searchMessages: (userId, query) =>
+      Effect.map(Ref.get(ref), (snapshot) => {
+        const user = HashMap.get(snapshot.users, userId)
+        if (Option.isNone(user)) return []
+        const parts: Array<{ readonly key: ConversationId; readonly index: SearchIndex; readonly before: number }> = []
+        for (const id of user.value.conversations) {
+          const conversation = ownConversation(snapshot, userId, id)
+          if (Option.isNone(conversation)) continue
+          const { info, messages, search } = conversation.value
+          // Synced with this snapshot, synchronously: no other fiber sees a half-updated index.
+          search.sync(messages, info.systemPrefixSeq)
+          const before = query.current?.conversationId === id ? query.current.before : Number.MAX_SAFE_INTEGER
+          parts.push({ key: id, index: search, before })
+        }
+        return SearchIndex.searchAcross(parts, query).map((hit) => ({
+          conversationId: hit.key,
+          seq: hit.seq,
+          score: hit.score
+        }))
+      }),
+
+    readTurns: (userId, query) =>
+      Effect.map(Ref.get(ref), (snapshot) => {
+        const seen = new Set<string>()
+        const turns: Array<UserStore.ConversationTurn> = []
+        for (const hit of query.hits) {
+          if (turns.length >= query.limit) break
+          const conversation = ownConversation(snapshot, userId, hit.conversationId)
+          if (Option.isNone(conversation) || !Number.isSafeInteger(hit.seq)) continue
+          const turn = turnOf(conversation.value, hit.seq)
+          if (turn === undefined || seen.has(`${hit.conversationId}\u0000${turn.start}`)) continue
+          seen.add(`${hit.conversationId}\u0000${turn.start}`)
+          turns.push({ conversationId: hit.conversationId, messages: turn.messages })
+        }
+        return turns
+      }),
+
+    erase: (userId) =>
+      Ref.modify(ref, (snapshot): readonly [UserErasure, Snapshot] => {
+        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), () => emptyUser)
+        let conversations = snapshot.conversations
+        let settings = snapshot.settings
+        let count = 0
+        let messages = 0
+        for (const id of user.conversations) {
+          const conversation = ownConversation(snapshot, userId, id)
+          if (Option.isNone(conversation)) continue
+          count += 1
+          messages += conversation.value.info.messageCount
+          conversations = HashMap.remove(conversations, id)
+          settings = HashMap.remove(settings, id)
+        }
+        const erasure = new UserErasure({ userId, conversations: count, messages, facts: HashMap.size(user.facts) })
+        return [erasure, { conversations, settings, users: HashMap.remove(snapshot.users, userId) }]
+      })
+  })
+
+/** The whole turn holding message `seq` of the conversation, past its leading system messages. */
+const turnOf = (conversation: Conversation, seq: number) => {
+  const { info, messages } = conversation
+  const index = messages.indexAfter(seq - 1)
+  const message = messages.at(index)
+  const floor = messages.indexAfter(info.systemPrefixSeq)
+  if (index < floor || message?.seq !== seq || message.role === "summary") return undefined
+  const [start, end] = turnRange(messages, index, floor, messages.size)
+  return { start, messages: messages.slice(start, end, readable).filter((m) => m.role !== "summary") }
+}

@@ -1,0 +1,295 @@
+/**
+ * The contract of the user port (`UserStore`) and of a conversation's user in the log: binding on
+ * the first write that names a user, refusal of another, facts merged by the time they were said
+ * (in any order), the facts cursor, the list, the search and the turns across a user's
+ * conversations, erasure, and isolation between users whose ids look alike.
+ */
+import { assert, type Vitest } from "@effect/vitest"
+import { DateTime, Effect, Either, FastCheck as fc } from "effect"
+import type { ConversationId } from "../../src/domain/ConversationId.js"
+import type { Role } from "../../src/domain/Message.js"
+import { UserFact } from "../../src/domain/UserFact.js"
+import * as UserId from "../../src/domain/UserId.js"
+import * as Store from "../../src/layers/store/Store.js"
+import { freshId, newMessage } from "../fixtures/messages.js"
+
+/** A user id no other test uses. */
+export const freshUser = (prefix = "user"): UserId.UserId => UserId.make(`${prefix}-${freshId()}`)
+
+/** A message said at `minute` minutes past the epoch of the test's day. */
+const said = (role: Role, content: string, minute: number) => ({
+  ...newMessage(role, content),
+  createdAt: DateTime.unsafeMake(Date.UTC(2026, 0, 1, 0, minute))
+})
+
+/** A fact about a user said at `minute` (from the app: no source). */
+const fact = (key: string, value: string | null, minute: number) =>
+  new UserFact({
+    key,
+    value,
+    category: "ENTITY",
+    saidAt: DateTime.unsafeMake(Date.UTC(2026, 0, 1, 0, minute)),
+    source: null
+  })
+
+/**
+ * Ids that look like `id` and are others: case, Unicode normalisation, whitespace, a prefix or a
+ * suffix, another separator.
+ */
+export const lookalikes = (id: string): ReadonlyArray<string> =>
+  [
+    id.toUpperCase(),
+    id.toLowerCase(),
+    `${id} `,
+    ` ${id}`,
+    `${id}-1`,
+    id.slice(0, -1),
+    id.replaceAll("-", "_"),
+    id.replaceAll("-", ":"),
+    `${id}\u0301`,
+    id.normalize("NFD") === id ? `${id}e\u0301` : id.normalize("NFD")
+  ].filter((other) => other !== id && other.length > 0)
+
+/** Registers the user port's tests in a contract suite. */
+export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
+  it.effect("a conversation is bound on its first write that names a user; another user is refused, nothing stored", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const [ana, bo] = [freshUser("ana"), freshUser("bo")]
+      const id = freshId("bound")
+      yield* store.repository.appendMessages(id, [said("user", "Hi, I am Ana", 1)], { userId: ana })
+      assert.strictEqual((yield* store.repository.getConversation(id)).userId, ana)
+      const refused = yield* Effect.flip(
+        store.repository.appendMessages(id, [said("user", "I am Bo", 2)], { userId: bo })
+      )
+      assert.strictEqual(refused._tag, "DataValidationError")
+      assert.include(refused.message, "userId")
+      // Nothing of the refused call was stored; a write without a user keeps the binding.
+      assert.strictEqual((yield* store.repository.getConversation(id)).messageCount, 1)
+      yield* store.repository.appendMessages(id, [said("assistant", "Hello Ana", 3)])
+      const info = yield* store.repository.getConversation(id)
+      assert.deepStrictEqual([info.userId, info.messageCount], [ana, 2])
+      assert.deepStrictEqual((yield* store.users.listConversations(bo, { limit: 10 })).length, 0)
+    }))
+
+  it.effect("a conversation written without a user is its user's from the first write that names one", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const ana = freshUser("ana")
+      const id = freshId("legacy")
+      yield* store.repository.appendMessages(id, [said("user", "an old conversation", 1)])
+      assert.isNull((yield* store.repository.getConversation(id)).userId)
+      assert.isEmpty(yield* store.users.listConversations(ana, { limit: 10 }))
+      yield* store.repository.appendMessages(id, [said("assistant", "and its answer", 2)], { userId: ana })
+      assert.strictEqual((yield* store.repository.getConversation(id)).userId, ana)
+      const listed = yield* store.users.listConversations(ana, { limit: 10 })
+      assert.deepStrictEqual(listed.map((entry) => [entry.conversationId, entry.messageCount]), [[id, 2]])
+      // Its earlier messages are the user's too: found by a search of the user's conversations.
+      const hits = yield* store.users.searchMessages(ana, { text: "old conversation", limit: 5 })
+      assert.deepStrictEqual(hits.map((hit) => [hit.conversationId, hit.seq]), [[id, 1]])
+    }))
+
+  it.effect("facts merge by the time they were said, in whatever order they are merged", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const statements = [
+        fact("city", "Lisbon", 1),
+        fact("city", "Porto", 5),
+        fact("dog", "Pixel", 2),
+        fact("budget", "€3,000", 3),
+        fact("budget", null, 7),
+        fact("phone", "07700 900461", 4)
+      ]
+      // The latest said first.
+      const expected = [["city", "Porto"], ["phone", "07700 900461"], ["dog", "Pixel"]]
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(fc.shuffledSubarray(statements, { minLength: statements.length }), (order) =>
+            Effect.runPromise(Effect.gen(function*() {
+              const user = freshUser("merge")
+              // In two merges, in the order drawn: the result is the same.
+              yield* store.users.mergeFacts(user, order.slice(0, 3))
+              yield* store.users.mergeFacts(user, order.slice(3))
+              const facts = yield* store.users.getFacts(user)
+              assert.deepStrictEqual(facts.map((f) => [f.key, f.value]), expected)
+            }))
+          ),
+          { numRuns: 20 }
+        )
+      )
+    }))
+
+  it.effect("a removal stays: an older statement merged later does not bring the fact back", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("removal")
+      yield* store.users.mergeFacts(user, [fact("order", "ORD-1", 1)])
+      yield* store.users.mergeFacts(user, [fact("order", null, 5)])
+      const late = yield* store.users.mergeFacts(user, [fact("order", "ORD-1", 3)])
+      assert.deepStrictEqual(late._tag === "Merged" ? late.applied.length : -1, 0)
+      assert.isEmpty(yield* store.users.getFacts(user))
+      // A statement said after the removal is known again.
+      yield* store.users.mergeFacts(user, [fact("order", "ORD-2", 9)])
+      assert.deepStrictEqual((yield* store.users.getFacts(user)).map((f) => f.value), ["ORD-2"])
+    }))
+
+  it.effect("a merge with the conversation's facts cursor applies once: a stale cursor changes nothing", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("cursor")
+      const id = freshId("cursor")
+      yield* store.repository.appendMessages(id, [said("user", "my dog is Pixel", 1)], { userId: user })
+      const first = yield* store.users.mergeFacts(user, [fact("dog", "Pixel", 1)], {
+        conversationId: id,
+        expected: 0,
+        next: 1
+      })
+      assert.strictEqual(first._tag, "Merged")
+      assert.strictEqual((yield* store.repository.getConversation(id)).factsCursor, 1)
+      const again = yield* store.users.mergeFacts(user, [fact("dog", "Rex", 2)], {
+        conversationId: id,
+        expected: 0,
+        next: 1
+      })
+      assert.strictEqual(again._tag, "Stale")
+      assert.deepStrictEqual((yield* store.users.getFacts(user)).map((f) => f.value), ["Pixel"])
+      // Another user's cursor on the conversation is stale too: the conversation is not theirs.
+      const other = yield* store.users.mergeFacts(freshUser("other"), [fact("dog", "Rex", 2)], {
+        conversationId: id,
+        expected: 1,
+        next: 2
+      })
+      assert.strictEqual(other._tag, "Stale")
+    }))
+
+  it.effect("the list: the user's conversations, the latest said first, paged by `before`", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("list")
+      const ids: Array<ConversationId> = []
+      for (let i = 0; i < 4; i++) {
+        const id = freshId(`list-${i}`)
+        ids.push(id)
+        yield* store.repository.appendMessages(id, [said("user", `conversation ${i} is about topic ${i}`, i)], {
+          userId: user
+        })
+      }
+      yield* store.repository.appendMessages(freshId("someone-else"), [said("user", "not theirs", 9)], {
+        userId: freshUser("else")
+      })
+      const all = yield* store.users.listConversations(user, { limit: 10 })
+      assert.deepStrictEqual(all.map((entry) => entry.conversationId), [...ids].reverse())
+      assert.strictEqual(all[0]?.about, "conversation 3 is about topic 3")
+      assert.strictEqual(all[0]?.lastSaidAt.epochMillis, Date.UTC(2026, 0, 1, 0, 3))
+      const page = yield* store.users.listConversations(user, { limit: 2 })
+      const last = page[page.length - 1]
+      assert.isDefined(last)
+      const next = last === undefined ? [] : yield* store.users.listConversations(user, { limit: 10, before: last.lastSaidAt })
+      assert.deepStrictEqual([...page, ...next].map((entry) => entry.conversationId), [...ids].reverse())
+    }))
+
+  it.effect("the search spans the user's conversations, and the current one only below `before`", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("search")
+      const [earlier, current] = [freshId("earlier"), freshId("current")]
+      yield* store.repository.appendMessages(earlier, [
+        said("user", "My order ORD-2024-88417 never arrived", 1),
+        said("assistant", "I am sorry about ORD-2024-88417", 2)
+      ], { userId: user })
+      yield* store.repository.appendMessages(current, [
+        said("user", "Is there news on ORD-2024-88417?", 3),
+        said("assistant", "Checking ORD-2024-88417 now", 4)
+      ], { userId: user })
+      yield* store.repository.appendMessages(freshId("stranger"), [said("user", "ORD-2024-88417 is mine", 5)], {
+        userId: freshUser("stranger")
+      })
+      const hits = yield* store.users.searchMessages(user, {
+        text: "ORD-2024-88417",
+        limit: 10,
+        current: { conversationId: current, before: 2 }
+      })
+      const found = hits.map((hit) => `${hit.conversationId === earlier ? "earlier" : "current"}:${hit.seq}`).sort()
+      assert.deepStrictEqual(found, ["current:1", "earlier:1", "earlier:2"])
+      const turns = yield* store.users.readTurns(user, { hits, limit: 10 })
+      assert.deepStrictEqual(
+        turns.map((turn) => [turn.conversationId === earlier ? "earlier" : "current", turn.messages.map((m) => m.seq)])
+          .sort(),
+        [["current", [1, 2]], ["earlier", [1, 2]]]
+      )
+      // Another user's hits name turns this user cannot read.
+      assert.isEmpty(yield* store.users.readTurns(freshUser("stranger"), { hits, limit: 10 }))
+    }))
+
+  it.effect("a user's conversation's window carries the facts about the user and the user's other conversations", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("window")
+      const [older, id] = [freshId("older"), freshId("window")]
+      yield* store.repository.appendMessages(older, [said("user", "about the boiler", 1)], { userId: user })
+      yield* store.repository.appendMessages(id, [said("user", "today's question", 2)], { userId: user })
+      yield* store.users.mergeFacts(user, [fact("boiler", "diverter valve", 1)])
+      const window = yield* store.repository.readWindow(id, { after: "system-prefix", tokenLimit: 1000, digest: 5 })
+      assert.deepStrictEqual(window.user?.facts.map((f) => f.value), ["diverter valve"])
+      assert.deepStrictEqual(window.user?.digest.map((entry) => entry.conversationId), [older])
+      const plain = freshId("plain")
+      yield* store.repository.appendMessages(plain, [said("user", "no user", 3)])
+      assert.isNull((yield* store.repository.readWindow(plain, { after: "system-prefix", tokenLimit: 1000 })).user)
+    }))
+
+  it.effect("erasing a user removes every conversation, message and fact of the user, and nothing else", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const [user, other] = [freshUser("erase"), freshUser("keep")]
+      const [a, b, kept] = [freshId("erase-a"), freshId("erase-b"), freshId("keep")]
+      yield* store.repository.appendMessages(a, [said("user", "secret one", 1), said("assistant", "ok", 2)], {
+        userId: user
+      })
+      yield* store.repository.appendMessages(b, [said("user", "secret two", 3)], { userId: user })
+      yield* store.repository.appendMessages(kept, [said("user", "secret one too", 4)], { userId: other })
+      yield* store.users.mergeFacts(user, [fact("secret", "one", 1), fact("gone", null, 2)])
+      yield* store.users.mergeFacts(other, [fact("secret", "kept", 1)])
+      const erased = yield* store.users.erase(user)
+      assert.deepStrictEqual(
+        [erased.userId, erased.conversations, erased.messages, erased.facts],
+        [user, 2, 3, 2]
+      )
+      for (const id of [a, b]) {
+        assert.strictEqual((yield* Effect.flip(store.repository.getConversation(id)))._tag, "ConversationNotFoundError")
+      }
+      assert.isEmpty(yield* store.users.getFacts(user))
+      assert.isEmpty(yield* store.users.listConversations(user, { limit: 10 }))
+      assert.isEmpty(yield* store.users.searchMessages(user, { text: "secret", limit: 10 }))
+      // The other user is untouched.
+      assert.strictEqual((yield* store.repository.getConversation(kept)).messageCount, 1)
+      assert.deepStrictEqual((yield* store.users.getFacts(other)).map((f) => f.value), ["kept"])
+      const again = yield* store.users.erase(user)
+      assert.deepStrictEqual([again.conversations, again.messages, again.facts], [0, 0, 0])
+    }))
+
+  it.effect("users whose ids look alike see nothing of each other", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const base = `Ana-${freshId()}`
+      const user = UserId.make(base)
+      const id = freshId("alike")
+      yield* store.repository.appendMessages(id, [said("user", "Ana's address is 12 Rua Augusta", 1)], { userId: user })
+      yield* store.users.mergeFacts(user, [fact("address", "12 Rua Augusta", 1)])
+      for (const alike of lookalikes(base)) {
+        const decoded = Either.getOrUndefined(Either.try(() => UserId.make(alike)))
+        if (decoded === undefined) continue
+        assert.isEmpty(yield* store.users.getFacts(decoded), alike)
+        assert.isEmpty(yield* store.users.listConversations(decoded, { limit: 10 }), alike)
+        assert.isEmpty(yield* store.users.searchMessages(decoded, { text: "Rua Augusta address", limit: 10 }), alike)
+        assert.isEmpty(yield* store.users.readTurns(decoded, { hits: [{ conversationId: id, seq: 1 }], limit: 5 }))
+        const refused = yield* Effect.either(
+          store.repository.appendMessages(id, [said("user", "mine?", 2)], { userId: decoded })
+        )
+        assert.isTrue(Either.isLeft(refused), alike)
+        const erased = yield* store.users.erase(decoded)
+        assert.strictEqual(erased.conversations, 0)
+      }
+      assert.deepStrictEqual((yield* store.users.getFacts(user)).map((f) => f.value), ["12 Rua Augusta"])
+      assert.strictEqual((yield* store.repository.getConversation(id)).messageCount, 1)
+    }))
+}

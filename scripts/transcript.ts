@@ -3,6 +3,9 @@
  * `scripts/<name>/conversation.txt`: `npx tsx scripts/transcript.ts chat` (or `broadband`). The
  * text opens with the system prompt (`S: …`); each session of it starts at its own date and time; the messages in it follow a few seconds to a few minutes
  * apart, by how long they are to read and write (deterministic: the same text gives the same file).
+ * A text may hold several conversations of one user: `== <name>` starts one (a unique lowercase
+ * slug); each message then carries its `conversation`, and each conversation opens with the system
+ * prompt, dated at its first session.
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -47,6 +50,11 @@ let clock = 0
 let index = 0
 let pendingCall: { readonly id: string; readonly name: string } | undefined
 const at = () => new Date(clock).toISOString().replace(".000Z", "Z")
+/** The conversation being written (none in a text without `==` lines) and the line its system prompt is on. */
+let conversation: { readonly name: string; opened: number | undefined } | undefined
+const conversations = new Set<string>()
+const write = (message: { readonly [key: string]: Json }) =>
+  lines.push(render(conversation === undefined ? message : { conversation: conversation.name, ...message }))
 
 for (const [i, raw] of readFileSync(source, "utf8").split("\n").entries()) {
   const line = raw.trim()
@@ -56,23 +64,41 @@ for (const [i, raw] of readFileSync(source, "utf8").split("\n").entries()) {
     system = line.slice(2).trim()
     continue
   }
+  if (line.startsWith("== ")) {
+    const next = line.slice(3).trim()
+    if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(next)) throw new Error(`${where}: a conversation's name is a lowercase slug`)
+    if (conversations.has(next)) throw new Error(`${where}: conversation ${next} is started twice`)
+    if (conversation === undefined && lines.length > 0) {
+      throw new Error(`${where}: messages come before the first conversation (== …)`)
+    }
+    if (pendingCall !== undefined) throw new Error(`${where}: a tool call's result (R: …) is missing`)
+    conversations.add(next)
+    conversation = { name: next, opened: undefined }
+    continue
+  }
   index += 1
   if (line.startsWith("@ ")) {
     clock = Date.parse(`${line.slice(2).replace(" ", "T")}:00Z`)
     if (Number.isNaN(clock)) throw new Error(`${where}: not a session's date and time`)
     if (system === undefined) throw new Error(`${where}: the system prompt (S: …) comes before the first session`)
-    if (lines.length === 0) lines.push(render({ role: "system", content: system, createdAt: at() }))
+    if (conversation === undefined ? lines.length === 0 : conversation.opened === undefined) {
+      if (conversation !== undefined) conversation.opened = lines.length
+      write({ role: "system", content: system, createdAt: at() })
+    }
     continue
+  }
+  if (conversation !== undefined && conversation.opened === undefined) {
+    throw new Error(`${where}: a conversation opens with a session (@ date time)`)
   }
   const kind = line.slice(0, 2)
   const text = line.slice(2).trim()
   if (kind === "U:") {
     // Reading the answer, then typing: a few seconds per word, and a pause of up to two minutes.
-    if (lines.length > 1) clock += (20 + words(text) * 3 + draw(index, 120)) * 1000
-    lines.push(render({ role: "user", content: text, createdAt: at() }))
+    if (lines.length > (conversation?.opened ?? 0) + 1) clock += (20 + words(text) * 3 + draw(index, 120)) * 1000
+    write({ role: "user", content: text, createdAt: at() })
   } else if (kind === "A:") {
     clock += (4 + draw(index, 14)) * 1000
-    lines.push(render({ role: "assistant", content: text, createdAt: at() }))
+    write({ role: "assistant", content: text, createdAt: at() })
   } else if (kind === "C:") {
     const [content = "", call = ""] = text.split(" || ")
     const space = call.indexOf(" ")
@@ -81,27 +107,31 @@ for (const [i, raw] of readFileSync(source, "utf8").split("\n").entries()) {
       name: call.slice(0, space)
     }
     clock += (4 + draw(index, 10)) * 1000
-    lines.push(render({
+    write({
       role: "assistant",
       content,
       metadata: {
         toolCalls: [{ id: pendingCall.id, name: pendingCall.name, params: parseJson(call.slice(space + 1), where) }]
       },
       createdAt: at()
-    }))
+    })
   } else if (kind === "R:" && pendingCall !== undefined) {
     clock += 1000
-    lines.push(render({
+    write({
       role: "tool",
       content: text,
       metadata: { toolCallId: pendingCall.id, toolName: pendingCall.name },
       createdAt: at()
-    }))
+    })
     pendingCall = undefined
   } else {
-    throw new Error(`${where}: expected "S:", "@ ", "U:", "A:", "C:" or "R:" (after "C:")`)
+    throw new Error(`${where}: expected "S:", "== ", "@ ", "U:", "A:", "C:" or "R:" (after "C:")`)
   }
 }
 
 writeFileSync(target, `${lines.join("\n")}\n`)
-console.log(`examples/${name}.jsonl: ${lines.length} messages`)
+console.log(
+  `examples/${name}.jsonl: ${lines.length} messages${
+    conversations.size === 0 ? "" : `, ${conversations.size} conversations`
+  }`
+)

@@ -44,6 +44,14 @@ const RecallTokenBudget = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Sch
 })
 
 /**
+ * The share of the budget the facts about the conversation's user may take, and the share the
+ * list of the user's recent conversations may take (a conversation with a user only).
+ */
+const UserShare = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
+  description: "a share from 0 to below 1"
+})
+
+/**
  * The settings of a context, each under its one name.
  *
  * @since 0.1.0
@@ -54,7 +62,9 @@ export const ContextSettings = Schema.Struct({
   kRawTurns: KRawTurns,
   view: View,
   recall: RecallMode,
-  recallTokenBudget: RecallTokenBudget
+  recallTokenBudget: RecallTokenBudget,
+  userFactsTokenBudget: UserShare,
+  digestTokenBudget: UserShare
 })
 
 /**
@@ -74,7 +84,9 @@ export const defaults: ContextSettings = {
   kRawTurns: 3,
   view: "full",
   recall: "lexical",
-  recallTokenBudget: 0.25
+  recallTokenBudget: 0.25,
+  userFactsTokenBudget: 0.2,
+  digestTokenBudget: 0.05
 }
 
 /**

@@ -5,11 +5,14 @@
  * @since 0.1.0
  */
 import { Hash, Schema } from "effect"
+import { ConversationEntry } from "./ConversationEntry.js"
 import { ConversationId } from "./ConversationId.js"
 import { Fact } from "./Fact.js"
-import { factsText } from "./internal/contextText.js"
+import { digestText, factsText, userFactsText } from "./internal/contextText.js"
 import { Message } from "./Message.js"
 import { RecalledTurn } from "./RecalledTurn.js"
+import { UserFact } from "./UserFact.js"
+import { UserId } from "./UserId.js"
 
 /**
  * The assembled context, in prompt order: `system` (the conversation's leading system messages,
@@ -23,9 +26,18 @@ import { RecalledTurn } from "./RecalledTurn.js"
  */
 export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")({
   conversationId: ConversationId,
+  /** The user the conversation belongs to, or null. */
+  userId: Schema.optionalWith(Schema.NullOr(UserId), { default: () => null }),
   /** The strategy that assembled it. */
   strategy: Schema.String,
   system: Schema.Array(Message),
+  /**
+   * What is known about the user from the user's conversations, as shown (the latest said first,
+   * as many as fit their share of the budget): rendered after the leading system messages.
+   */
+  userFacts: Schema.optionalWith(Schema.Array(UserFact), { default: () => [] }),
+  /** The user's latest other conversations, as shown (the latest first): rendered after the facts about the user. */
+  digest: Schema.optionalWith(Schema.Array(ConversationEntry), { default: () => [] }),
   /**
    * The facts as shown: without a query, those whose source messages are all in `recent` are left
    * out (the turns say them).
@@ -85,6 +97,8 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   get prefixVersion(): string {
     const fingerprint = JSON.stringify([
       this.system.map((message) => message.seq),
+      ...(this.userFacts.length > 0 ? [userFactsText(this.userFacts)] : []),
+      ...(this.digest.length > 0 ? [digestText(this.digest)] : []),
       this.facts.length > 0 ? factsText(this.facts) : null,
       this.summary,
       this.omissionAnnounced ? this.turnsOmitted : 0,

@@ -4,6 +4,7 @@
  * @since 0.2.0
  */
 import { Schema } from "effect"
+import { ConversationId } from "./ConversationId.js"
 import { Message } from "./Message.js"
 
 /**
@@ -14,6 +15,8 @@ import { Message } from "./Message.js"
  * @category schemas
  */
 export class RecalledTurn extends Schema.Class<RecalledTurn>("RecalledTurn")({
+  /** The conversation it was said in, when it is another conversation of the user than the current one. */
+  conversationId: Schema.optional(ConversationId),
   fromSeq: Schema.Int.pipe(Schema.positive()),
   toSeq: Schema.Int.pipe(Schema.positive()),
   /** When its first message was said (its `createdAt`). */

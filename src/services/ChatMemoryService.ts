@@ -88,7 +88,8 @@ export declare namespace ChatMemoryService {
      */
     readonly addMessages: (
       conversationId: string,
-      messages: ReadonlyArray<AnyInput>
+      messages: ReadonlyArray<AnyInput>,
+      options?: AddMessagesOptions
     ) => Effect.Effect<ReadonlyArray<Message>, DataValidationError | RepositoryError>
     /** Reads stored messages, oldest first. */
     readonly getMessages: (
@@ -152,6 +153,18 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * @since 0.2.0
+   * @category models
+   */
+  export interface AddMessagesOptions {
+    /**
+     * The user the conversation belongs to: bound by its first write that names one, and refused
+     * (`DataValidationError` naming `options.userId`, nothing stored) when it belongs to another.
+     */
+    readonly userId?: string | undefined
+  }
+
+  /**
    * @since 0.1.0
    * @category models
    */
@@ -164,6 +177,13 @@ export declare namespace ChatMemoryService {
      * recall share of the budget. Without it, no recall.
      */
     readonly query?: string | undefined
+    /**
+     * The conversation's user. A conversation not written yet gets what is known about the user
+     * (and, with a query, the user's earlier turns); one that belongs to another user is refused
+     * (`DataValidationError` naming `options.userId`). A conversation of a user shows what is known
+     * about its user whether or not the call names it.
+     */
+    readonly userId?: string | undefined
   }
 
   /**
@@ -175,6 +195,11 @@ export declare namespace ChatMemoryService {
     readonly limit?: number | undefined
     /** Only turns that end before this seq. */
     readonly before?: number | undefined
+    /**
+     * Search every conversation of this user (those of the conversation only below `before`), each
+     * turn labelled with its conversation; never another user's.
+     */
+    readonly userId?: string | undefined
   }
 
   /**

@@ -9,6 +9,7 @@ import type { Overrides } from "../domain/ContextSettings.js"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
+import type { UserId } from "../domain/UserId.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 
 /**
@@ -76,6 +77,11 @@ export declare namespace MemoryManagementStrategy {
   export interface ContextSettings extends Overrides {
     /** What the next model call is about: a strategy with recall adds the older turns matching it. */
     readonly query?: string | undefined
+    /**
+     * The user of a conversation not written yet: its context shows what is known about the user.
+     * A conversation written has its user (or none) already, which wins.
+     */
+    readonly userId?: UserId | undefined
   }
 
   /**
@@ -84,6 +90,8 @@ export declare namespace MemoryManagementStrategy {
    */
   export interface PostAddMessagesInput {
     readonly conversationId: ConversationId
+    /** The user the conversation belongs to, or null. */
+    readonly userId: UserId | null
     readonly addedMessagesCount: number
     readonly totalMessagesCount: number
   }

@@ -143,6 +143,8 @@ export declare namespace RepositoryService {
    */
   export interface AppendResult {
     readonly messages: ReadonlyArray<Message>
+    /** The user the conversation belongs to after the append, or null. */
+    readonly userId: UserId | null
     /** Messages the conversation holds after the append. */
     readonly messageCount: number
   }

@@ -18,12 +18,7 @@ import { DefaultMaxFacts } from "../domain/internal/facts.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
-import type { MessageIndex } from "../services/MessageIndex.js"
-import type { RepositoryService } from "../services/RepositoryService.js"
-import type { SettingsStore } from "../services/SettingsStore.js"
 import type { SkillService } from "../services/SkillService.js"
-import type { SummarizationLease } from "../services/SummarizationLease.js"
-import type { SummaryStore } from "../services/SummaryStore.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import {
   defaults as summarizationDefaults,
@@ -32,17 +27,10 @@ import {
   withoutDeprecated
 } from "./internal/options.js"
 import * as Hierarchical from "./internal/summarizer/hierarchical.js"
-import { makeWith } from "./internal/summarizing.js"
+import { makeWith, type Ports } from "./internal/summarizing.js"
 
 /** Everything the strategy needs from its environment. */
-type Requirements =
-  | RepositoryService
-  | SummaryStore
-  | SettingsStore
-  | MessageIndex
-  | SummarizationLease
-  | SkillService
-  | TokenCounter
+type Requirements = Ports | SkillService | TokenCounter
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 

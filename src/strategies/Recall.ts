@@ -34,11 +34,13 @@ import type { ConversationId } from "../domain/ConversationId.js"
 import { PositiveDuration } from "../domain/internal/duration.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import * as Recalled from "../domain/RecalledTurn.js"
+import type { UserId } from "../domain/UserId.js"
 import { type DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
+import type { UserStore } from "../services/UserStore.js"
 import { makeHybrid } from "./internal/recall/hybrid.js"
 import * as Search from "./internal/recall/search.js"
 import { makeJobs } from "./internal/summarizer/jobs.js"
@@ -66,7 +68,7 @@ export type RecalledTurn = Recalled.RecalledTurn
  * @since 0.2.0
  * @category search
  */
-export const searchTurns: (
+export const searchTurns = (
   repository: RepositoryService.Service,
   index: MessageIndex.Service,
   conversationId: ConversationId,
@@ -77,7 +79,30 @@ export const searchTurns: (
     /** `false`: by words only, even on a hybrid index. */
     readonly meaning?: boolean | undefined
   }
-) => Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> = Search.searchTurns
+): Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> =>
+  Search.searchTurns(
+    repository,
+    Search.conversationSource(repository, index, conversationId, query),
+    conversationId,
+    query
+  )
+
+/**
+ * The turns of a user's conversations that best match `query`, best first, at most `limit`: the
+ * conversation `conversationId`'s below `before` (it may be one the user has not written yet), the
+ * others' whole, each labelled with its conversation.
+ *
+ * @since 0.2.0
+ * @category search
+ */
+export const searchUserTurns = (
+  repository: RepositoryService.Service,
+  users: UserStore.Service,
+  userId: UserId,
+  conversationId: ConversationId,
+  query: { readonly query: string; readonly before: number; readonly limit: number }
+): Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> =>
+  Search.searchTurns(repository, Search.userSource(users, userId, conversationId, query), conversationId, query)
 
 /**
  * The background job of hybrid recall: it embeds the messages written since its last run. The

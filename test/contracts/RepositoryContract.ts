@@ -54,7 +54,7 @@ export const repositoryContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       const repo = yield* RepositoryService
       const id = freshId()
       const result = yield* repo.appendMessages(id, [])
-      assert.deepStrictEqual(result, { messages: [], messageCount: 0 })
+      assert.deepStrictEqual(result, { messages: [], messageCount: 0, userId: null })
       const error = yield* Effect.flip(repo.getConversation(id))
       assert.strictEqual(error._tag, "ConversationNotFoundError")
     }))

@@ -5,7 +5,14 @@
  */
 import * as Prompt from "@effect/ai/Prompt"
 import { Option, Schema } from "effect"
-import { factsText, omissionText, recentLabel, summaryText } from "../../domain/internal/contextText.js"
+import {
+  digestText,
+  factsText,
+  omissionText,
+  recentLabel,
+  summaryText,
+  userFactsText
+} from "../../domain/internal/contextText.js"
 import { recalledText } from "../../domain/internal/recall.js"
 import { type MemoryContext } from "../../domain/MemoryContext.js"
 import type { Message } from "../../domain/Message.js"
@@ -101,6 +108,8 @@ export const toPromptMessages = (context: MemoryContext, options?: PromptOptions
     const encoded = toPromptMessage(message)
     if (encoded !== undefined) out.push(encoded)
   }
+  if (context.userFacts.length > 0) out.push(record(userFactsText(context.userFacts), role))
+  if (context.digest.length > 0) out.push(record(digestText(context.digest), role))
   if (context.facts.length > 0) out.push(record(factsText(context.facts), role))
   if (context.summary !== null) out.push(record(summaryText(context.summary), role))
   if (context.omissionAnnounced && context.turnsOmitted > 0) out.push(record(omissionText(context.turnsOmitted), role))

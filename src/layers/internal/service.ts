@@ -23,6 +23,7 @@ import { createdAtProblem } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../../domain/MemoryEvent.js"
 import { MaxContentLength, type NewMessage } from "../../domain/Message.js"
+import { UserId } from "../../domain/UserId.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { decode } from "../../errors/internal/decode.js"
 import {
@@ -37,7 +38,8 @@ import { RepositoryService } from "../../services/RepositoryService.js"
 import { SettingsStore } from "../../services/SettingsStore.js"
 import { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
-import { EmbeddingJobs, searchTurns } from "../../strategies/Recall.js"
+import { UserStore } from "../../services/UserStore.js"
+import { EmbeddingJobs, searchTurns, searchUserTurns } from "../../strategies/Recall.js"
 import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
 
 /** Turns a context left out without their being summarized. */
@@ -59,6 +61,8 @@ const AddMessagesRequest = Schema.Struct({
   // Our messages, `@effect/ai` prompt messages and response parts, each read once, inside a guard.
   messages: MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall })
 })
+
+const AddOptions = Schema.Struct({ options: fromUntrusted(Schema.Struct({ userId: Schema.optional(UserId) })) })
 
 const GetMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
@@ -121,7 +125,8 @@ const GetContextRequest = Schema.Struct({
   options: Schema.optionalWith(
     fromUntrusted(Schema.Struct({
       tokenBudget: Schema.optional(ContextSettings.fields.tokenBudget),
-      query: Schema.optional(StorableString)
+      query: Schema.optional(StorableString),
+      userId: Schema.optional(UserId)
     })),
     { exact: true }
   )
@@ -133,7 +138,8 @@ const SearchRequest = Schema.Struct({
   options: Schema.optionalWith(
     fromUntrusted(Schema.Struct({
       limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
-      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
+      before: Schema.optional(Schema.Int.pipe(Schema.positive())),
+      userId: Schema.optional(UserId)
     })),
     { exact: true }
   )
@@ -177,7 +183,7 @@ const OptionsSchema = Schema.Struct({ maxMessageLength: Schema.optional(MaxMessa
  * The storage ports the service reads and writes: the log, the summary state (for `stats`), the
  * settings and the index (`searchMemory`). A store provides them all (`Store.Ports`).
  */
-type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex
+type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | UserStore
 
 /**
  * Builds the service over a store, a strategy and a token counter. Every input is decoded at
@@ -198,6 +204,7 @@ export const make = (options: Options = {}): Effect.Effect<
     const summaries = yield* SummaryStore
     const settingsRepository = yield* SettingsStore
     const messageIndex = yield* MessageIndex
+    const users = yield* UserStore
     const strategy = yield* MemoryManagementStrategy
     const counter = yield* TokenCounter
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
@@ -243,13 +250,23 @@ export const make = (options: Options = {}): Effect.Effect<
      * puts the call's over them, so a context is not a read of its own for them.
      */
     const contextSettings = (
-      call: { readonly tokenBudget?: number | undefined; readonly query?: string | undefined } | undefined
-    ): MemoryManagementStrategy.ContextSettings => ({ tokenBudget: call?.tokenBudget, query: call?.query })
+      call: {
+        readonly tokenBudget?: number | undefined
+        readonly query?: string | undefined
+        readonly userId?: UserId | undefined
+      } | undefined
+    ): MemoryManagementStrategy.ContextSettings => ({
+      tokenBudget: call?.tokenBudget,
+      query: call?.query,
+      userId: call?.userId
+    })
+    const decodeAddOptions = decode(AddOptions, "ChatMemoryService.addMessages", "")
     const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
 
     return ChatMemoryService.of({
-      addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages) {
+      addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages, options) {
         const request = yield* decodeAdd({ conversationId, messages })
+        const userId = options === undefined ? undefined : (yield* decodeAddOptions({ options })).options.userId
         const tooLong = request.messages.find(({ message }) => message.content.length > maxMessageLength)
         if (tooLong !== undefined) {
           return yield* new DataValidationError({
@@ -282,7 +299,16 @@ export const make = (options: Options = {}): Effect.Effect<
             createdAt: message.createdAt ?? now
           })
         }
-        const appended = yield* repository.appendMessages(request.conversationId, prepared)
+        const appended = yield* repository.appendMessages(request.conversationId, prepared, { userId }).pipe(
+          Effect.catchTag("DataValidationError", (refused) =>
+            Effect.fail(
+              new DataValidationError({
+                operation: "ChatMemoryService.addMessages",
+                path: "options.userId",
+                reason: refused.reason
+              })
+            ))
+        )
         yield* publishLazily(() =>
           new MessagesAdded({
             conversationId: request.conversationId,
@@ -292,6 +318,7 @@ export const make = (options: Options = {}): Effect.Effect<
         )
         yield* strategy.postAddMessagesHook({
           conversationId: request.conversationId,
+          userId: appended.userId,
           addedMessagesCount: appended.messages.length,
           totalMessagesCount: appended.messageCount
         })
@@ -329,6 +356,15 @@ export const make = (options: Options = {}): Effect.Effect<
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         const settings = contextSettings(request.options)
         const context = yield* strategy.buildContext(request.conversationId, settings)
+        const named = request.options?.userId
+        if (named !== undefined && context.userId !== null && context.userId !== named) {
+          // Built, then refused: the conversation's user came with the window read, in its one round trip.
+          return yield* new DataValidationError({
+            operation: "ChatMemoryService.getContext",
+            path: "options.userId",
+            reason: "the conversation belongs to another user"
+          })
+        }
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
         if (context.turnsOmitted > 0) {
           // Logged here, once per context (a strategy may assemble one twice: before and after a
@@ -388,11 +424,15 @@ export const make = (options: Options = {}): Effect.Effect<
           options === undefined ? { conversationId, query } : { conversationId, query, options }
         )
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* searchTurns(repository, messageIndex, request.conversationId, {
+        const search = {
           query: request.query,
           before: request.options?.before ?? Number.MAX_SAFE_INTEGER,
           limit: request.options?.limit ?? 5
-        })
+        }
+        const userId = request.options?.userId
+        return yield* userId === undefined
+          ? searchTurns(repository, messageIndex, request.conversationId, search)
+          : searchUserTurns(repository, users, userId, request.conversationId, search)
       }),
 
       getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {

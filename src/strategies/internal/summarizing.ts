@@ -8,26 +8,32 @@ import { omissionText } from "../../domain/internal/contextText.js"
 import { withOverrides } from "../../domain/internal/overrides.js"
 import { groupTurns } from "../../domain/internal/turns.js"
 import { FallbackUsed, type MemoryEvent } from "../../domain/MemoryEvent.js"
+import type { UserId } from "../../domain/UserId.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
 import { SettingsStore } from "../../services/SettingsStore.js"
+import type { SkillService } from "../../services/SkillService.js"
 import type { SummarizationLease } from "../../services/SummarizationLease.js"
 import type { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
+import { UserStore } from "../../services/UserStore.js"
 import { EmbeddingJobs } from "../Recall.js"
 import { memoCounter } from "./context/memoCounter.js"
 import { summaryPreamble, withoutShown } from "./context/preamble.js"
+import { digestLimit, shareRooms, userReserve, userSections, withUser } from "./context/user.js"
 import { assemble, emptyContext } from "./context/window.js"
 import { spansDays, withLabels } from "./dates.js"
 import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
 import { withRecall } from "./recall/block.js"
+import { conversationSource, userSource } from "./recall/search.js"
 import { type Jobs, makeJobs } from "./summarizer/jobs.js"
 import { loadBuffer, summaryTokens, trigger } from "./summarizer/plan.js"
 import type * as Producers from "./summarizer/producers.js"
 import * as Summarizer from "./summarizer/summarizer.js"
+import { makeUserFacts } from "./userFacts.js"
 
 /** How many recalled turns a context considers at most (best first, while the block fits). */
 const recallCandidates = 8
@@ -36,7 +42,7 @@ const recallCandidates = 8
  * The storage ports the policy reads and writes: the log, the summary state (the summarizer
  * commits), the settings (the planner reads them), the index (recall) and the lease.
  */
-export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease
+export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease | UserStore
 
 /**
  * The policy of every summarizing strategy, over the producer of its summaries: after a write,
@@ -57,12 +63,13 @@ export const makeWith = (
 ): Effect.Effect<
   MemoryManagementStrategy.Service,
   DataValidationError,
-  Ports | TokenCounter | Scope.Scope
+  Ports | SkillService | TokenCounter | Scope.Scope
 > =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
     const messageIndex = yield* MessageIndex
     const stored = yield* SettingsStore
+    const users = yield* UserStore
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
     // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
@@ -70,6 +77,8 @@ export const makeWith = (
     // The summary and facts shown on every read are counted once per text, not once per read.
     const shownCounter = yield* memoCounter(yield* TokenCounter)
     const summarizer = yield* Summarizer.make(settings, producer, publish)
+    // What is known about a conversation's user is learned from its turns in the background too.
+    const userFacts = yield* makeUserFacts(settings)
     // A job ends with the conversations the paused summarizer held back, due again: their jobs start.
     const jobs: Jobs = yield* makeJobs(
       (conversationId) =>
@@ -85,7 +94,8 @@ export const makeWith = (
     const readWindow = (conversationId: ConversationId, settings: SummarizationOptions) =>
       repository.readWindow(conversationId, {
         after: settings.view === "full" ? "system-prefix" : "cursor",
-        tokenLimit: settings.tokenBudget
+        tokenLimit: settings.tokenBudget,
+        digest: digestLimit
       })
 
     /**
@@ -112,11 +122,15 @@ export const makeWith = (
         // the budget when not even they fit; facts are protected and always shown whole.
         const facts = view.showFacts ? window.state.facts : []
         const { preamble, shrink, withoutSummary } = yield* summaryPreamble(shownCounter, window.state, { facts })
-        return yield* assemble(repository, {
+        // The user sections take their shares first, as the planner keeps them.
+        const user = window.user === null
+          ? undefined
+          : yield* userSections(shownCounter, window.user, shareRooms(settings))
+        const context = yield* assemble(repository, {
           strategy: view.name,
           window,
           preamble,
-          budget: settings.tokenBudget,
+          budget: settings.tokenBudget - (user?.tokens ?? 0),
           minTurns: settings.kRawTurns,
           shrink,
           withoutSummary,
@@ -127,6 +141,7 @@ export const makeWith = (
           // room from those turns, so the preamble keeps what they hold.
           withoutShown: recall ? undefined : (preamble, turns) => withoutShown(shownCounter, preamble, turns)
         })
+        return user === undefined ? context : withUser(context, user, settings.tokenBudget)
       })
 
     /**
@@ -153,7 +168,7 @@ export const makeWith = (
           tokens: shown.reduce((n, turn) => n + turn.tokenCount, 0),
           messages: buffer.length,
           turns: turns.length,
-          systemTokens: window.system.reduce((n, m) => n + m.tokenCount, 0)
+          systemTokens: window.system.reduce((n, m) => n + m.tokenCount, 0) + userReserve(settings, window.info)
         })
         return due !== undefined
       })
@@ -201,9 +216,55 @@ export const makeWith = (
         return yield* contextOf(yield* readWindow(conversationId, options), options, recall)
       })
 
+    /**
+     * The context of a conversation not written yet, of a user: what is known about the user, in
+     * what the rest of the budget leaves (the list of the user's conversations, and the recalled
+     * block with a query), and the recalled turns of the user's conversations.
+     */
+    const newConversation = (
+      conversationId: ConversationId,
+      userId: UserId,
+      options: SummarizationOptions,
+      query: string | undefined
+    ) =>
+      Effect.gen(function*() {
+        const recall = query !== undefined && options.recall !== "off"
+        const sections = {
+          userId,
+          facts: yield* users.getFacts(userId),
+          digest: yield* users.listConversations(userId, { limit: digestLimit })
+        }
+        const digestRoom = Math.floor(options.tokenBudget * options.digestTokenBudget)
+        const recallRoom = recall ? Math.floor(options.tokenBudget * options.recallTokenBudget) : 0
+        const user = yield* userSections(shownCounter, sections, {
+          facts: options.tokenBudget - digestRoom - recallRoom,
+          digest: digestRoom
+        })
+        const context = withUser(
+          emptyContext(conversationId, view.name, options.tokenBudget),
+          user,
+          options.tokenBudget
+        )
+        if (!recall) return context
+        return yield* withRecall(repository, shownCounter, conversationId, {
+          query,
+          budget: options.tokenBudget,
+          share: options.recallTokenBudget,
+          minTurns: options.kRawTurns,
+          limit: recallCandidates,
+          source: (before) => userSource(users, userId, conversationId, { before })
+        }, Effect.succeed(context)).pipe(
+          // A conversation of the user erased meanwhile recalls nothing.
+          Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(context))
+        )
+      })
+
     return MemoryManagementStrategy.of({
       name: view.name,
-      postAddMessagesHook: ({ conversationId }) => jobs.trigger(conversationId),
+      postAddMessagesHook: ({ conversationId, userId }) =>
+        userId === null
+          ? jobs.trigger(conversationId)
+          : Effect.zipRight(jobs.trigger(conversationId), userFacts.trigger(conversationId)),
       buildContext: Effect.fnUntraced(
         function*(conversationId, overrides) {
           const { options, window } = yield* windowFor(conversationId, overrides)
@@ -217,26 +278,32 @@ export const makeWith = (
             share: options.recallTokenBudget,
             minTurns: options.kRawTurns,
             limit: recallCandidates,
-            index: messageIndex,
-            meaning: hybrid && options.recall === "hybrid"
+            source: (before) =>
+              window.user === null
+                ? conversationSource(repository, messageIndex, conversationId, {
+                  before,
+                  meaning: hybrid && options.recall === "hybrid"
+                })
+                : userSource(users, window.user.userId, conversationId, { before })
           }, policyContext(conversationId, window, options, true))
         },
         // An unknown (or cleared) conversation has an empty history, not an error; settings stored
         // before its first message still give its budget.
         (effect, conversationId, overrides) =>
           Effect.catchTag(effect, "ConversationNotFoundError", () =>
-            Effect.map(
-              stored.getSettings(conversationId),
-              (own) =>
-                emptyContext(
-                  conversationId,
-                  view.name,
-                  withOverrides(withOverrides(settings, own), overrides).tokenBudget
-                )
-            ))
+            Effect.flatMap(stored.getSettings(conversationId), (own) => {
+              const options = withOverrides(withOverrides(settings, own), overrides)
+              const empty = emptyContext(conversationId, view.name, options.tokenBudget)
+              const userId = overrides?.userId
+              return userId === undefined
+                ? Effect.succeed(empty)
+                : newConversation(conversationId, userId, options, overrides?.query)
+            }))
       ),
-      awaitIdle: jobs.awaitIdle,
-      forget: jobs.cancel,
+      awaitIdle: (conversationId) =>
+        Effect.zipRight(jobs.awaitIdle(conversationId), userFacts.awaitIdle(conversationId)),
+      forget: (conversationId) =>
+        Effect.zipRight(jobs.cancel(conversationId), userFacts.cancel(conversationId)),
       subscribe: PubSub.subscribe(pubsub)
     })
   })

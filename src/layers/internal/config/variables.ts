@@ -197,6 +197,19 @@ export const variables = {
     context.recallTokenBudget,
     "the share of the budget recalled turns may take from the recent turns (below 1; never their newest K)"
   ),
+  userFactsTokenBudget: numberOf(
+    "MEMORY_USER_FACTS_TOKEN_BUDGET",
+    share(knob.userFactsTokenBudget),
+    context.userFactsTokenBudget,
+    "the share of the budget what is known about the conversation's user may take (a new conversation: what " +
+      "the rest leaves)"
+  ),
+  digestTokenBudget: numberOf(
+    "MEMORY_DIGEST_TOKEN_BUDGET",
+    share(knob.digestTokenBudget),
+    context.digestTokenBudget,
+    "the share of the budget the list of the user's recent conversations may take"
+  ),
   embeddingModel: {
     name: "MEMORY_EMBEDDING_MODEL",
     default: code(OpenAiModels.embeddings),

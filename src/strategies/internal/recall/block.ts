@@ -6,19 +6,18 @@
  */
 import { Clock, Effect } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
-import { recalledText, turnLabel } from "../../../domain/internal/recall.js"
+import { recalledHeading, turnLabel } from "../../../domain/internal/recall.js"
 import { messageLine } from "../../../domain/internal/transcript.js"
 import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { Message } from "../../../domain/Message.js"
 import { type RecalledTurn } from "../../../domain/RecalledTurn.js"
 import { type Turn } from "../../../domain/Turn.js"
-import type { MessageIndex } from "../../../services/MessageIndex.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
 import { withLabels } from "../dates.js"
 import * as Metrics from "../metrics.js"
-import { searchTurns } from "./search.js"
+import { searchTurns, type Source } from "./search.js"
 
 /** What recall needs from a strategy: how to build its context within a budget. */
 export interface RecallSettings {
@@ -31,10 +30,8 @@ export interface RecallSettings {
   readonly minTurns: number
   /** At most this many recalled turns. */
   readonly limit: number
-  /** Where messages are found. */
-  readonly index: MessageIndex.Service
-  /** Whether the index may search by meaning too (a hybrid index). */
-  readonly meaning: boolean
+  /** Where turns are found, given the seq the current conversation's are searched below. */
+  readonly source: (before: number) => Source
 }
 
 /**
@@ -77,11 +74,11 @@ export const withRecall = <E>(
     let recalled: ReadonlyArray<RecalledTurn> = []
     let blockTokens = 0
     if (Math.min(reserve, free + sumTokens(shown.slice(0, covered))) > 0) {
-      const found = yield* searchTurns(repository, settings.index, conversationId, {
+      const before = shown[covered]?.firstSeq ?? Number.MAX_SAFE_INTEGER
+      const found = yield* searchTurns(repository, settings.source(before), conversationId, {
         query: settings.query,
-        before: shown[covered]?.firstSeq ?? Number.MAX_SAFE_INTEGER,
-        limit: settings.limit,
-        meaning: settings.meaning
+        before,
+        limit: settings.limit
       })
       const picked = yield* pick(counter, found, { shown, movable: covered, free, reserve })
       recalled = picked.turns
@@ -149,7 +146,7 @@ const turnTokens = (counter: TokenCounter.Service, turn: RecalledTurn): Effect.E
 
 /**
  * The tokens of the block of `turns`, bounded as `turnTokens` bounds each turn, plus its heading as
- * a message (`countMessage` of `recalledText([])`, which a memoizing counter counts once).
+ * a message (`countMessage` of `recalledHeading(turns)`, which a memoizing counter counts once).
  * `countMessage(recalledText(turns))` never exceeds it: exactly so for the approximate counter,
  * whose count of a text is at most the sum of its parts' counts; tested on the exact counter.
  */
@@ -158,7 +155,7 @@ export const blockTokens = (
   turns: ReadonlyArray<RecalledTurn>
 ): Effect.Effect<number> =>
   Effect.gen(function*() {
-    let tokens = yield* counter.countMessage({ content: recalledText([]) })
+    let tokens = yield* counter.countMessage({ content: recalledHeading(turns) })
     for (const turn of turns) tokens += yield* turnTokens(counter, turn)
     return tokens
   })
@@ -192,11 +189,14 @@ const pick = (
     const { free, reserve, shown } = context
     const turns: Array<RecalledTurn> = []
     if (candidates.length === 0) return { turns, tokens: 0 }
-    const heading = yield* counter.countMessage({ content: recalledText([]) })
+    const heading = yield* counter.countMessage({ content: recalledHeading(candidates) })
     let tokens = heading
     let movable = context.movable
     for (const candidate of candidates) {
-      const at = shown.findIndex((turn) => turn.firstSeq <= candidate.toSeq && candidate.fromSeq <= turn.lastSeq)
+      // A turn of another conversation is never one of those shown.
+      const at = candidate.conversationId !== undefined
+        ? -1
+        : shown.findIndex((turn) => turn.firstSeq <= candidate.toSeq && candidate.fromSeq <= turn.lastSeq)
       if (at >= dropFor(shown, free, turns.length === 0 ? 0 : tokens)) {
         movable = Math.min(movable, at)
         continue

@@ -10,9 +10,11 @@ import { groupTurns } from "../../../domain/internal/turns.js"
 import type { Message } from "../../../domain/Message.js"
 import { RecalledTurn } from "../../../domain/RecalledTurn.js"
 import { type Turn } from "../../../domain/Turn.js"
+import type { UserId } from "../../../domain/UserId.js"
 import type { RepositoryError } from "../../../errors/RepositoryError.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
+import type { UserStore } from "../../../services/UserStore.js"
 import {
   asks,
   asksWhen,
@@ -57,9 +59,14 @@ const turnAt = (
     return undefined
   })
 
-const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
+const toRecalled = (
+  turn: Turn,
+  score: number,
+  conversationId: ConversationId | undefined
+): RecalledTurn | undefined => {
   const first = turn.messages[0]
   return first === undefined ? undefined : new RecalledTurn({
+    ...(conversationId === undefined ? {} : { conversationId }),
     fromSeq: turn.firstSeq,
     toSeq: turn.lastSeq,
     createdAt: first.createdAt,
@@ -70,9 +77,9 @@ const toRecalled = (turn: Turn, score: number): RecalledTurn | undefined => {
 }
 
 /**
- * Whether the messages of a turn read by `RepositoryService.readTurns` are a turn as `groupTurns`
- * cuts the log: every tool result answers a call of the turn, and every call is answered in it.
- * Otherwise a user message fell between a call and its result, and the turn reaches further.
+ * Whether the messages of a turn read by `readTurns` are a turn as `groupTurns` cuts the log:
+ * every tool result answers a call of the turn, and every call is answered in it. Otherwise a user
+ * message fell between a call and its result, and the turn reaches further.
  */
 const selfContained = (messages: ReadonlyArray<Message>): boolean => {
   const calls = new Set<string>()
@@ -90,65 +97,139 @@ const selfContained = (messages: ReadonlyArray<Message>): boolean => {
 /** What a search of turns asks. */
 export interface TurnsQuery {
   readonly query: string
-  /** Only turns that end before this seq. */
+  /** Only turns of the current conversation that end before this seq. */
   readonly before: number
   readonly limit: number
   /** `false`: by words only, even on an index that also searches by meaning. */
   readonly meaning?: boolean | undefined
 }
 
+/** A message found, in the conversation it was said in. */
+interface Hit {
+  readonly conversationId: ConversationId
+  readonly seq: number
+  readonly score: number
+}
+
+/** A turn read, in the conversation it was said in. */
+interface TurnRead {
+  readonly conversationId: ConversationId
+  readonly messages: ReadonlyArray<Message>
+}
+
 /**
- * The turns that end before `before` and best match `query` (its first `MaxQueryLength`
- * characters), best first, at most `limit`. Each message hit is widened to its whole turn; a turn
- * hit twice counts once, with its best score. An unknown conversation has none.
+ * Where turns are searched: one conversation (its index and log), or every conversation of its user
+ * (the user port), the current one only below `before`.
+ */
+export interface Source {
+  readonly search: (text: string, limit: number) => Effect.Effect<ReadonlyArray<Hit>, RepositoryError>
+  /** The whole turns that hold the messages named, those of the current conversation cut at `before`. */
+  readonly readTurns: (
+    refs: ReadonlyArray<{ readonly conversationId: ConversationId; readonly seq: number }>,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<TurnRead>, RepositoryError>
+}
+
+/** Turns of one conversation: its index and its log. */
+export const conversationSource = (
+  repository: RepositoryService.Service,
+  index: MessageIndex.Service,
+  conversationId: ConversationId,
+  options: { readonly before: number; readonly meaning?: boolean | undefined }
+): Source => ({
+  search: (text, limit) =>
+    options.before <= 1 ? Effect.succeed([]) : Effect.map(
+      index.searchMessages(conversationId, {
+        text,
+        before: options.before,
+        limit,
+        ...(options.meaning === undefined ? {} : { meaning: options.meaning })
+      }),
+      (hits) => hits.map((hit) => ({ conversationId, seq: hit.seq, score: hit.score }))
+    ),
+  readTurns: (refs, limit) =>
+    repository.readTurns(conversationId, { seqs: refs.map((ref) => ref.seq), before: options.before, limit }).pipe(
+      Effect.map((turns) => turns.map((messages) => ({ conversationId, messages }))),
+      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([]))
+    )
+})
+
+/**
+ * Turns of every conversation of a user, in one search and one read: the current conversation's
+ * below `before` (its turns cut there), the others' whole.
+ */
+export const userSource = (
+  users: UserStore.Service,
+  userId: UserId,
+  conversationId: ConversationId,
+  options: { readonly before: number }
+): Source => ({
+  search: (text, limit) =>
+    users.searchMessages(userId, { text, limit, current: { conversationId, before: options.before } }),
+  readTurns: (refs, limit) =>
+    Effect.map(users.readTurns(userId, { hits: refs, limit }), (turns) =>
+      turns.flatMap((turn) => {
+        if (turn.conversationId !== conversationId) return [turn]
+        const messages = turn.messages.filter((message) => message.seq < options.before)
+        return messages.length === 0 ? [] : [{ conversationId, messages }]
+      }))
+})
+
+/**
+ * The turns that best match `query` (its first `MaxQueryLength` characters), best first, at most
+ * `limit`, from `source`. Each message hit is widened to its whole turn; a turn hit twice counts
+ * once, with its best score. A turn of another conversation than `conversationId` is labelled with
+ * it.
  *
- * The index searches the query without the frame of a question about the conversation itself
- * ("when did I tell you"). The hits' turns, and the turn after each, come from one read of the log;
- * a turn that a user message splits between a tool call and its result is read again around its
- * hit. The turns are then ranked again, the same on every store (`ranking.ts`):
+ * The source searches the query without the frame of a question about the conversation itself
+ * ("when did I tell you"). The hits' turns, and the turn after each, come from one read; a turn
+ * that a user message splits between a tool call and its result is read again around its hit. The
+ * turns are then ranked again, the same on every store (`ranking.ts`):
  * - for a question asking when, a turn that states a date or a time weighs `1 + dateBoost` times;
  * - a turn that leaves its matter to the next one brings it, at `neighbourWeight` times its score;
  * - a turn that holds pairs of the query's words in their order weighs up to `1 + phraseWeight` times.
  */
 export const searchTurns = (
   repository: RepositoryService.Service,
-  index: MessageIndex.Service,
+  source: Source,
   conversationId: ConversationId,
   options: TurnsQuery
 ): Effect.Effect<Array<RecalledTurn>, RepositoryError> =>
   Effect.gen(function*() {
-    if (options.before <= 1 || options.query.trim().length === 0 || options.limit < 1) return []
+    if (options.query.trim().length === 0 || options.limit < 1) return []
     const text = withoutFrame(options.query.slice(0, MaxQueryLength))
-    const hits = yield* index.searchMessages(conversationId, {
-      text,
-      before: options.before,
-      limit: Math.min(100, options.limit * 3),
-      ...(options.meaning === undefined ? {} : { meaning: options.meaning })
-    })
+    const hits = yield* source.search(text, Math.min(100, options.limit * 3))
     if (hits.length === 0) return []
     // Each hit's turn and the turn after it, in one read: a turn that only asks is answered by the
     // next one.
-    const read = yield* repository.readTurns(conversationId, {
-      seqs: hits.flatMap((hit) => [hit.seq, ...neighbourSeqs(hit.seq)]),
-      before: options.before,
-      limit: options.limit * 3
-    }).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([])))
+    const read = yield* source.readTurns(
+      hits.flatMap((
+        hit
+      ) => [hit, ...neighbourSeqs(hit.seq).map((seq) => ({ conversationId: hit.conversationId, seq }))]),
+      options.limit * 3
+    )
     // The hits' turns, each once with its best score, ranked again: a dated turn first for a
     // question asking when.
     const when = asksWhen(options.query)
     const pairs = wordPairs(text)
     const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
+    const holds = (other: { readonly turn: Turn; readonly at: number }, hit: Hit) =>
+      read[other.at]?.conversationId === hit.conversationId && other.turn.firstSeq <= hit.seq &&
+      hit.seq <= other.turn.lastSeq
     for (const hit of hits) {
-      if (ranked.some(({ turn }) => turn.firstSeq <= hit.seq && hit.seq <= turn.lastSeq)) continue
-      const at = read.findIndex((turn) => turn.some((message) => message.seq === hit.seq))
-      const messages = read[at]
-      if (messages === undefined) continue
-      const turn = selfContained(messages)
-        ? groupTurns(messages).turns[0]
-        : yield* turnAt(repository, conversationId, hit.seq, options.before).pipe(
+      if (ranked.some((item) => holds(item, hit))) continue
+      const at = read.findIndex((turn) =>
+        turn.conversationId === hit.conversationId && turn.messages.some((message) => message.seq === hit.seq)
+      )
+      const found = read[at]
+      if (found === undefined) continue
+      const bound = hit.conversationId === conversationId ? options.before : Number.MAX_SAFE_INTEGER
+      const turn = selfContained(found.messages)
+        ? groupTurns(found.messages).turns[0]
+        : yield* turnAt(repository, hit.conversationId, hit.seq, bound).pipe(
           Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(undefined))
         )
-      if (turn === undefined || ranked.some((other) => overlapping(other.turn, turn))) continue
+      if (turn === undefined || ranked.some((other) => sameTurn(read, other, at, turn))) continue
       ranked.push({ turn, at, score: when && statesDate(turn) ? hit.score * (1 + dateBoost) : hit.score })
     }
     // A turn that holds the query's words in its order grows; only those that could then reach
@@ -160,16 +241,17 @@ export const searchTurns = (
         : { ...item, score: item.score * (1 + phraseWeight * phraseShare(item.turn, pairs)) }
     )
     // The turn after one that asks joins it, scored below it.
-    const candidates: Array<{ readonly turn: Turn; readonly score: number }> = [...phrased]
+    const candidates: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = [...phrased]
     for (const { at, score, turn } of phrased) {
-      const next = asks(turn) ? adjacent(read, at + 1, turn.lastSeq) : undefined
-      if (next !== undefined) candidates.push({ turn: next, score: score * neighbourWeight })
+      const next = asks(turn) ? adjacent(read, at, turn.lastSeq) : undefined
+      if (next !== undefined) candidates.push({ turn: next.turn, at: next.at, score: score * neighbourWeight })
     }
     candidates.sort((x, y) => y.score - x.score)
     const found: Array<RecalledTurn> = []
-    for (const { score, turn } of candidates) {
+    for (const { at, score, turn } of candidates) {
       if (found.length >= options.limit) break
-      const recalled = toRecalled(turn, score)
+      const from = read[at]?.conversationId
+      const recalled = toRecalled(turn, score, from === conversationId ? undefined : from)
       if (recalled !== undefined && !found.some((other) => overlaps(other, recalled))) found.push(recalled)
     }
     return found
@@ -181,14 +263,36 @@ export const searchTurns = (
  */
 const neighbourSeqs = (seq: number): ReadonlyArray<number> => [seq + 1, seq + 2]
 
-/** The turn read at `index` when it starts right after the seq `edge` (a summary message between). */
-const adjacent = (read: ReadonlyArray<ReadonlyArray<Message>>, index: number, edge: number): Turn | undefined => {
-  const messages = read[index]
-  if (messages === undefined || !selfContained(messages)) return undefined
-  const turn = groupTurns(messages).turns[0]
-  return turn !== undefined && turn.firstSeq - edge >= 1 && turn.firstSeq - edge <= 2 ? turn : undefined
+/**
+ * The turn read right after the one read at `index` in its conversation, when it starts right after
+ * the seq `edge` (a summary message between).
+ */
+const adjacent = (
+  read: ReadonlyArray<TurnRead>,
+  index: number,
+  edge: number
+): { readonly turn: Turn; readonly at: number } | undefined => {
+  const conversationId = read[index]?.conversationId
+  for (let at = 0; at < read.length; at++) {
+    const candidate = read[at]
+    if (candidate === undefined || candidate.conversationId !== conversationId || !selfContained(candidate.messages)) {
+      continue
+    }
+    const turn = groupTurns(candidate.messages).turns[0]
+    if (turn !== undefined && turn.firstSeq - edge >= 1 && turn.firstSeq - edge <= 2) return { turn, at }
+  }
+  return undefined
 }
 
-const overlapping = (a: Turn, b: Turn): boolean => a.firstSeq <= b.lastSeq && b.firstSeq <= a.lastSeq
+/** Whether a ranked turn and `turn`, read at `at`, overlap in one conversation. */
+const sameTurn = (
+  read: ReadonlyArray<TurnRead>,
+  other: { readonly turn: Turn; readonly at: number },
+  at: number,
+  turn: Turn
+): boolean =>
+  read[other.at]?.conversationId === read[at]?.conversationId && other.turn.firstSeq <= turn.lastSeq &&
+  turn.firstSeq <= other.turn.lastSeq
 
-const overlaps = (a: RecalledTurn, b: RecalledTurn): boolean => a.fromSeq <= b.toSeq && b.fromSeq <= a.toSeq
+const overlaps = (a: RecalledTurn, b: RecalledTurn): boolean =>
+  a.conversationId === b.conversationId && a.fromSeq <= b.toSeq && b.fromSeq <= a.toSeq

@@ -13,6 +13,7 @@ import { type Turn } from "../../../domain/Turn.js"
 import { RepositoryService } from "../../../services/RepositoryService.js"
 import { SettingsStore } from "../../../services/SettingsStore.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
+import { userReserve } from "../context/user.js"
 import { spansDays, withLabels } from "../dates.js"
 import type { SummarizationOptions } from "../options.js"
 import { newestThatFit } from "../turns.js"
@@ -133,7 +134,9 @@ const plan = (
     const { messages, window } = yield* loadBuffer(repository, conversationId)
     // The conversation's own budget and K, when it has them, decide what is due and what stays.
     const settings = withOverrides(defaults, yield* stored.getSettings(conversationId))
-    const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0)
+    // A conversation of a user keeps the room of the user sections, as its contexts show them.
+    const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0) +
+      userReserve(settings, window.info)
     const turns = groupTurns(messages).turns
     // A dated context labels each user message it shows: the room the turns take is measured with them.
     const shown = spansDays(window) ? yield* withLabels(turns, counter.count) : turns

@@ -66,7 +66,12 @@ const notSummary = (message: Message): boolean => message.role !== "summary"
  * `[floor, ceiling)`: back to a user message (or to `floor`, the first message after the leading
  * system messages), and on to the next user message (or to `ceiling`).
  */
-export const turnRange = (messages: MessageLog, index: number, floor: number, ceiling: number): readonly [number, number] => {
+export const turnRange = (
+  messages: MessageLog,
+  index: number,
+  floor: number,
+  ceiling: number
+): readonly [number, number] => {
   let start = index
   while (start > floor && messages.at(start)?.role !== "user") start -= 1
   let end = index + 1
@@ -96,7 +101,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
         if (userId !== undefined && owner !== null && owner !== userId) return [Either.left(owner), snapshot]
         if (newMessages.length === 0) {
           const messageCount = Option.match(existing, { onNone: () => 0, onSome: (c) => c.info.messageCount })
-          return [Either.right({ messages: [], messageCount }), snapshot]
+          return [Either.right({ messages: [], messageCount, userId: owner }), snapshot]
         }
         // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
         const start = newMessages[0]?.createdAt ?? now
@@ -141,7 +146,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
         }
         const bound = next.info.userId
         return [
-          Either.right({ messages: added.map(readable), messageCount }),
+          Either.right({ messages: added.map(readable), messageCount, userId: bound }),
           {
             ...snapshot,
             conversations: HashMap.set(snapshot.conversations, conversationId, next),

@@ -1,0 +1,103 @@
+/**
+ * What is known about a user, learned from the user's conversations: a background job per
+ * conversation reads its answered turns past its facts cursor, has the skill extract their facts,
+ * and merges them into the user's, each dated by the message it came from. The merge moves the
+ * cursor in the same transaction, so a turn is read once, whatever runs at the same time.
+ */
+import { Effect } from "effect"
+import type { ConversationId } from "../../domain/ConversationId.js"
+import { groupTurns } from "../../domain/internal/turns.js"
+import type { Message } from "../../domain/Message.js"
+import type { Turn } from "../../domain/Turn.js"
+import { UserFact } from "../../domain/UserFact.js"
+import { RepositoryService } from "../../services/RepositoryService.js"
+import { SkillService } from "../../services/SkillService.js"
+import { UserStore } from "../../services/UserStore.js"
+import type { SummarizationOptions } from "./options.js"
+import { makeJobs } from "./summarizer/jobs.js"
+
+/** The most messages one run reads; a longer backlog is read in several runs of one job. */
+const pageSize = 200
+
+/** The most facts one extraction keeps, in tokens: the facts of a few turns, whole. */
+const factTokens = 4000
+
+/** Turns that were answered: all but a last one that holds the user's message alone. */
+const answered = (turns: ReadonlyArray<Turn>): ReadonlyArray<Turn> => {
+  const last = turns[turns.length - 1]
+  return last !== undefined && last.messages.every((message) => message.role === "user") ? turns.slice(0, -1) : turns
+}
+
+/** A fact the skill drew from `turns`, as a fact about the user: dated by its latest source message. */
+const toUserFact = (
+  conversationId: ConversationId,
+  bySeq: ReadonlyMap<number, Message>,
+  fallback: Message,
+  fact: SkillService.FactsAndNarrative["facts"][number]
+): UserFact => {
+  const sources = (fact.sourceSeqs ?? []).flatMap((seq) => {
+    const message = bySeq.get(seq)
+    return message === undefined ? [] : [message]
+  })
+  const latest = sources.reduce((a, b) => (b.seq > a.seq ? b : a), sources[0] ?? fallback)
+  return new UserFact({
+    key: fact.key,
+    value: fact.value,
+    category: fact.category,
+    saidAt: latest.createdAt,
+    source: { conversationId, seq: latest.seq }
+  }, { disableValidation: true })
+}
+
+/** The jobs that learn what is known about users, one conversation at a time. */
+export const makeUserFacts = (settings: SummarizationOptions) =>
+  Effect.gen(function*() {
+    const repository = yield* RepositoryService
+    const users = yield* UserStore
+    const skill = yield* SkillService
+
+    /** One page: true when more may be pending (a page read whole, or a merge refused as stale). */
+    const page = (conversationId: ConversationId) =>
+      Effect.gen(function*() {
+        const info = yield* repository.getConversation(conversationId)
+        if (info.userId === null || info.factsCursor >= info.lastSeq) return false
+        const after = Math.max(info.factsCursor, info.systemPrefixSeq)
+        const messages = yield* repository.listMessages(conversationId, { after, limit: pageSize })
+        const turns = answered(groupTurns(messages).turns)
+        const last = turns[turns.length - 1]?.messages.at(-1)
+        if (last === undefined) return false
+        const output = yield* skill.extractFacts({
+          conversationId,
+          existingSummary: [],
+          existingFacts: [],
+          turns,
+          maxTokens: settings.summaryTokenCap,
+          maxFactTokens: factTokens
+        }).pipe(Effect.timeout(settings.skillTimeout))
+        const bySeq = new Map(messages.map((message) => [message.seq, message]))
+        const facts = output.value.facts.map((fact) => toUserFact(conversationId, bySeq, last, fact))
+        const merged = yield* users.mergeFacts(info.userId, facts, {
+          conversationId,
+          expected: info.factsCursor,
+          next: last.seq
+        })
+        return merged._tag === "Stale" || messages.length === pageSize
+      })
+
+    const run = (conversationId: ConversationId): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        // A few pages a run; a job asked again runs once more.
+        for (let i = 0; i < 8; i++) if (!(yield* page(conversationId))) return
+      }).pipe(
+        Effect.catchAll((error) =>
+          error._tag === "ConversationNotFoundError"
+            ? Effect.void
+            : Effect.logWarning("learning what is known about the user failed; the turns stay pending").pipe(
+              Effect.annotateLogs({ conversationId, error: error.message })
+            )
+        ),
+        Effect.withSpan("UserFacts.learn", { attributes: { conversationId } })
+      )
+
+    return yield* makeJobs(run, { concurrency: settings.summarizationConcurrency })
+  })

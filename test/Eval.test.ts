@@ -8,24 +8,29 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as Eval from "../src/cli/Eval.js"
+import type * as Transcript from "../src/cli/Transcript.js"
 import type { MessageInput } from "../src/domain/Message.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import { silentStdio } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 
 /** 90 turns; turn 1 states the order number and turn 2 the dock, then small talk about the weather. */
-const turns: ReadonlyArray<ReadonlyArray<MessageInput>> = Array.from({ length: 90 }, (_, i) => {
-  const n = i + 1
-  const user = n === 1
-    ? "My order number is ORD-2024-88417."
-    : n === 2
-    ? "Deliver it to dock 7 please."
-    : `Turn ${n}: what is the weather like today? ${"Sunny spells and a light breeze. ".repeat(3)}`
-  return [
-    { role: "user", content: user },
-    { role: "assistant", content: `Noted (turn ${n}). ${"I will keep that in mind for the delivery. ".repeat(2)}` }
-  ]
-})
+const turns: ReadonlyArray<Transcript.ConversationTurn> = Array.from(
+  { length: 90 },
+  (_, i): Transcript.ConversationTurn => {
+    const n = i + 1
+    const user = n === 1
+      ? "My order number is ORD-2024-88417."
+      : n === 2
+      ? "Deliver it to dock 7 please."
+      : `Turn ${n}: what is the weather like today? ${"Sunny spells and a light breeze. ".repeat(3)}`
+    const messages: ReadonlyArray<MessageInput> = [
+      { role: "user", content: user },
+      { role: "assistant", content: `Noted (turn ${n}). ${"I will keep that in mind for the delivery. ".repeat(2)}` }
+    ]
+    return { conversation: null, messages }
+  }
+)
 
 const question = (id: string, answers: readonly [string, ...Array<string>], stated: number, asked: number) => ({
   id,

@@ -15,14 +15,14 @@ import { Console, Effect, Layer, Option } from "effect"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { StrategyName } from "../domain/ConversationSettings.js"
-import { factsText, recentLabel, summaryText } from "../domain/internal/contextText.js"
+import { digestText, factsText, recentLabel, summaryText, userFactsText } from "../domain/internal/contextText.js"
 import { recalledText } from "../domain/internal/recall.js"
 import { type MemoryContext } from "../domain/MemoryContext.js"
-import type { MessageInput } from "../domain/Message.js"
 import { withUserMessage } from "../layers/ai/ContextPrompt.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import * as Bm25 from "./Bm25.js"
 import { CliError } from "./Errors.js"
 import { type QuestionResult, type RecallAtK, type StrategyResult, table } from "./EvalResults.js"
 import * as Progress from "./Progress.js"
@@ -52,6 +52,8 @@ const bucketOf = (age: number): string => {
 export const contextText = (context: MemoryContext): string =>
   [
     ...context.system.map((message) => message.content),
+    ...(context.userFacts.length === 0 ? [] : [userFactsText(context.userFacts)]),
+    ...(context.digest.length === 0 ? [] : [digestText(context.digest)]),
     ...(context.facts.length === 0 ? [] : [factsText(context.facts)]),
     ...(context.summary === null ? [] : [summaryText(context.summary)]),
     ...context.recent.map((message) =>
@@ -102,13 +104,13 @@ export const datesSaid = (text: string, dates: ReadonlyArray<string>, said: Read
 const answered = (
   text: string,
   question: Question,
-  turns: ReadonlyArray<ReadonlyArray<MessageInput>>
+  turns: ReadonlyArray<Transcript.ConversationTurn>
 ): boolean =>
   question.kind === "when" && question.answers.every((answer) => /^\d{4}-\d{2}-\d{2}$/.test(answer))
     ? datesSaid(
       text,
       question.answers,
-      answerTurns(question).flatMap((turn) => (turns[turn - 1] ?? []).map((message) => message.content))
+      answerTurns(question).flatMap((turn) => (turns[turn - 1]?.messages ?? []).map((message) => message.content))
     )
     : holds(text, question.answers, false)
 
@@ -160,21 +162,40 @@ export const askLanguageModel: Effect.Effect<Ask, never, LanguageModel.LanguageM
     )
 )
 
+/** The text of a turn as a BM25 index holds it: its messages and the params of its tool calls. */
+const turnText = (turn: Transcript.ConversationTurn): string =>
+  turn.messages.map((message) =>
+    [message.content, ...(message.metadata?.toolCalls ?? []).map((call) => JSON.stringify(call.params))].join(" ")
+  ).join("\n")
+
+/** The user of an `eval` over a transcript of several conversations, unless `--user` names one. */
+export const defaultUser = "eval-user"
+
 /**
- * Replays `turns` through the memory in context (one conversation) and checks each question at its
- * turn; `ask`, when given, also asks a model.
+ * Replays `turns` through the memory in context and checks each question at its turn; `ask`, when
+ * given, also asks a model. A transcript of several conversations is replayed as the
+ * conversations of one user (`user`): a question asked in a conversation the transcript does not
+ * hold is asked in a new conversation of that user, and checked against two baselines too: the same
+ * memory without the user, and a BM25 index over every turn of the user so far.
  */
 export const evaluate = (
   strategy: StrategyName,
-  turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
+  turns: ReadonlyArray<Transcript.ConversationTurn>,
   questions: ReadonlyArray<Question>,
   ask: Option.Option<Ask>,
-  recall = false
+  recall = false,
+  user: string = defaultUser
 ) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
     const label = recall ? `${strategy} + recall` : strategy
-    const conversationId = `eval-${strategy}${recall ? "-recall" : ""}`
+    const base = `eval-${strategy}${recall ? "-recall" : ""}`
+    const several = turns.some((turn) => turn.conversation !== null)
+    const idOf = (conversation: string | null | undefined) =>
+      conversation === null || conversation === undefined ? base : `${base}-${conversation}`
+    const userOf = several ? { userId: user } : {}
+    const names = new Set(turns.map((turn) => turn.conversation))
+    const bm25 = Bm25.make()
     const byTurn = new Map<number, Array<Question>>()
     for (const question of questions) {
       byTurn.set(question.askedAfterTurn, [...(byTurn.get(question.askedAfterTurn) ?? []), question])
@@ -182,29 +203,41 @@ export const evaluate = (
     const progress = yield* Progress.make(`eval ${label}`, turns.length, "turns")
     const results: Array<QuestionResult> = []
     const contextTokens: Array<number> = []
-    // The last seq of each turn added: a turn found is the transcript's turn that holds its last message.
+    // The last seq of each turn added, and its conversation: a turn found is the transcript's turn
+    // of its conversation that holds its last message.
     const lastSeqs: Array<number> = []
-    const turnOf = (seq: number): number => lastSeqs.findIndex((last) => seq <= last) + 1
+    const conversationOfTurn: Array<string> = []
+    const turnOf = (conversationId: string, seq: number): number =>
+      lastSeqs.findIndex((last, i) => conversationOfTurn[i] === conversationId && seq <= last) + 1
     let turnsWithOmissions = 0
     let maxTurnsOmitted = 0
     for (const [i, turn] of turns.entries()) {
-      const stored = yield* memory.addMessages(conversationId, turn.map(Transcript.toInput))
+      const conversationId = idOf(turn.conversation)
+      const stored = yield* memory.addMessages(conversationId, turn.messages.map(Transcript.toInput), userOf)
       lastSeqs.push(stored.at(-1)?.seq ?? lastSeqs.at(-1) ?? 0)
+      conversationOfTurn.push(conversationId)
+      bm25.add(turnText(turn))
       yield* memory.awaitIdle(conversationId)
       const context = yield* memory.getContext(conversationId)
       contextTokens.push(context.tokenCount)
       if (context.turnsOmitted > 0) turnsWithOmissions += 1
       maxTurnsOmitted = Math.max(maxTurnsOmitted, context.turnsOmitted)
       for (const question of byTurn.get(i + 1) ?? []) {
+        // A question asked in a conversation the transcript does not hold: a new one of the user.
+        const fresh = question.conversation !== undefined && !names.has(question.conversation)
+        const where = question.conversation === undefined ? conversationId : idOf(question.conversation)
         // With recall, the question is the query of its own context, as an agent asks it.
-        const asked = recall ? yield* memory.getContext(conversationId, { query: question.question }) : context
-        if (recall) contextTokens.push(asked.tokenCount)
+        const asked = recall || fresh
+          ? yield* memory.getContext(where, { ...userOf, ...(recall ? { query: question.question } : {}) })
+          : context
+        if (recall || fresh) contextTokens.push(asked.tokenCount)
         // Recall@k: the search recall runs (the strategy's: lexical, or fused with a search by
-        // meaning) over the whole conversation so far, with the question as its query.
+        // meaning) over the whole conversation so far (the user's, across conversations), with the
+        // question as its query.
         const found = recall
-          ? yield* memory.searchMemory(conversationId, question.question, { limit: Math.max(...recallKs) })
+          ? yield* memory.searchMemory(where, question.question, { limit: Math.max(...recallKs), ...userOf })
           : null
-        const ranked = found?.map((turn) => turnOf(turn.toSeq)) ?? []
+        const ranked = found?.map((turn) => turnOf(turn.conversationId ?? where, turn.toSeq)) ?? []
         const reply = Option.isSome(ask) ? yield* ask.value(asked, question.question) : null
         results.push({
           id: question.id,
@@ -217,13 +250,23 @@ export const evaluate = (
             const rank = ranked.indexOf(turn)
             return rank === -1 ? null : rank + 1
           }),
-          modelCorrect: reply === null ? null : holds(reply, question.answers, true)
+          modelCorrect: reply === null ? null : holds(reply, question.answers, true),
+          noUser: fresh
+            ? answered(
+              contextText(yield* memory.getContext(where, recall ? { query: question.question } : {})),
+              question,
+              turns
+            )
+            : null,
+          bm25: fresh && recall
+            ? answered(bm25.context(question.question, asked.tokenBudget ?? 3000), question, turns)
+            : null
         })
       }
       yield* progress.tick(i + 1)
     }
     yield* progress.finish
-    const stats = yield* memory.stats(conversationId)
+    const stats = yield* memory.stats(idOf(turns.at(-1)?.conversation))
     const ages = [...new Set(results.map((r) => bucketOf(r.age)))]
     return {
       strategy,
@@ -246,6 +289,8 @@ export const evaluate = (
         ]
         : null,
       modelCorrect: Option.isSome(ask) ? results.filter((r) => r.modelCorrect === true).length : null,
+      noUser: results.some((r) => r.noUser !== null) ? results.filter((r) => r.noUser === true).length : null,
+      bm25: results.some((r) => r.bm25 !== null) ? results.filter((r) => r.bm25 === true).length : null,
       contextTokensMedian: median(contextTokens),
       contextTokensMax: Math.max(0, ...contextTokens),
       summarizations: stats.summarizations,
@@ -284,7 +329,7 @@ export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
     const options = yield* Settings.resolve(flags)
     const path = Option.getOrElse(questions, () => defaultQuestions)
     const file = yield* readQuestions(path)
-    const turns = Transcript.turnsOf(yield* Transcript.read(file.transcript))
+    const turns = Transcript.conversationTurnsOf(yield* Transcript.readEntries(file.transcript))
     const late = file.questions.filter((q) => q.askedAfterTurn > turns.length)
     if (late.length > 0) {
       return yield* new CliError({

@@ -21,6 +21,13 @@ export interface QuestionResult {
   readonly answerRanks: ReadonlyArray<number | null> | null
   /** Whether the model's reply held the answer; null when no model was asked. */
   readonly modelCorrect: boolean | null
+  /** Asked in a new conversation of the user: whether the same memory without the user held it (else null). */
+  readonly noUser: boolean | null
+  /**
+   * Asked in a new conversation of the user, with recall: whether a BM25 index over every turn of the
+   * user so far held it in the same budget (else null).
+   */
+  readonly bm25: boolean | null
 }
 
 /** Recall@k of a group of questions: how often the search ranks an answer turn in its top k. */
@@ -50,6 +57,10 @@ export interface StrategyResult {
   /** Recall@k of all the questions, then of each kind; null when no search was run (recall off). */
   readonly recallAtK: ReadonlyArray<RecallAtK> | null
   readonly modelCorrect: number | null
+  /** Answers the same memory without the user held, of the questions asked in a new conversation (else null). */
+  readonly noUser: number | null
+  /** Answers a BM25 index over the user's turns held, of those asked in a new conversation with recall (else null). */
+  readonly bm25: number | null
   readonly contextTokensMedian: number
   readonly contextTokensMax: number
   readonly summarizations: number
@@ -110,6 +121,19 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
         return group === undefined ? "-" : percent(group.inContext, group.asked)
       })
     ]),
+    ...(results.some((r) => r.noUser !== null)
+      ? [
+        [
+          "  the same memory, no user",
+          ...results.map((r) => r.noUser === null ? "-" : percent(r.noUser, asked))
+        ] as const
+      ]
+      : []),
+    ...(results.some((r) => r.bm25 !== null)
+      ? [
+        ["  BM25 over the user's turns", ...results.map((r) => r.bm25 === null ? "-" : percent(r.bm25, asked))] as const
+      ]
+      : []),
     ...recallRows(results),
     ...(results.some((r) => r.modelCorrect !== null)
       ? [["model answered right", ...results.map((r) => percent(r.modelCorrect ?? 0, asked))] as const]

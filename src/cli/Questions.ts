@@ -12,9 +12,12 @@ const Turn = Schema.Int.pipe(Schema.positive())
 /**
  * The hard kinds of question: `paraphrase` (asked in words the answer's turn does not use),
  * `when` (the answer is a date, or the date of the session it was said in), `multi-turn` (the
- * answers were said in two turns far apart: `statedAtTurn` and `lastStatedTurn`).
+ * answers were said in two turns far apart: `statedAtTurn` and `lastStatedTurn`, in two
+ * conversations of a transcript of several). Across a user's conversations also: `profile` (what is
+ * known about the user: a name, contacts, addresses, preferences, standing goals, open orders) and
+ * `corrected` (a value corrected or cancelled in a later conversation: the answer is the current one).
  */
-export const QuestionKind = Schema.Literal("paraphrase", "when", "multi-turn")
+export const QuestionKind = Schema.Literal("paraphrase", "when", "multi-turn", "profile", "corrected")
 
 /** A kind of question. */
 export type QuestionKind = typeof QuestionKind.Type
@@ -32,7 +35,13 @@ export const Question = Schema.Struct({
   lastStatedTurn: Turn,
   supersededAtTurn: Schema.NullOr(Turn),
   askedAfterTurn: Turn,
-  kind: Schema.optional(QuestionKind)
+  kind: Schema.optional(QuestionKind),
+  /**
+   * The conversation it is asked in, in a transcript of several: one of the transcript's, or a new
+   * conversation of the same user (a name the transcript does not use), asked before its first
+   * message. Without it, the question is asked in the conversation of turn `askedAfterTurn`.
+   */
+  conversation: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
 })
 
 /** A questions file: the transcript (relative to the file) and its questions. */

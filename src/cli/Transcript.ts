@@ -1,9 +1,10 @@
 /**
- * Reading a conversation transcript: JSONL of `{ role, content, metadata?, createdAt? }`, or a
- * JSON array.
+ * Reading a conversation transcript: JSONL of `{ conversation?, role, content, metadata?,
+ * createdAt? }`, or a JSON array. Consecutive entries with the same `conversation` are one
+ * conversation of one user; a transcript without it is one conversation.
  */
 import { FileSystem } from "@effect/platform"
-import { DateTime, Effect, ParseResult, Schema } from "effect"
+import { DateTime, Effect, ParseResult, Predicate, Schema } from "effect"
 import { createdAtProblem } from "../domain/internal/messageLimits.js"
 import { MessageInput } from "../domain/Message.js"
 import { formatPath } from "../errors/internal/decode.js"
@@ -33,13 +34,39 @@ type Place = { readonly line: number } | { readonly entry: number } | {}
 
 const decodeMessage = Schema.decodeUnknownEither(MessageInput, { errors: "first", onExcessProperty: "error" })
 
-const parseEntry = (path: string, place: Place, value: unknown, now: DateTime.Utc) => {
-  const decoded = decodeMessage(value)
+/** A message of a transcript, and the conversation it belongs to (null: the transcript's one). */
+export interface Entry {
+  readonly conversation: string | null
+  readonly message: MessageInput
+}
+
+const isConversationName = (value: unknown): value is string =>
+  typeof value === "string" && value.trim().length > 0 && value.length <= 200
+
+const parseEntry = (
+  path: string,
+  place: Place,
+  value: unknown,
+  now: DateTime.Utc
+): Effect.Effect<Entry, TranscriptError> => {
+  let conversation: string | null = null
+  let fields = value
+  if (Predicate.isRecord(value) && "conversation" in value) {
+    const { conversation: name, ...rest } = value
+    if (!isConversationName(name)) {
+      return Effect.fail(
+        new TranscriptError({ ...place, path, reason: "invalid conversation: must be a name of 1 to 200 characters" })
+      )
+    }
+    conversation = name
+    fields = rest
+  }
+  const decoded = decodeMessage(fields)
   if (decoded._tag === "Right") {
     // `addMessages` would refuse it too, but without the line.
     const late = decoded.right.createdAt === undefined ? undefined : createdAtProblem(decoded.right.createdAt, now)
     return late === undefined
-      ? Effect.succeed(decoded.right)
+      ? Effect.succeed({ conversation, message: decoded.right })
       : Effect.fail(new TranscriptError({ ...place, path, reason: `invalid createdAt: ${late}` }))
   }
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
@@ -64,9 +91,9 @@ const parseJson = (path: string, place: Place, text: string) =>
  * lines are skipped). A message's `createdAt` (when it was said) must not lie ahead of the clock
  * by more than `addMessages` allows.
  */
-export const parse = (path: string, text: string): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
+export const parseEntries = (path: string, text: string): Effect.Effect<ReadonlyArray<Entry>, TranscriptError> =>
   Effect.gen(function*() {
-    const messages: Array<MessageInput> = []
+    const messages: Array<Entry> = []
     const now = yield* DateTime.now
     if (text.trimStart().startsWith("[")) {
       const entries = yield* parseJson(path, {}, text)
@@ -80,11 +107,19 @@ export const parse = (path: string, text: string): Effect.Effect<ReadonlyArray<M
       }
     }
     if (messages.length === 0) return yield* new TranscriptError({ path, reason: "holds no messages" })
+    const named = messages.filter((entry) => entry.conversation !== null).length
+    if (named > 0 && named < messages.length) {
+      return yield* new TranscriptError({ path, reason: "names the conversation of some messages but not all" })
+    }
     return messages
   })
 
-/** Reads and parses a transcript file. */
-export const read = (path: string) =>
+/** Parses a transcript's text into its messages, whatever conversation each belongs to. */
+export const parse = (path: string, text: string): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
+  Effect.map(parseEntries(path, text), (entries) => entries.map((entry) => entry.message))
+
+/** Reads and parses a transcript file into its entries. */
+export const readEntries = (path: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
@@ -99,8 +134,11 @@ export const read = (path: string) =>
         })
       )
     )
-    return yield* parse(path, text)
+    return yield* parseEntries(path, text)
   })
+
+/** Reads and parses a transcript file into its messages. */
+export const read = (path: string) => Effect.map(readEntries(path), (entries) => entries.map((entry) => entry.message))
 
 /** A message read from a transcript as `addMessages` takes it: its `createdAt` as ISO 8601 text. */
 export const toInput = (message: MessageInput): typeof MessageInput.Encoded => {
@@ -126,4 +164,28 @@ export const turnsOf = (messages: ReadonlyArray<MessageInput>): ReadonlyArray<Re
   }
   if (current.length > 0) chunks.push(current)
   return chunks
+}
+
+/** A turn of a transcript, in the conversation it belongs to (null: the transcript's one). */
+export interface ConversationTurn {
+  readonly conversation: string | null
+  readonly messages: ReadonlyArray<MessageInput>
+}
+
+/**
+ * Splits entries into turns as `turnsOf` does, each conversation on its own: a turn never spans
+ * two conversations.
+ */
+export const conversationTurnsOf = (entries: ReadonlyArray<Entry>): ReadonlyArray<ConversationTurn> => {
+  const turns: Array<ConversationTurn> = []
+  let start = 0
+  for (let i = 1; i <= entries.length; i++) {
+    if (i < entries.length && entries[i]?.conversation === entries[start]?.conversation) continue
+    const conversation = entries[start]?.conversation ?? null
+    for (const messages of turnsOf(entries.slice(start, i).map((entry) => entry.message))) {
+      turns.push({ conversation, messages })
+    }
+    start = i
+  }
+  return turns
 }

@@ -21,6 +21,16 @@ import * as Service from "./internal/service.js"
 export { ChatMemoryService } from "../services/ChatMemoryService.js"
 
 /**
+ * The user's operations: `yield* ChatMemory.UserMemoryService` lists a user's conversations,
+ * reads and edits what is known about the user, searches the user's history and erases the user;
+ * its laws are on its interface, `UserMemoryService.Service`.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export { UserMemoryService } from "../services/UserMemoryService.js"
+
+/**
  * The options of the service (`make`, `layerWith`).
  *
  * @since 0.1.0

@@ -14,6 +14,7 @@ import type { MemoryManagementStrategy } from "../services/MemoryManagementStrat
 import { MessageIndex } from "../services/MessageIndex.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
+import type { UserMemoryService } from "../services/UserMemoryService.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as NoopStrategy from "../strategies/NoopStrategy.js"
 import * as Recall from "../strategies/Recall.js"
@@ -40,6 +41,7 @@ import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
  */
 export type Services =
   | ChatMemoryService.ChatMemoryService
+  | UserMemoryService
   | Store.Ports
   | MemoryManagementStrategy
   | SkillService

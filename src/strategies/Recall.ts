@@ -90,7 +90,8 @@ export const searchTurns = (
 /**
  * The turns of a user's conversations that best match `query`, best first, at most `limit`: the
  * conversation `conversationId`'s below `before` (it may be one the user has not written yet), the
- * others' whole, each labelled with its conversation.
+ * others' whole, each labelled with its conversation. Without a conversation, every turn of the
+ * user, each labelled.
  *
  * @since 0.2.0
  * @category search
@@ -99,7 +100,7 @@ export const searchUserTurns = (
   repository: RepositoryService.Service,
   users: UserStore.Service,
   userId: UserId,
-  conversationId: ConversationId,
+  conversationId: ConversationId | undefined,
   query: { readonly query: string; readonly before: number; readonly limit: number }
 ): Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> =>
   Search.searchTurns(repository, Search.userSource(users, userId, conversationId, query), conversationId, query)

@@ -38,9 +38,11 @@ import { RepositoryService } from "../../services/RepositoryService.js"
 import { SettingsStore } from "../../services/SettingsStore.js"
 import { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
+import { type UserMemoryService } from "../../services/UserMemoryService.js"
 import { UserStore } from "../../services/UserStore.js"
 import { EmbeddingJobs, searchTurns, searchUserTurns } from "../../strategies/Recall.js"
 import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
+import * as Users from "./users.js"
 
 /** Turns a context left out without their being summarized. */
 const omittedTurns = Metric.histogram(
@@ -490,11 +492,11 @@ export const make = (options: Options = {}): Effect.Effect<
  * @category layers
  */
 export const layer: Layer.Layer<
-  ChatMemoryService,
+  ChatMemoryService | UserMemoryService,
   never,
   Ports | MemoryManagementStrategy | TokenCounter
 > // The default options are valid: `make()` cannot fail with a DataValidationError.
- = Layer.scoped(ChatMemoryService, Effect.orDie(make()))
+ = Layer.merge(Layer.scoped(ChatMemoryService, Effect.orDie(make())), Users.layer)
 
 /**
  * The service as a layer, with options; invalid ones fail its construction.
@@ -503,7 +505,7 @@ export const layer: Layer.Layer<
  * @category layers
  */
 export const layerWith = (options: Options): Layer.Layer<
-  ChatMemoryService,
+  ChatMemoryService | UserMemoryService,
   DataValidationError,
   Ports | MemoryManagementStrategy | TokenCounter
-> => Layer.scoped(ChatMemoryService, make(options))
+> => Layer.merge(Layer.scoped(ChatMemoryService, make(options)), Users.layer)

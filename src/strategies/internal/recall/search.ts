@@ -161,11 +161,15 @@ export const conversationSource = (
 export const userSource = (
   users: UserStore.Service,
   userId: UserId,
-  conversationId: ConversationId,
+  conversationId: ConversationId | undefined,
   options: { readonly before: number }
 ): Source => ({
   search: (text, limit) =>
-    users.searchMessages(userId, { text, limit, current: { conversationId, before: options.before } }),
+    users.searchMessages(userId, {
+      text,
+      limit,
+      ...(conversationId === undefined ? {} : { current: { conversationId, before: options.before } })
+    }),
   readTurns: (refs, limit) =>
     Effect.map(users.readTurns(userId, { hits: refs, limit }), (turns) =>
       turns.flatMap((turn) => {
@@ -192,7 +196,7 @@ export const userSource = (
 export const searchTurns = (
   repository: RepositoryService.Service,
   source: Source,
-  conversationId: ConversationId,
+  conversationId: ConversationId | undefined,
   options: TurnsQuery
 ): Effect.Effect<Array<RecalledTurn>, RepositoryError> =>
   Effect.gen(function*() {

@@ -1,0 +1,97 @@
+/**
+ * What an app does with a user of the memory: list the user's conversations, read and edit what is
+ * known about the user, search the user's history, and erase the user. The tag and its laws; the
+ * composed memory provides it beside `ChatMemoryService`.
+ *
+ * @since 0.2.0
+ */
+import { Context, type Effect } from "effect"
+import type { ConversationEntry } from "../domain/ConversationEntry.js"
+import type { FactCategory } from "../domain/Fact.js"
+import type { RecalledTurn } from "../domain/RecalledTurn.js"
+import type { UserErasure } from "../domain/UserErasure.js"
+import type { UserFact } from "../domain/UserFact.js"
+import type { DataValidationError } from "../errors/DataValidationError.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
+
+/**
+ * A user's memory, across the user's conversations.
+ *
+ * Laws:
+ * - Every input is validated first; bad input fails with `DataValidationError` naming the field,
+ *   and nothing of that call is stored.
+ * - Nothing of another user, nor of a conversation without a user, is ever returned: user ids are
+ *   compared exactly as given.
+ * - `setFacts` and `removeFacts` are statements of the app, made now: a later statement of the
+ *   same key (in a conversation, or by the app) replaces them, an earlier one does not.
+ * - `erase` stops the background work of the user's conversations, then removes every
+ *   conversation, message, summary, setting, vector and fact of the user in one transaction, and
+ *   says what it removed. Afterwards the user is unknown: every read is empty.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class UserMemoryService extends Context.Tag("effect-chat-memory/UserMemoryService")<
+  UserMemoryService,
+  UserMemoryService.Service
+>() {}
+
+/**
+ * @since 0.2.0
+ */
+export declare namespace UserMemoryService {
+  /**
+   * @since 0.2.0
+   * @category models
+   */
+  export interface Service {
+    /** The user's conversations, the latest said first: `limit` of them (20 by default, at most 1000). */
+    readonly listConversations: (
+      userId: string,
+      options?: ListOptions
+    ) => Effect.Effect<ReadonlyArray<ConversationEntry>, DataValidationError | RepositoryError>
+    /** What is known about the user, the latest said first. */
+    readonly getFacts: (userId: string) => Effect.Effect<ReadonlyArray<UserFact>, DataValidationError | RepositoryError>
+    /** States facts about the user (what the app knows from its own data), and returns those applied. */
+    readonly setFacts: (
+      userId: string,
+      facts: ReadonlyArray<FactInput>
+    ) => Effect.Effect<ReadonlyArray<UserFact>, DataValidationError | RepositoryError>
+    /** Removes facts about the user, by key. */
+    readonly removeFacts: (
+      userId: string,
+      keys: ReadonlyArray<string>
+    ) => Effect.Effect<void, DataValidationError | RepositoryError>
+    /** The turns of the user's conversations that best match `query`, best first, each labelled with its conversation. */
+    readonly search: (
+      userId: string,
+      query: string,
+      options?: { readonly limit?: number | undefined }
+    ) => Effect.Effect<ReadonlyArray<RecalledTurn>, DataValidationError | RepositoryError>
+    /** Removes everything of the user, and says what it removed. */
+    readonly erase: (userId: string) => Effect.Effect<UserErasure, DataValidationError | RepositoryError>
+  }
+
+  /**
+   * @since 0.2.0
+   * @category models
+   */
+  export interface ListOptions {
+    readonly limit?: number | undefined
+    /** Only conversations whose latest message was said before this time (ISO 8601): the next page. */
+    readonly before?: string | undefined
+  }
+
+  /**
+   * A fact the app states about a user.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface FactInput {
+    readonly key: string
+    readonly value: string
+    /** `ENTITY` by default. */
+    readonly category?: FactCategory | undefined
+  }
+}

@@ -39,13 +39,20 @@ module.exports = {
     },
     {
       name: "cli-internal-stays-home",
-      comment: "the command line keeps to the internals every floor may use, and to the recall tools as an MCP " +
-        "server serves them (the package's own application; the package does not export them)",
+      comment: "the command line keeps to the internals every floor may use, to the recall tools as an MCP " +
+        "server serves them, and to the prompt-prefix check of its replay (the package's own application; the " +
+        "package does not export them)",
       severity: "error",
       from: { path: "^src/cli/" },
       to: {
         path: "^src/.*/?internal/",
-        pathNot: ["^src/cli/", "^src/domain/internal/", "^src/errors/internal/", "^src/layers/internal/recallTools\\.ts$"]
+        pathNot: [
+          "^src/cli/",
+          "^src/domain/internal/",
+          "^src/errors/internal/",
+          "^src/layers/internal/recallTools\\.ts$",
+          "^src/layers/ai/internal/prefix\\.ts$"
+        ]
       }
     },
     {

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { MemoryContext } from "../src/domain/MemoryContext.js"
-import { isAppendOnly } from "../src/layers/ai/ContextPrompt.js"
+import { isAppendOnly } from "../src/layers/ai/internal/prefix.js"
 import { ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"

@@ -6,7 +6,7 @@
  */
 import { Effect, Layer, MutableHashMap, Option } from "effect"
 import type { Message } from "../src/domain/Message.js"
-import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import { defaultSummary } from "../src/layers/skills/internal/scripted.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import { ChatMemoryService, MaxPageSize } from "../src/services/ChatMemoryService.js"
@@ -68,7 +68,7 @@ const extractFacts = (input: SkillService.ExtractFactsInput, call: number) =>
       ...input.existingFacts.filter((fact) => fact.key !== `fact_${call % 5}`),
       { key: `fact_${call % 5}`, value: `value set by call ${call}`, category: "STATE" as const }
     ],
-    narrative: ScriptedSkill.defaultSummary(input)
+    narrative: defaultSummary(input)
   })
 
 const proof = (mode: "incremental" | "full" | "hierarchical", turns: number) => {

@@ -15,6 +15,8 @@ export * as ConversationSettings from "./domain/ConversationSettings.js"
 
 /** @since 0.1.0 */
 export * as ConversationStats from "./domain/ConversationStats.js"
+/** @since 0.2.0 */
+export * as ConversationEntry from "./domain/ConversationEntry.js"
 
 /** @since 0.1.0 */
 export * as Fact from "./domain/Fact.js"
@@ -33,6 +35,12 @@ export * as SummaryState from "./domain/SummaryState.js"
 
 /** @since 0.1.0 */
 export * as Turn from "./domain/Turn.js"
+/** @since 0.2.0 */
+export * as UserErasure from "./domain/UserErasure.js"
+/** @since 0.2.0 */
+export * as UserFact from "./domain/UserFact.js"
+/** @since 0.2.0 */
+export * as UserId from "./domain/UserId.js"
 
 /** @since 0.1.0 */
 export * as ChatMemoryError from "./errors/ChatMemoryError.js"
@@ -72,6 +80,8 @@ export * as SummaryStore from "./services/SummaryStore.js"
 
 /** @since 0.1.0 */
 export * as TokenCounter from "./services/TokenCounter.js"
+/** @since 0.2.0 */
+export * as UserStore from "./services/UserStore.js"
 
 /** @since 0.1.0 */
 export * as HierarchicalStrategy from "./strategies/HierarchicalStrategy.js"

@@ -61,7 +61,7 @@ const feed = (memory: ChatMemoryService["Type"], id: string, turns: number) =>
 const summarizeInput = oneTurnInput("Order ORD-1 costs $5.00, due May 3.", 13)
 
 describe("ChatMemoryConfig.config", () => {
-  it.effect("an empty environment gives the defaults of the defaults", () =>
+  it.effect("an empty environment gives the defaults", () =>
     Effect.gen(function*() {
       const options = yield* Effect.withConfigProvider(ChatMemoryConfig.config, provider({}))
       assert.deepStrictEqual(options, {
@@ -78,6 +78,8 @@ describe("ChatMemoryConfig.config", () => {
         view: "full",
         recall: "lexical",
         recallTokenBudget: 0.25,
+        userFactsTokenBudget: 0.2,
+        digestTokenBudget: 0.05,
         maxMessageLength: 4 * 1024 * 1024,
         summarizationConcurrency: 16,
         summaryTokenCap: 500,

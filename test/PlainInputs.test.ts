@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc, Schema } from "effect"
-import { MaxContentLength } from "../src/domain/Message.js"
+import { MaxContentLength } from "../src/domain/internal/messageLimits.js"
 import { decodePlainInputs, MessageInputs } from "../src/layers/ai/MessageInputs.js"
 
 const maxMessages = 50

@@ -11,6 +11,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as Eval from "../src/cli/Eval.js"
@@ -91,6 +92,14 @@ describe("questions files", () => {
     it.live(`${path.split("/").pop()}: each answer stated where it says, then unsaid for 60 turns or more`, () =>
       Effect.gen(function*() {
         const file = yield* Eval.readQuestions(path)
+        if (file.questions.some((q) => q.conversation !== undefined)) {
+          // Asked in new conversations of the transcript's user: the checker of such files says
+          // whether each answer is where it says, in a conversation before the question's.
+          const checked = spawnSync(process.execPath, ["scripts/check-questions.mjs", path], { encoding: "utf8" })
+          assert.strictEqual(checked.status, 0, checked.stdout + checked.stderr)
+          assert.isAtLeast(file.questions.length, 60)
+          return
+        }
         const chunks = Transcript.turnsOf(yield* Transcript.read(file.transcript))
         const turns = chunks.map(said)
         const dates = turnDates(file.transcript)

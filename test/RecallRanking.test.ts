@@ -25,7 +25,7 @@ const recall = (messages: ReadonlyArray<NewMessage>, query: string, limit = 5) =
     const store = yield* MemoryStore.make
     const id = freshId("ranking")
     yield* store.repository.appendMessages(id, messages)
-    const found = yield* searchTurns(store.repository, store.index, id, {
+    const found = yield* searchTurns(store.repository, { index: store.index, conversationId: id }, {
       query,
       before: Number.MAX_SAFE_INTEGER,
       limit

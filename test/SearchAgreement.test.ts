@@ -84,7 +84,11 @@ const agreementTests = (it: Vitest.MethodsNonLive<Store.Ports>) => {
             const actual = (yield* subject.index.searchMessages(id, query)).map((hit) => hit.seq)
             const recall = (store: Store.Store) =>
               Effect.map(
-                searchTurns(store.repository, store.index, id, { query: question.question, before, limit: topTurns }),
+                searchTurns(store.repository, { index: store.index, conversationId: id }, {
+                  query: question.question,
+                  before,
+                  limit: topTurns
+                }),
                 (found) => found.map((turn) => `${turn.fromSeq}-${turn.toSeq}`).join(" ")
               )
             const [actualTurns, expectedTurns] = [yield* recall(subject), yield* recall(reference)]

@@ -3,6 +3,7 @@
  */
 import { Effect, Layer } from "effect"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import { defaultSummary } from "../src/layers/skills/internal/scripted.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
@@ -37,7 +38,7 @@ const extractor: ScriptedSkill.ScriptedSkill.Script = {
         ...input.existingFacts,
         { key: `topic_${call}`, value: `detail ${call} `.repeat(1 + (call % 5)).trim(), category: "GENERAL" }
       ],
-      narrative: ScriptedSkill.defaultSummary(input)
+      narrative: defaultSummary(input)
     })
 }
 

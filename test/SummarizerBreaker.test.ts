@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Queue, TestClock } from "effect"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import { defaultSummary } from "../src/layers/skills/internal/scripted.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
@@ -145,7 +146,7 @@ describe("the summarizer's breaker", () => {
       assert.isAbove(yield* summarizeCalls, calls)
       assert.strictEqual((yield* memory.getMessages("c")).length, 2 * i)
     }).pipe(Effect.provide(summarizingMemory(options, {
-      summarize: (input, n) => (n <= 4 ? Effect.fail(refused) : Effect.succeed(ScriptedSkill.defaultSummary(input)))
+      summarize: (input, n) => (n <= 4 ? Effect.fail(refused) : Effect.succeed(defaultSummary(input)))
     }))))
 
   it.scoped("a conversation held back while paused is summarized once the skill answers, with no write of its own", () =>
@@ -171,7 +172,7 @@ describe("the summarizer's breaker", () => {
       assert.strictEqual(held.turnsOmitted, 0)
       assert.strictEqual((yield* memory.getMessages("d")).length, 2 * j)
     }).pipe(Effect.provide(summarizingMemory(options, {
-      summarize: (input, n) => (n <= 3 ? Effect.fail(refused) : Effect.succeed(ScriptedSkill.defaultSummary(input)))
+      summarize: (input, n) => (n <= 3 ? Effect.fail(refused) : Effect.succeed(defaultSummary(input)))
     }))))
 
   it.scoped("a call let through that is interrupted gives its turn to the next one", () =>
@@ -195,7 +196,7 @@ describe("the summarizer's breaker", () => {
           ? Effect.fail(refused)
           : n === 4
           ? Effect.never
-          : Effect.succeed(ScriptedSkill.defaultSummary(input))
+          : Effect.succeed(defaultSummary(input))
     }))))
 
   it.scoped("a success before the threshold starts the count again", () =>
@@ -211,7 +212,7 @@ describe("the summarizer's breaker", () => {
       summarize: (
         input,
         n
-      ) => (n % 3 === 0 ? Effect.succeed(ScriptedSkill.defaultSummary(input)) : Effect.fail(refused))
+      ) => (n % 3 === 0 ? Effect.succeed(defaultSummary(input)) : Effect.fail(refused))
     }))))
 
   it.scoped("with lazyFallback sync, an open breaker serves the window at once, saying why", () =>

@@ -5,9 +5,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
+import { MessageOverhead } from "../src/domain/internal/messageLimits.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
-import { MessageOverhead, type TokenCounter } from "../src/services/TokenCounter.js"
+import type { TokenCounter } from "../src/services/TokenCounter.js"
 
 const counters: ReadonlyArray<readonly [string, TokenCounter.Service]> = [
   ["approximate", ApproximateTokenCounter.make],

@@ -8,7 +8,7 @@ import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import { Either, Hash, ParseResult, Schema } from "effect"
 import { ConversationId } from "./ConversationId.js"
-import { CreatedAt, MaxMetadataLength, MaxToolCalls } from "./internal/messageLimits.js"
+import { CreatedAt, MaxContentLength, MaxMetadataLength, MaxToolCalls } from "./internal/messageLimits.js"
 import { fromUntrusted, Identifier, Json, JsonKey, MaxJsonDepth, StorableString } from "./internal/storable.js"
 import { reasonOr } from "./internal/untrusted.js"
 
@@ -44,14 +44,6 @@ export const InputRole = Schema.Literal("system", "user", "assistant", "tool").a
  * @category models
  */
 export type InputRole = typeof InputRole.Type
-
-/**
- * The longest message content accepted, in UTF-16 code units (4 Mi).
- *
- * @since 0.1.0
- * @category constants
- */
-export const MaxContentLength = 4 * 1024 * 1024
 
 /**
  * A tool call made by an assistant message.

@@ -12,11 +12,8 @@ import { Identifier, StorableString } from "./internal/storable.js"
 /**
  * Where a fact about a user comes from: a message of one of the user's conversations, or the app
  * (`null`), which set it from what it knows.
- *
- * @since 0.2.0
- * @category schemas
  */
-export const UserFactSource = Schema.NullOr(Schema.Struct({
+const UserFactSource = Schema.NullOr(Schema.Struct({
   conversationId: ConversationId,
   seq: Schema.Int.pipe(Schema.positive())
 }))

@@ -33,12 +33,3 @@ export const UserId = StorableString.pipe(
  * @category models
  */
 export type UserId = typeof UserId.Type
-
-/**
- * Builds a `UserId` from a string known to be valid; throws on an invalid one. Meant for literals
- * in tests and examples; decode outside input with the schema.
- *
- * @since 0.2.0
- * @category constructors
- */
-export const make: (id: string) => UserId = Schema.decodeSync(UserId)

@@ -31,21 +31,12 @@ export { ChatMemoryService } from "../services/ChatMemoryService.js"
 export { UserMemoryService } from "../services/UserMemoryService.js"
 
 /**
- * The options of the service (`make`, `layerWith`).
+ * The options of the service (`layerWith`).
  *
  * @since 0.1.0
  * @category models
  */
 export type Options = Service.Options
-
-/**
- * Builds the service over a store, a strategy and a token counter; invalid options fail with a
- * `DataValidationError` naming the option.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const make = Service.make
 
 /**
  * The service as a layer over the store, strategy and token counter layers: compose it by hand
@@ -94,14 +85,6 @@ export const layerLive = ChatMemoryLive.layer
  * @category layers
  */
 export const layerConfig = ChatMemoryLive.layerConfig
-
-/**
- * The options of the test memory: the strategy and its knobs, the summarizer's script and the store.
- *
- * @since 0.1.0
- * @category models
- */
-export type TestOptions<E = never, R = never> = ChatMemoryTest.Options<E, R>
 
 /**
  * The memory for a host's own tests, fresh per build: an in-memory store (or the store layer of

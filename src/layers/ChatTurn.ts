@@ -29,10 +29,10 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
 import { Effect, Schema, Stream } from "effect"
 import type { Concurrency } from "effect/Types"
+import { MaxContentLength } from "../domain/internal/messageLimits.js"
 import { StorableString } from "../domain/internal/storable.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { Message } from "../domain/Message.js"
-import { MaxContentLength } from "../domain/Message.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
@@ -85,6 +85,13 @@ export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
   readonly maxSteps?: number | undefined
   /** The context's budget for this turn (see `ChatMemoryService.getContext`). */
   readonly tokenBudget?: number | undefined
+  /**
+   * The user the conversation belongs to: the context shows what is known about the user and recalls
+   * the user's earlier conversations, the turn is stored as the user's, and the recall tools search
+   * the user's conversations. A conversation of another user fails the turn with a
+   * `DataValidationError` naming `options.userId`, before any model call.
+   */
+  readonly userId?: string | undefined
   /** The role of the facts and summary messages in the prompt (see `ContextPrompt.PromptOptions`). */
   readonly recordRole?: PromptOptions["recordRole"]
   /**
@@ -163,7 +170,10 @@ const decodeOptions = (
 const toolkitOf = <Tools extends Record<string, Tool.Any>, E, R>(
   conversationId: string,
   options: Options<Tools, E, R>
-) => options.toolkit === undefined ? Effect.succeed(undefined) : RecallToolkit.bind(options.toolkit, conversationId)
+) =>
+  options.toolkit === undefined
+    ? Effect.succeed(undefined)
+    : RecallToolkit.bind(options.toolkit, conversationId, { userId: options.userId })
 
 /**
  * The system message this turn stores (a conversation without messages), or none (no `system`, or
@@ -256,7 +266,11 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
     const operation = "ChatTurn.generateText"
     const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
     const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId, { query: prompt, tokenBudget: options.tokenBudget })
+    const context = yield* memory.getContext(conversationId, {
+      query: prompt,
+      tokenBudget: options.tokenBudget,
+      userId: options.userId
+    })
     const leading = yield* systemToStore(operation, conversationId, context, system)
     const toolkit = yield* toolkitOf(conversationId, options)
 
@@ -283,7 +297,7 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
       ...leading,
       { role: "user", content: prompt },
       ...storedParts(options, steps.flatMap((response) => response.content))
-    ])
+    ], { userId: options.userId })
     const response = steps[steps.length - 1]
     // The loop runs at least once (`maxSteps` >= 1).
     if (response === undefined) return yield* Effect.dieMessage("ChatTurn.generateText: no model call was made")
@@ -309,7 +323,11 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
     const operation = "ChatTurn.streamText"
     const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
     const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId, { query: prompt, tokenBudget: options.tokenBudget })
+    const context = yield* memory.getContext(conversationId, {
+      query: prompt,
+      tokenBudget: options.tokenBudget,
+      userId: options.userId
+    })
     const leading = yield* systemToStore(operation, conversationId, context, system)
     const toolkit = yield* toolkitOf(conversationId, options)
     // The parts of this turn, in order, for `addMessages` at the end, and where each call starts:
@@ -350,7 +368,7 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
           ...leading,
           { role: "user", content: prompt },
           ...storedParts(options, parts)
-        ]),
+        ], { userId: options.userId }),
         (messages): TurnEnd<Tools> => {
           const steps = starts.map((from, i) => parts.slice(from, starts[i + 1] ?? parts.length))
           const last = steps[steps.length - 1] ?? []

@@ -51,6 +51,15 @@ import {
 export const toolkit = Toolkit.make(SearchMemory, ReadTurns)
 
 /**
+ * What the tools may reach besides their conversation: with `userId`, `search_memory` searches every
+ * conversation of that user, each turn of another conversation labelled with it. The scope is the
+ * app's, set when the handlers are built: no parameter of a tool names a user or a conversation.
+ */
+interface Scope {
+  readonly userId?: string | undefined
+}
+
+/**
  * The tools of the toolkit, by name.
  */
 type Tools = Toolkit.Tools<typeof toolkit>
@@ -79,6 +88,7 @@ const messageView = (message: Message, maxLength: number, whole: string): Messag
 }
 
 const turnView = (turn: RecalledTurn): TurnView => ({
+  ...(turn.conversationId === undefined ? {} : { conversation: turn.conversationId }),
   fromSeq: turn.fromSeq,
   toSeq: turn.toSeq,
   time: DateTime.formatIso(turn.createdAt),
@@ -105,15 +115,16 @@ const decodeConversationId = decode(ConversationId, "RecallToolkit.handlers", "c
  * @since 0.1.0
  * @category handlers
  */
-export const handlers = (conversationId: string) =>
+export const handlers = (conversationId: string, scope: Scope = {}) =>
   Effect.gen(function*() {
     const id = yield* decodeConversationId(conversationId)
     const memory = yield* ChatMemoryService
+    const userId = scope.userId
 
     const searchMemory = Effect.fn("RecallToolkit.searchMemory")(
       function*({ limit, query }: typeof SearchParameters.Type) {
         yield* Effect.annotateCurrentSpan("conversationId", id)
-        const turns = yield* memory.searchMemory(id, query, { limit: limit ?? DefaultSearchLimit }).pipe(
+        const turns = yield* memory.searchMemory(id, query, { limit: limit ?? DefaultSearchLimit, userId }).pipe(
           Effect.catchTags({ DataValidationError: invalid, RepositoryError: storeFailed("searchMemory") })
         )
         return { turns: turns.map(turnView) }
@@ -156,8 +167,10 @@ export const handlers = (conversationId: string) =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (conversationId: string): Layer.Layer<Handlers, DataValidationError, ChatMemoryService> =>
-  toolkit.toLayer(handlers(conversationId))
+export const layer = (
+  conversationId: string,
+  scope: Scope = {}
+): Layer.Layer<Handlers, DataValidationError, ChatMemoryService> => toolkit.toLayer(handlers(conversationId, scope))
 
 /**
  * A toolkit, the recall tools' handlers bound to one conversation: `toolkit` is any toolkit that
@@ -172,6 +185,7 @@ export const layer = (conversationId: string): Layer.Layer<Handlers, DataValidat
  */
 export const bind = <Tools extends Record<string, Tool.Any>, E = never, R = never>(
   toolkit: Toolkit.WithHandler<Tools> | Effect.Effect<Toolkit.WithHandler<Tools>, E, R>,
-  conversationId: string
+  conversationId: string,
+  scope: Scope = {}
 ): Effect.Effect<Toolkit.WithHandler<Tools>, E | DataValidationError, Exclude<R, Handlers> | ChatMemoryService> =>
-  Effect.isEffect(toolkit) ? Effect.provide(toolkit, layer(conversationId)) : Effect.succeed(toolkit)
+  Effect.isEffect(toolkit) ? Effect.provide(toolkit, layer(conversationId, scope)) : Effect.succeed(toolkit)

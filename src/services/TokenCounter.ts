@@ -4,15 +4,8 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
+import { MessageOverhead } from "../domain/internal/messageLimits.js"
 import type { MessageInput } from "../domain/Message.js"
-
-/**
- * Tokens a chat format spends on each message besides its content (role markers, separators).
- *
- * @since 0.1.0
- * @category constants
- */
-export const MessageOverhead = 4
 
 /**
  * Counts tokens. Message token counts are computed once, when a message is stored, and reused
@@ -23,7 +16,8 @@ export const MessageOverhead = 4
  * - `count("")` is 0, and `count` never fails.
  * - `truncate(text, n)` is a prefix of `text` with `count(truncate(text, n)) <= n`, and is `text`
  *   itself when `count(text) <= n`.
- * - `countMessage(m)` is `count` of its content and tool calls plus `MessageOverhead`.
+ * - `countMessage(m)` is `count` of its content and tool calls plus 4 (the tokens a chat format
+ *   spends on a message besides its content).
  *
  * @since 0.1.0
  * @category tags

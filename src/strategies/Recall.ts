@@ -61,17 +61,24 @@ export const RecalledTurn = Recalled.RecalledTurn
 export type RecalledTurn = Recalled.RecalledTurn
 
 /**
+ * Where `searchTurns` searches: one conversation (its index), or every conversation of a user (the
+ * user port), the conversation `conversationId`'s, when given, only below `before`.
+ */
+type Scope =
+  | { readonly index: MessageIndex.Service; readonly conversationId: ConversationId }
+  | { readonly users: UserStore.Service; readonly userId: UserId; readonly conversationId?: ConversationId | undefined }
+
+/**
  * The turns that end before `before` and best match `query`, best first, at most `limit`: each
- * message the index finds is widened to its whole turn (a tool call with its results). An unknown
- * conversation has none.
+ * message found is widened to its whole turn (a tool call with its results), and a turn of another
+ * conversation than the scope's is labelled with it. An unknown conversation or user has none.
  *
  * @since 0.2.0
  * @category search
  */
 export const searchTurns = (
   repository: RepositoryService.Service,
-  index: MessageIndex.Service,
-  conversationId: ConversationId,
+  scope: Scope,
   query: {
     readonly query: string
     readonly before: number
@@ -80,30 +87,19 @@ export const searchTurns = (
     readonly meaning?: boolean | undefined
   }
 ): Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> =>
-  Search.searchTurns(
-    repository,
-    Search.conversationSource(repository, index, conversationId, query),
-    conversationId,
-    query
-  )
-
-/**
- * The turns of a user's conversations that best match `query`, best first, at most `limit`: the
- * conversation `conversationId`'s below `before` (it may be one the user has not written yet), the
- * others' whole, each labelled with its conversation. Without a conversation, every turn of the
- * user, each labelled.
- *
- * @since 0.2.0
- * @category search
- */
-export const searchUserTurns = (
-  repository: RepositoryService.Service,
-  users: UserStore.Service,
-  userId: UserId,
-  conversationId: ConversationId | undefined,
-  query: { readonly query: string; readonly before: number; readonly limit: number }
-): Effect.Effect<ReadonlyArray<RecalledTurn>, RepositoryError> =>
-  Search.searchTurns(repository, Search.userSource(users, userId, conversationId, query), conversationId, query)
+  "index" in scope
+    ? Search.searchTurns(
+      repository,
+      Search.conversationSource(repository, scope.index, scope.conversationId, query),
+      scope.conversationId,
+      query
+    )
+    : Search.searchTurns(
+      repository,
+      Search.userSource(scope.users, scope.userId, scope.conversationId, query),
+      scope.conversationId,
+      query
+    )
 
 /**
  * The background job of hybrid recall: it embeds the messages written since its last run. The

@@ -12,22 +12,13 @@ import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.j
 import { RepositoryService } from "../services/RepositoryService.js"
 import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/context/window.js"
 
-/**
- * Options of the sliding window.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const Options = Schema.Struct({
+/** Options of the sliding window. */
+const Options = Schema.Struct({
   /** Tokens the context may take, leading system messages included. */
   tokenBudget: ContextSettings.ContextSettings.fields.tokenBudget
 })
 
-/**
- * @since 0.1.0
- * @category models
- */
-export type Options = typeof Options.Type
+type Options = typeof Options.Type
 
 /**
  * The defaults: a budget of 3000 tokens.

@@ -5,16 +5,18 @@
  * conversations, erasure, and isolation between users whose ids look alike.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { DateTime, Effect, Either, FastCheck as fc } from "effect"
+import { DateTime, Effect, Either, FastCheck as fc, Schema } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import type { Role } from "../../src/domain/Message.js"
 import { UserFact } from "../../src/domain/UserFact.js"
 import * as UserId from "../../src/domain/UserId.js"
+
+const userId = Schema.decodeSync(UserId.UserId)
 import * as Store from "../../src/layers/store/Store.js"
 import { freshId, newMessage } from "../fixtures/messages.js"
 
 /** A user id no other test uses. */
-export const freshUser = (prefix = "user"): UserId.UserId => UserId.make(`${prefix}-${freshId()}`)
+export const freshUser = (prefix = "user"): UserId.UserId => userId(`${prefix}-${freshId()}`)
 
 /** A message said at `minute` minutes past the epoch of the test's day. */
 const said = (role: Role, content: string, minute: number) => ({
@@ -272,12 +274,12 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
     Effect.gen(function*() {
       const store = yield* Store.get
       const base = `Ana-${freshId()}`
-      const user = UserId.make(base)
+      const user = userId(base)
       const id = freshId("alike")
       yield* store.repository.appendMessages(id, [said("user", "Ana's address is 12 Rua Augusta", 1)], { userId: user })
       yield* store.users.mergeFacts(user, [fact("address", "12 Rua Augusta", 1)])
       for (const alike of lookalikes(base)) {
-        const decoded = Either.getOrUndefined(Either.try(() => UserId.make(alike)))
+        const decoded = Either.getOrUndefined(Either.try(() => userId(alike)))
         if (decoded === undefined) continue
         assert.isEmpty(yield* store.users.getFacts(decoded), alike)
         assert.isEmpty(yield* store.users.listConversations(decoded, { limit: 10 }), alike)

@@ -31,6 +31,7 @@ import {
 import * as ConversationId from "../../src/domain/ConversationId.js"
 import type { MemoryEvent } from "../../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
+import { defaultSummary } from "../../src/layers/skills/internal/scripted.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
 import * as PgStore from "../../src/layers/store/PgStore.js"
 import * as Store from "../../src/layers/store/Store.js"
@@ -78,7 +79,7 @@ const slowSkill = (overlap: Overlap, inFlight: InFlight): ScriptedSkill.Scripted
         inFlight.now += 1
         inFlight.most = Math.max(inFlight.most, inFlight.now)
       }),
-      () => Effect.as(Effect.sleep("4 millis"), ScriptedSkill.defaultSummary(input)),
+      () => Effect.as(Effect.sleep("4 millis"), defaultSummary(input)),
       () =>
         Effect.sync(() => {
           overlap.running.set(input.conversationId, (overlap.running.get(input.conversationId) ?? 1) - 1)

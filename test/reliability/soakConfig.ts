@@ -6,6 +6,7 @@ import { Effect, FastCheck as fc, Layer, Ref } from "effect"
 import type { Fact } from "../../src/domain/Fact.js"
 import { SkillExecutionError } from "../../src/errors/SkillExecutionError.js"
 import * as ChatMemory from "../../src/layers/ChatMemory.js"
+import { defaultSummary } from "../../src/layers/skills/internal/scripted.js"
 import * as ScriptedSkill from "../../src/layers/skills/ScriptedSkill.js"
 import * as Store from "../../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../../src/layers/tokens/ApproximateTokenCounter.js"
@@ -166,7 +167,7 @@ export const script = (
 ): ScriptedSkill.ScriptedSkill.Script => ({
   summarize: (input, n) =>
     Effect.flatMap(Ref.get(calm), (quiet) => {
-      const ok = () => ScriptedSkill.defaultSummary(input)
+      const ok = () => defaultSummary(input)
       return quiet ? Effect.succeed(ok()) : outcome(config, seen, `summarize/${generation}`, n, {
         ok,
         long: () => `${ok()}\n${"more detail ".repeat(400)}`,
@@ -175,7 +176,7 @@ export const script = (
     }),
   extractFacts: (input, n) =>
     Effect.flatMap(Ref.get(calm), (quiet) => {
-      const ok = () => ({ facts: facts(input, n), narrative: ScriptedSkill.defaultSummary(input) })
+      const ok = () => ({ facts: facts(input, n), narrative: defaultSummary(input) })
       return quiet ? Effect.succeed(ok()) : outcome(config, seen, `extractFacts/${generation}`, n, {
         ok,
         long: () => ({ facts: facts(input, n), narrative: "narrative ".repeat(600) }),

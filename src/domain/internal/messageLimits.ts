@@ -4,6 +4,12 @@
 import { DateTime, Schema } from "effect"
 import { reasonOr } from "./untrusted.js"
 
+/** Tokens a chat format spends on each message besides its content (role markers, separators). */
+export const MessageOverhead = 4
+
+/** The longest message content accepted, in UTF-16 code units (4 Mi). */
+export const MaxContentLength = 4 * 1024 * 1024
+
 /**
  * The longest metadata accepted, as the length of its JSON text (`JSON.stringify`), in UTF-16 code
  * units (1 Mi). Each JSON value in it (`attributes`, tool call `params`) also nests at most

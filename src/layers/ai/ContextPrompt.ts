@@ -140,21 +140,3 @@ export const toPrompt = (context: MemoryContext, options?: PromptOptions): Promp
  */
 export const withUserMessage = (context: MemoryContext, text: string, options?: PromptOptions): Prompt.Prompt =>
   Prompt.make([...toPromptMessages(context, options), { role: "user", content: [{ type: "text", text }] }])
-
-/**
- * Whether `next`'s prompt is `previous`'s prompt with messages appended, message for message: what
- * a provider's prefix cache needs to hit. The recalled block at the end of `previous` is not part
- * of what a cache keeps (it changes with each query, after the turns), so it is left out of the
- * comparison. Contexts with equal `prefixVersion`s of one conversation are append-only; this
- * compares the rendered prompts themselves.
- *
- * @since 0.1.0
- * @category conversions
- */
-export const isAppendOnly = (previous: MemoryContext, next: MemoryContext, options?: PromptOptions): boolean => {
-  const before = toPromptMessages(previous, options)
-  if (previous.recalled.length > 0) before.pop()
-  const after = toPromptMessages(next, options)
-  return before.length <= after.length &&
-    before.every((message, i) => JSON.stringify(message) === JSON.stringify(after[i]))
-}

@@ -6,8 +6,9 @@
  */
 import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
 import { MaxMetadataLength, MaxToolCalls } from "../../domain/internal/messageLimits.js"
+import { MaxContentLength } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, isStorable, MaxJsonDepth } from "../../domain/internal/storable.js"
-import { type AnyInput, InputRole, MaxContentLength, type MessageInput, type ToolCall } from "../../domain/Message.js"
+import { type AnyInput, InputRole, type MessageInput, type ToolCall } from "../../domain/Message.js"
 import { type Decoded, decodePieces, type Piece } from "./internal/parts.js"
 
 /**

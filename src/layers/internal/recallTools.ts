@@ -52,6 +52,8 @@ export type MessageView = typeof MessageView.Type
  * (higher is better, within one search) and its messages.
  */
 export const TurnView = Schema.Struct({
+  /** The user's other conversation the turn was said in; absent for this conversation. */
+  conversation: Schema.optional(Schema.String),
   fromSeq: Schema.Int,
   toSeq: Schema.Int,
   time: Schema.String,

@@ -20,9 +20,10 @@ import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
 import { createdAtProblem } from "../../domain/internal/messageLimits.js"
+import { MaxContentLength } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../../domain/MemoryEvent.js"
-import { MaxContentLength, type NewMessage } from "../../domain/Message.js"
+import { type NewMessage } from "../../domain/Message.js"
 import { UserId } from "../../domain/UserId.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { decode } from "../../errors/internal/decode.js"
@@ -40,7 +41,7 @@ import { SummaryStore } from "../../services/SummaryStore.js"
 import { TokenCounter } from "../../services/TokenCounter.js"
 import { type UserMemoryService } from "../../services/UserMemoryService.js"
 import { UserStore } from "../../services/UserStore.js"
-import { EmbeddingJobs, searchTurns, searchUserTurns } from "../../strategies/Recall.js"
+import { EmbeddingJobs, searchTurns } from "../../strategies/Recall.js"
 import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
 import * as Users from "./users.js"
 
@@ -432,9 +433,13 @@ export const make = (options: Options = {}): Effect.Effect<
           limit: request.options?.limit ?? 5
         }
         const userId = request.options?.userId
-        return yield* userId === undefined
-          ? searchTurns(repository, messageIndex, request.conversationId, search)
-          : searchUserTurns(repository, users, userId, request.conversationId, search)
+        return yield* searchTurns(
+          repository,
+          userId === undefined
+            ? { index: messageIndex, conversationId: request.conversationId }
+            : { users, userId, conversationId: request.conversationId },
+          search
+        )
       }),
 
       getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {

@@ -13,7 +13,7 @@ import { MemoryManagementStrategy } from "../../services/MemoryManagementStrateg
 import { RepositoryService } from "../../services/RepositoryService.js"
 import { UserMemoryService } from "../../services/UserMemoryService.js"
 import { UserStore } from "../../services/UserStore.js"
-import { EmbeddingJobs, searchUserTurns } from "../../strategies/Recall.js"
+import { EmbeddingJobs, searchTurns } from "../../strategies/Recall.js"
 
 const UserRequest = Schema.Struct({ userId: UserId })
 
@@ -107,7 +107,7 @@ export const make = Effect.gen(function*() {
 
     search: Effect.fn("UserMemoryService.search")(function*(userId, query, options) {
       const request = yield* decodeSearch(options === undefined ? { userId, query } : { userId, query, options })
-      return yield* searchUserTurns(repository, users, request.userId, undefined, {
+      return yield* searchTurns(repository, { users, userId: request.userId }, {
         query: request.query,
         before: Number.MAX_SAFE_INTEGER,
         limit: request.options?.limit ?? 5

@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Ref } from "effect"
 import type { SkillExecutionError } from "../../errors/SkillExecutionError.js"
 import { SkillService } from "../../services/SkillService.js"
 import { extractFactsReading, factsChanged, summaryInput } from "./internal/prompts.js"
+import { defaultSummary } from "./internal/scripted.js"
 
 /**
  * What a test can ask the scripted skill: the calls it received, in order.
@@ -61,35 +62,6 @@ export declare namespace ScriptedSkill {
 }
 
 // Every line break a text may hold.
-const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/
-
-/**
- * The default summary: the lines of the existing summary, then the first words of the first line
- * of each user message of the new turns, keeping the newest lines within about `maxTokens` (at 3
- * characters a token, below what any counter here counts), as a model told the limit does.
- * Deterministic, never blank when there is input.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const defaultSummary = (input: SkillService.SummarizeInput): string => {
-  const points = input.turns.flatMap((turn) => turn.messages)
-    .filter((message) => message.role === "user")
-    .map((message) => (message.content.split(lineBreak)[0] ?? "").split(/\s+/).slice(0, 8).join(" "))
-  const lines = [
-    ...input.existingSummary.flatMap((part) => part.split(lineBreak)),
-    ...points.map((point) => `- ${point}`)
-  ]
-    .filter((line) => line.length > 0)
-  const kept: Array<string> = []
-  let length = 0
-  for (const line of lines.reverse()) {
-    length += line.length + 1
-    if (kept.length > 0 && length > input.maxTokens * 3) break
-    kept.unshift(line)
-  }
-  return kept.join("\n") || "(nothing to summarize)"
-}
 
 /** Usage as characters / 4: of the texts a model skill would read for the same call, and of the answer. */
 const usage = (read: ReadonlyArray<string>, output: string) => ({

@@ -6,14 +6,9 @@
 import * as Prompt from "@effect/ai/Prompt"
 import * as Response from "@effect/ai/Response"
 import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
+import { MaxContentLength } from "../../../domain/internal/messageLimits.js"
 import { Identifier, Json, StorableString } from "../../../domain/internal/storable.js"
-import {
-  InputRole,
-  MaxContentLength,
-  MessageInput,
-  type MessageMetadataInput,
-  type ToolCall
-} from "../../../domain/Message.js"
+import { InputRole, MessageInput, type MessageMetadataInput, type ToolCall } from "../../../domain/Message.js"
 
 /** What one input says, before the parts of a response are put together into messages. */
 export type Piece =

@@ -6,7 +6,7 @@
 import { Config, Option, Redacted, Schema } from "effect"
 import * as ContextSettings from "../../../domain/ContextSettings.js"
 import { StrategyName } from "../../../domain/ConversationSettings.js"
-import { MaxContentLength } from "../../../domain/Message.js"
+import { MaxContentLength } from "../../../domain/internal/messageLimits.js"
 import * as HierarchicalStrategy from "../../../strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../../../strategies/SummarizationStrategy.js"
 import * as OpenAiModels from "../openAiModels.js"

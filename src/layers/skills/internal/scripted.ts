@@ -1,0 +1,31 @@
+/**
+ * What the scripted skill answers when its script leaves a call out.
+ */
+import type { SkillService } from "../../../services/SkillService.js"
+
+const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/
+
+/**
+ * The default summary: the lines of the existing summary, then the first words of the first line
+ * of each user message of the new turns, keeping the newest lines within about `maxTokens` (at 3
+ * characters a token, below what any counter here counts), as a model told the limit does.
+ * Deterministic, never blank when there is input.
+ */
+export const defaultSummary = (input: SkillService.SummarizeInput): string => {
+  const points = input.turns.flatMap((turn) => turn.messages)
+    .filter((message) => message.role === "user")
+    .map((message) => (message.content.split(lineBreak)[0] ?? "").split(/\s+/).slice(0, 8).join(" "))
+  const lines = [
+    ...input.existingSummary.flatMap((part) => part.split(lineBreak)),
+    ...points.map((point) => `- ${point}`)
+  ]
+    .filter((line) => line.length > 0)
+  const kept: Array<string> = []
+  let length = 0
+  for (const line of lines.reverse()) {
+    length += line.length + 1
+    if (kept.length > 0 && length > input.maxTokens * 3) break
+    kept.unshift(line)
+  }
+  return kept.join("\n") || "(nothing to summarize)"
+}

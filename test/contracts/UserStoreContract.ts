@@ -112,8 +112,7 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
               yield* store.users.mergeFacts(user, order.slice(3))
               const facts = yield* store.users.getFacts(user)
               assert.deepStrictEqual(facts.map((f) => [f.key, f.value]), expected)
-            }))
-          ),
+            }))),
           { numRuns: 20 }
         )
       )
@@ -184,7 +183,9 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       const page = yield* store.users.listConversations(user, { limit: 2 })
       const last = page[page.length - 1]
       assert.isDefined(last)
-      const next = last === undefined ? [] : yield* store.users.listConversations(user, { limit: 10, before: last.lastSaidAt })
+      const next = last === undefined
+        ? []
+        : yield* store.users.listConversations(user, { limit: 10, before: last.lastSaidAt })
       assert.deepStrictEqual([...page, ...next].map((entry) => entry.conversationId), [...ids].reverse())
     }))
 

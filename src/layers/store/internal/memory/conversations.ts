@@ -66,7 +66,12 @@ const notSummary = (message: Message): boolean => message.role !== "summary"
  * `[floor, ceiling)`: back to a user message (or to `floor`, the first message after the leading
  * system messages), and on to the next user message (or to `ceiling`).
  */
-export const turnRange = (messages: MessageLog, index: number, floor: number, ceiling: number): readonly [number, number] => {
+export const turnRange = (
+  messages: MessageLog,
+  index: number,
+  floor: number,
+  ceiling: number
+): readonly [number, number] => {
   let start = index
   while (start > floor && messages.at(start)?.role !== "user") start -= 1
   let end = index + 1

@@ -18,7 +18,7 @@ import { withUserTerms } from "./userTerms.js"
 const insertChunk = 1000
 
 /** How far from a seq the turns read first looks for the user messages around it (see `selectTurns`). */
-const turnReach = 64
+export const turnReach = 64
 
 // Seqs are integers, so `seq > 2.5` is `seq > 2` and `seq < 2.5` is `seq < 3`; comparing with the
 // integer keeps the bound a parameter of the key's type, so the primary key serves the range.

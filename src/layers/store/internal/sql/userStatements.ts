@@ -10,9 +10,7 @@ import { ConversationId } from "../../../../domain/ConversationId.js"
 import type { UserId } from "../../../../domain/UserId.js"
 import { aboutLength } from "./readWindow.js"
 import * as Rows from "./rows.js"
-
-/** How far from a hit the turns read first looks for the user messages around it (as `selectTurns`). */
-const turnReach = 64
+import { turnReach } from "./statements.js"
 
 /** The result of a merge: whether the cursor moved, the keys written, and what they held before. */
 const MergedRow = Schema.Struct({

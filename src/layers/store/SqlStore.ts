@@ -1,6 +1,6 @@
 /**
  * The SQL store: every storage port (`RepositoryService`, `SummaryStore`,
- * `SettingsStore`, `MessageIndex`, `SummarizationLease`) over the generic `SqlClient` of
+ * `SettingsStore`, `MessageIndex`, `SummarizationLease`, `UserStore`) over the generic `SqlClient` of
  * `@effect/sql` in the PostgreSQL 15 dialect: PostgreSQL through `@effect/sql-pg`, or PGlite
  * embedded.
  *
@@ -16,6 +16,7 @@ import { runMigrations } from "./internal/sql/migrations.js"
 import * as Settings from "./internal/sql/settings.js"
 import { makeStatements } from "./internal/sql/statements.js"
 import * as Summaries from "./internal/sql/summaries.js"
+import * as Users from "./internal/sql/users.js"
 import * as Store from "./Store.js"
 
 /**
@@ -73,7 +74,8 @@ export const make = (
         shared: (options.lock ?? "lease") !== "process",
         maxHolders: options.maxLockConnections,
         leaseMillis: Duration.toMillis(Duration.decode(options.lease ?? options.leaseMillis ?? defaultLease))
-      })
+      }),
+      users: Users.make(sql)
     }
   })
 

@@ -54,11 +54,11 @@ export const applyCommit = (statements: Statements) =>
         messageCount += 1
         roleCounts.summary += 1
         tokenCount += written.summaryMessage.tokenCount
-        yield* statements.insertMessages(conversationId, [written.summaryMessage])
+        yield* statements.insertMessages(conversationId, [written.summaryMessage], info.userId)
       }
       const nextInfo = { ...info, lastSeq, messageCount, roleCounts, tokenCount, updatedAt: now }
       yield* statements.updateConversation(nextInfo, written.state, DateTime.toDateUtc(now))
-      yield* statements.insertRecord(written.record)
+      yield* statements.insertRecord(written.record, info.userId)
       return CommitResult.Committed({ state: written.state, record: written.record })
     }
   )

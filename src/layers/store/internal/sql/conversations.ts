@@ -10,15 +10,30 @@ import { Message } from "../../../../domain/Message.js"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
 import { RepositoryService } from "../../../../services/RepositoryService.js"
 import { completeWindow } from "../window.js"
+import { makeBinding, refusal } from "./binding.js"
 import { storeErrors } from "./errors.js"
 import * as Rows from "./rows.js"
-import { vectorText } from "./search.js"
+import { scopeOf, vectorText } from "./search.js"
 import { lowerBound, type Statements, tally, upperBound } from "./statements.js"
+
+/** The most conversations a window's digest lists. */
+const maxDigest = 1000
+
+/** The user's sections of a window row: none for a conversation without a user. */
+const userSections = (row: typeof Rows.WindowRow.Type): RepositoryService.UserSections | null => {
+  const userId = row.user_id
+  return userId === null ? null : {
+    userId,
+    facts: (row.user_facts ?? []).map(Rows.toUserFact),
+    digest: (row.digest ?? []).map((entry) => Rows.toEntry(userId, entry))
+  }
+}
 
 /** The log over the store's statements. */
 export const make = (sql: SqlClient.SqlClient, statements: Statements): RepositoryService.Service => {
   const { appendRows, countRange, findConversation, findOrFail, requireIfEmpty, selectMessages, selectWindow } =
     statements
+  const binding = makeBinding(sql)
 
   const listMessages: RepositoryService.Service["listMessages"] = Effect.fnUntraced(
     function*(conversationId, query) {
@@ -43,9 +58,12 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
 
   return RepositoryService.of({
     appendMessages: Effect.fnUntraced(
-      function*(conversationId, newMessages) {
+      function*(conversationId, newMessages, options) {
+        const userId = options?.userId ?? null
         if (newMessages.length === 0) {
           const row = yield* findConversation(conversationId)
+          const owner = Option.match(row, { onNone: () => null, onSome: (r) => r.user_id })
+          if (userId !== null && owner !== null && owner !== userId) return yield* refusal()
           return {
             messages: [],
             messageCount: Option.match(row, { onNone: () => 0, onSome: (r) => r.message_count })
@@ -53,8 +71,12 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
         }
         const now = DateTime.toDateUtc(yield* DateTime.now)
         const createdAt = newMessages.map((m) => DateTime.formatIso(m.createdAt))
+        const lastSaidAt = newMessages.reduce(
+          (latest, m) => DateTime.max(latest, m.createdAt),
+          newMessages[0]?.createdAt ?? DateTime.unsafeFromDate(now)
+        )
         const { firstTurnRole, leadingSystem, roles, tokens } = tally(newMessages)
-        const reserved = yield* appendRows({
+        const request = {
           id: conversationId,
           count: newMessages.length,
           ...roles,
@@ -69,9 +91,19 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
           // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
           startedAt: createdAt[0] ?? now.toISOString(),
           createdAt,
-          search: newMessages.map((m) => m.role === "summary" ? null : vectorText(conversationId, m))
-        })
-        // An upsert with RETURNING always returns its row.
+          lastSaidAt: DateTime.formatIso(lastSaidAt),
+          search: newMessages.map((m) => m.role === "summary" ? null : vectorText(conversationId, m)),
+          scope: scopeOf(conversationId),
+          userId
+        }
+        const applied = yield* appendRows(request)
+        // Not applied: the append names a user, and the conversation has none yet or another one.
+        // Then it is bound (or refused) and appended to in one transaction; this happens once per
+        // conversation, the later appends apply at once.
+        const reserved = Option.isSome(applied) || userId === null
+          ? applied
+          : yield* sql.withTransaction(Effect.zipRight(binding.claim(conversationId, userId), appendRows(request)))
+        // An upsert with RETURNING returns its row, unless it names a user it may not apply for.
         if (Option.isNone(reserved)) return yield* Effect.dieMessage("appendMessages: the upsert returned no row")
         const first = reserved.value.last_seq - newMessages.length + 1
         const stored = newMessages.map((message, i) =>
@@ -123,13 +155,15 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
         // hold; should that ever fall short (a broken invariant), the read is repeated over the
         // whole range.
         const tokenLimit = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, query.tokenLimit))
+        const digest = Number.isNaN(query.digest) ? 0 : Math.max(0, Math.min(maxDigest, Math.floor(query.digest ?? 0)))
         let narrow = true
         while (true) {
           const found = yield* selectWindow({
             id: conversationId,
             cursor: query.after === "cursor",
             tokenLimit,
-            narrow
+            narrow,
+            digest
           })
           if (Option.isNone(found)) return yield* new ConversationNotFoundError({ conversationId })
           const row = found.value
@@ -164,7 +198,8 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
             system,
             after: row.window_after,
             recent: completed.recent,
-            reachedStart: completed.reachedStart
+            reachedStart: completed.reachedStart,
+            user: userSections(row)
           }
         }
       },

@@ -39,15 +39,16 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         LIMIT ${q.limit}`
   })
 
-  // The conversation's row is read `FOR SHARE` first: a concurrent delete holds it, so the vectors
-  // are written before it (and deleted by it) or find their messages gone.
+  // The conversation's row is read `FOR SHARE` first: a concurrent delete or binding to a user
+  // holds it, so the vectors are written before it (and deleted or bound by it), or find their
+  // messages gone, or take the user from their messages.
   const insert = (id: string, model: string, seqs: ReadonlyArray<number>, vectors: ReadonlyArray<string>) =>
     sql.withTransaction(Effect.gen(function*() {
       yield* sql`SELECT 1 FROM chat_memory_conversations WHERE conversation_id = ${id} FOR SHARE`
-      yield* sql`INSERT INTO chat_memory_embeddings (conversation_id, model, seq, vector)
-        SELECT ${id}, ${model}, v.seq, v.vector::real[]
+      yield* sql`INSERT INTO chat_memory_embeddings (conversation_id, model, seq, vector, user_id)
+        SELECT ${id}, ${model}, v.seq, v.vector::real[], m.user_id
         FROM unnest(${seqs}::bigint[], ${vectors}::text[]) AS v(seq, vector)
-        WHERE EXISTS (SELECT 1 FROM chat_memory_messages m WHERE m.conversation_id = ${id} AND m.seq = v.seq)
+        JOIN chat_memory_messages m ON m.conversation_id = ${id} AND m.seq = v.seq
         ON CONFLICT (conversation_id, model, seq) DO UPDATE SET vector = EXCLUDED.vector`
     }))
 

@@ -3,12 +3,13 @@
  * (also run by PGlite).
  *
  * Every table carries `conversation_id` first in its primary key and every statement of the
- * repository names one conversation, so the tables can be distributed by `conversation_id`. (A
- * migration that rewrites existing rows pages through the conversations, then works on one at a
- * time.)
+ * repository names one conversation, so the tables can be distributed by `conversation_id`; a
+ * conversation of a user carries the user id in every table (`10_users`). (A migration that rewrites
+ * existing rows pages through the conversations, and works on a page of them or on one at a time.)
  */
 import { Migrator, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { createReadWindow, readWindowSettings, readWindowUsers } from "./readWindow.js"
 import { backfill } from "./search.js"
 
 /** The private table of applied migrations, so a host's own migrations never clash with ours. */
@@ -159,104 +160,6 @@ const linkSummaryMessage = Effect.gen(function*() {
   }
 })
 
-/**
- * The window read of `getContext` as a function, so that its plan is made once per session (PL/pgSQL
- * caches the plans of its statements; `@effect/sql-pg` sends every statement unnamed, so a plain
- * statement is planned at every call, about a third of its cost on PostgreSQL). One row: the
- * conversation's counters and summary state, where the window starts (`window_after`), the seq it
- * reads above (`window_floor`: the start, or a bound that narrows the index range to the rows the
- * page can hold), how many messages the page holds at most (`window_limit`, computed as
- * `windowPageSize` in `../window.ts` computes it, one more than the page, with the same float8
- * arithmetic), how many it held (`window_rows`), and the leading system messages with the newest
- * messages that hold more than the token limit (summary messages aside) back to a user message, as
- * one JSON array (times in epoch ms). With `withSettings`, the row ends with the conversation's
- * stored settings (`readWindowSettings`). A database that ran a migration keeps what it created: a
- * change to the read is a new migration that creates the function again.
- */
-const readWindowFunction = (sql: SqlClient.SqlClient, withSettings: boolean) =>
-  sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
-      p_id text, p_cursor boolean, p_token_limit float8, p_narrow boolean)
-    RETURNS TABLE (
-      last_seq bigint, message_count bigint, system_count bigint, user_count bigint, assistant_count bigint,
-      tool_count bigint, summary_count bigint, token_count bigint, system_prefix_seq bigint, first_turn_role text,
-      narrative text, facts jsonb, layers jsonb, summary_cursor bigint, summary_version bigint,
-      summary_updated_at timestamptz, created_at timestamptz, updated_at timestamptz,
-      window_after bigint, window_limit bigint, window_floor bigint, window_rows bigint, messages json${
-    sql.literal(withSettings ? ",\n      settings jsonb" : "")
-  })
-    LANGUAGE plpgsql STABLE AS $$
-    #variable_conflict use_column
-    BEGIN
-      RETURN QUERY
-      WITH c AS (
-        SELECT cv.last_seq, cv.message_count, cv.system_count, cv.user_count, cv.assistant_count, cv.tool_count,
-          cv.summary_count, cv.token_count, cv.system_prefix_seq, cv.first_turn_role, cv.narrative, cv.facts,
-          cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,
-          CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
-            AS window_after,
-          LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, p_token_limit)) /
-            CASE WHEN cv.message_count = 0 THEN 1 ELSE GREATEST(1, cv.token_count::float8 / cv.message_count) END) + 16)
-          )::bigint + 1 AS window_limit
-        FROM chat_memory_conversations cv WHERE cv.conversation_id = p_id
-      ), w AS (
-        SELECT c.*,
-          CASE WHEN p_narrow THEN GREATEST(c.window_after, c.last_seq - c.window_limit -
-            CASE WHEN c.window_after >= c.summary_cursor THEN 0 ELSE c.last_seq - c.message_count END)
-          ELSE c.window_after END AS window_floor
-        FROM c
-      ), page AS (
-        SELECT p.seq, p.role, p.content, p.metadata, p.token_count, p.created_at,
-          sum(CASE WHEN p.role = 'summary' THEN 0 ELSE p.token_count END) OVER (ORDER BY p.seq DESC)
-            - CASE WHEN p.role = 'summary' THEN 0 ELSE p.token_count END AS newer_tokens
-        FROM (
-          SELECT m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at FROM chat_memory_messages m
-          WHERE m.conversation_id = p_id AND m.seq > (SELECT w.window_floor FROM w)
-            AND m.seq <= (SELECT w.last_seq FROM w)
-          ORDER BY m.seq DESC LIMIT (SELECT w.window_limit FROM w)
-        ) p
-      ), cut AS (
-        SELECT coalesce(max(page.seq) FILTER (WHERE page.role = 'user' AND page.seq <= (
-          SELECT min(q.seq) FROM page q WHERE q.newer_tokens <= p_token_limit
-        )), 0) AS from_seq, count(*) AS page_rows FROM page
-      ), shown AS (
-        SELECT m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at FROM chat_memory_messages m
-        WHERE m.conversation_id = p_id AND m.seq <= (SELECT w.system_prefix_seq FROM w)
-        UNION ALL
-        SELECT page.seq, page.role, page.content, page.metadata, page.token_count, page.created_at FROM page
-        WHERE page.seq >= (SELECT cut.from_seq FROM cut)
-      )
-      SELECT w.last_seq, w.message_count, w.system_count, w.user_count, w.assistant_count, w.tool_count,
-        w.summary_count, w.token_count, w.system_prefix_seq, w.first_turn_role, w.narrative, w.facts, w.layers,
-        w.summary_cursor, w.summary_version, w.summary_updated_at, w.created_at, w.updated_at, w.window_after,
-        w.window_limit, w.window_floor, (SELECT cut.page_rows FROM cut), (
-          SELECT coalesce(json_agg(json_build_object(
-            'seq', shown.seq, 'role', shown.role, 'content', shown.content, 'metadata', shown.metadata,
-            'token_count', shown.token_count,
-            'created_at', (extract(epoch FROM shown.created_at) * 1000)::bigint
-          )), '[]'::json) FROM shown
-        )${
-    sql.literal(
-      withSettings ? ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" : ""
-    )
-  }
-      FROM w;
-    END
-    $$`
-
-const createReadWindow = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* readWindowFunction(sql, false)
-})
-
-// The window read also returns the conversation's stored settings, so that a context is one round
-// trip: the settings decide its budget, K and view, and were a statement of their own before. The
-// function's columns change, so it is dropped and created again.
-const readWindowSettings = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
-  yield* readWindowFunction(sql, true)
-})
-
 // The search terms are stemmed by the Porter stemmer since this version ("booked" and "booking"
 // meet; before, only plural endings were cut): every stored vector is written again from its
 // message, a conversation and a page of messages per statement, as `addSearch` wrote them first.
@@ -265,18 +168,84 @@ const stemSearch = Effect.gen(function*() {
   yield* backfill(sql)
 })
 
+// Users. A conversation may belong to a user (bound by its first write that names one; those
+// written before have none), and every table that holds a conversation's data carries the user id,
+// so that every user-scoped statement filters on it first and a user's rows can be co-located when
+// the schema is distributed. `last_said_at` orders a user's conversations: the latest `created_at`
+// of their messages (summary messages aside), or when the conversation started if it holds none.
+// `facts_cursor` is the seq up to which the facts about its user were read from it. The facts about
+// a user: one row per key, a removal kept as a null value. `IF NOT EXISTS`: a database rewound to
+// an earlier migration may hold them already.
+/** The tables that hold a conversation's data besides its row, each with the conversation's user. */
+const userTables = [
+  "chat_memory_messages",
+  "chat_memory_summarizations",
+  "chat_memory_settings",
+  "chat_memory_embeddings"
+]
+
+const addUsers = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE chat_memory_conversations
+    ADD COLUMN IF NOT EXISTS user_id text NULL,
+    ADD COLUMN IF NOT EXISTS last_said_at timestamptz NULL,
+    ADD COLUMN IF NOT EXISTS facts_cursor bigint NOT NULL DEFAULT 0`
+  for (const table of userTables) yield* sql`ALTER TABLE ${sql(table)} ADD COLUMN IF NOT EXISTS user_id text NULL`
+  const conversations = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: Schema.Struct({ conversation_id: Schema.String }),
+    execute: (after) =>
+      sql`SELECT conversation_id FROM chat_memory_conversations
+        WHERE conversation_id > ${after} ORDER BY conversation_id LIMIT 500`
+  })
+  let after = ""
+  for (;;) {
+    const page = yield* conversations(after)
+    const last = page[page.length - 1]
+    if (last === undefined) break
+    yield* sql`UPDATE chat_memory_conversations c SET last_said_at = coalesce((
+        SELECT max(m.created_at) FROM chat_memory_messages m
+        WHERE m.conversation_id = c.conversation_id AND m.role <> 'summary'
+      ), c.created_at)
+      WHERE c.conversation_id = ANY(${page.map((row) => row.conversation_id)}::text[]) AND c.last_said_at IS NULL`
+    after = last.conversation_id
+  }
+  yield* sql`ALTER TABLE chat_memory_conversations ALTER COLUMN last_said_at SET NOT NULL`
+  // A user's conversations, the latest said first (ties by id, in code point order): the list, the
+  // digest and the search across them read this index. Conversations without a user stay out of it.
+  yield* sql`CREATE INDEX IF NOT EXISTS chat_memory_conversations_user ON chat_memory_conversations
+    (user_id, last_said_at DESC, conversation_id COLLATE "C") WHERE user_id IS NOT NULL`
+  yield* sql`CREATE TABLE IF NOT EXISTS chat_memory_user_facts (
+    user_id text NOT NULL,
+    key text NOT NULL,
+    value text NULL,
+    category text NOT NULL,
+    said_at timestamptz NOT NULL,
+    conversation_id text NULL,
+    seq bigint NULL,
+    PRIMARY KEY (user_id, key)
+  )`
+})
+
+/**
+ * The migrations by id, in order. A database of an earlier version has run a prefix of them.
+ */
+export const migrations = {
+  "1_create_tables": createTables,
+  "2_create_leases": createLeases,
+  "3_create_settings": createSettings,
+  "4_add_search": addSearch,
+  "5_add_embeddings": addEmbeddings,
+  "6_link_summary_message": linkSummaryMessage,
+  "7_create_read_window": createReadWindow,
+  "8_read_window_settings": readWindowSettings,
+  "9_stem_search": stemSearch,
+  "10_users": addUsers,
+  "11_read_window_users": readWindowUsers
+}
+
 /** Applies the pending migrations; a no-op on an up-to-date database. */
 export const runMigrations = Migrator.make({})({
-  loader: Migrator.fromRecord({
-    "1_create_tables": createTables,
-    "2_create_leases": createLeases,
-    "3_create_settings": createSettings,
-    "4_add_search": addSearch,
-    "5_add_embeddings": addEmbeddings,
-    "6_link_summary_message": linkSummaryMessage,
-    "7_create_read_window": createReadWindow,
-    "8_read_window_settings": readWindowSettings,
-    "9_stem_search": stemSearch
-  }),
+  loader: Migrator.fromRecord(migrations),
   table: migrationsTable
 })

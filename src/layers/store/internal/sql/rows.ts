@@ -4,11 +4,14 @@
  * PGlite as numbers, so integer columns decode from both.
  */
 import { Schema } from "effect"
-import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { ConversationEntry } from "../../../../domain/ConversationEntry.js"
+import { ConversationId } from "../../../../domain/ConversationId.js"
 import { ConversationSettings } from "../../../../domain/ConversationSettings.js"
-import { Fact } from "../../../../domain/Fact.js"
+import { Fact, FactCategory } from "../../../../domain/Fact.js"
 import { Message, MessageMetadata, Role } from "../../../../domain/Message.js"
 import { SummarizationRecord, SummaryLayer, SummaryState } from "../../../../domain/SummaryState.js"
+import { UserFact } from "../../../../domain/UserFact.js"
+import { UserId } from "../../../../domain/UserId.js"
 import type { RepositoryService } from "../../../../services/RepositoryService.js"
 
 /** An integer column: a number (PGlite, `int4`) or a decimal string (node-pg `int8`). */
@@ -79,7 +82,10 @@ export const ConversationRow = Schema.Struct({
   summary_version: SqlInt,
   summary_updated_at: Schema.NullOr(SqlTimestamp),
   created_at: SqlTimestamp,
-  updated_at: SqlTimestamp
+  updated_at: SqlTimestamp,
+  /** The conversation's user, null for none (migration 10). */
+  user_id: Schema.NullOr(UserId),
+  facts_cursor: SqlInt
 })
 
 /** @internal */
@@ -88,11 +94,13 @@ export type ConversationRow = typeof ConversationRow.Type
 /** The columns `SELECT`ed for a conversation. */
 export const conversationColumns = "last_seq, message_count, system_count, user_count, assistant_count, tool_count, " +
   "summary_count, token_count, system_prefix_seq, first_turn_role, narrative, facts, layers, summary_cursor, " +
-  "summary_version, summary_updated_at, created_at, updated_at"
+  "summary_version, summary_updated_at, created_at, updated_at, user_id, facts_cursor"
 
 /** The counters of a conversation row. */
 export const toInfo = (conversationId: ConversationId, row: ConversationRow): RepositoryService.ConversationInfo => ({
   conversationId,
+  userId: row.user_id,
+  factsCursor: row.facts_cursor,
   lastSeq: row.last_seq,
   messageCount: row.message_count,
   roleCounts: {
@@ -150,12 +158,57 @@ export const toCounts = (row: typeof CountsRow.Type): RepositoryService.RangeCou
   summary: row.summary
 })
 
+/** A fact about a user: a row of `chat_memory_user_facts`, or an element of the window's `user_facts`. */
+export const UserFactRow = Schema.Struct({
+  key: Schema.String,
+  value: Schema.NullOr(Schema.String),
+  category: FactCategory,
+  said_at: SqlTimestamp,
+  conversation_id: Schema.NullOr(ConversationId),
+  seq: Schema.NullOr(SqlInt)
+})
+
+/** The columns `SELECT`ed for a fact. */
+export const userFactColumns = "key, value, category, said_at, conversation_id, seq"
+
+/** A fact row as a `UserFact`; the row schema has validated every field. */
+export const toUserFact = (row: typeof UserFactRow.Type): UserFact =>
+  new UserFact({
+    key: row.key,
+    value: row.value,
+    category: row.category,
+    saidAt: row.said_at,
+    source: row.conversation_id === null || row.seq === null
+      ? null
+      : { conversationId: row.conversation_id, seq: row.seq }
+  }, { disableValidation: true })
+
+/** A conversation of a user as a list shows it (`listConversations`, the window's `digest`). */
+export const EntryRow = Schema.Struct({
+  conversation_id: ConversationId,
+  created_at: SqlTimestamp,
+  last_said_at: SqlTimestamp,
+  message_count: SqlInt,
+  about: Schema.String
+})
+
+/** An entry row as a `ConversationEntry` of `userId`. */
+export const toEntry = (userId: UserId, row: typeof EntryRow.Type): ConversationEntry =>
+  new ConversationEntry({
+    conversationId: row.conversation_id,
+    userId,
+    startedAt: row.created_at,
+    lastSaidAt: row.last_said_at,
+    messageCount: row.message_count,
+    about: row.about
+  }, { disableValidation: true })
+
 /**
  * The row of the window read: the conversation's counters and state, where the window starts
  * (`window_after`), the seq it reads above (`window_floor`, the start or a bound that narrows the
  * index range) and how many messages it reads at most (`window_limit`), with the leading system
- * messages and the window's messages as one JSON array, and the conversation's stored settings
- * (one row, one round trip).
+ * messages and the window's messages as one JSON array, the conversation's stored settings and,
+ * with a user, the user's sections (one row, one round trip).
  */
 export const WindowRow = Schema.Struct({
   ...ConversationRow.fields,
@@ -172,7 +225,20 @@ export const WindowRow = Schema.Struct({
     created_at: Schema.DateTimeUtcFromNumber
   })),
   /** The conversation's stored settings, null for none (migration 8). */
-  settings: Schema.NullOr(ConversationSettings)
+  settings: Schema.NullOr(ConversationSettings),
+  /** With a user: the facts about the user not removed, the latest said first (migration 11). */
+  user_facts: Schema.NullOr(Schema.Array(Schema.Struct({
+    ...UserFactRow.fields,
+    said_at: Schema.DateTimeUtcFromNumber,
+    seq: Schema.NullOr(Schema.Int)
+  }))),
+  /** With a user: the user's latest other conversations (migration 11). */
+  digest: Schema.NullOr(Schema.Array(Schema.Struct({
+    ...EntryRow.fields,
+    created_at: Schema.DateTimeUtcFromNumber,
+    last_said_at: Schema.DateTimeUtcFromNumber,
+    message_count: Schema.Int
+  })))
 })
 
 /** A summarization record row. */
@@ -226,3 +292,6 @@ export const FoundRow = Schema.Struct({ found: Schema.Literal(1) })
 
 /** A row with the seq counter an append reserved up to. */
 export const ReservedRow = Schema.Struct({ last_seq: SqlInt, message_count: SqlInt })
+
+/** The user of a conversation (a conversation row read for its user). */
+export const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(UserId) })

@@ -11,7 +11,9 @@
  * and PostgreSQL 15 answer alike.
  *
  * Each term is scoped by the conversation (`scopeOf`), so the GIN index's posting list of a term
- * holds one conversation's messages: a search reads its own conversation's postings only.
+ * holds one conversation's messages: a search reads its own conversation's postings only. A message
+ * of a conversation with a user carries its terms scoped by the user as well (`userTerms.ts`),
+ * for the search across the user's conversations (`userSearch.ts`).
  *
  * Ranking is BM25 over the query's terms (an OR), with the bounds of `plan` (`../search.ts`) that
  * the in-memory store applies too: PostgreSQL keeps no document frequencies, so each term's is
@@ -72,9 +74,11 @@ export const scopeOf = (conversationId: string): string => {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)
 }
 
+/** A term escaped for the quoted text form of `tsvector` and `tsquery` (the quotes aside). */
+export const escapedTerm = (term: string): string => term.replaceAll("\\", "\\\\").replaceAll("'", "''")
+
 /** A term in the text form of `tsvector` and `tsquery`, which takes it as it is (no parsing). */
-const quoted = (scope: string, term: string): string =>
-  `'${scope}:${term.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`
+const quoted = (scope: string, term: string): string => `'${scope}:${escapedTerm(term)}'`
 
 /**
  * The `tsvector` text of a message of a conversation: each term of its searchable text, scoped,
@@ -112,6 +116,8 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
     // the planner from reading the conversation by its primary key instead and testing every
     // message (it may think a conversation short: PGlite keeps no statistics). The scoped terms
     // already name the conversation; the test only guards against two ids that share a scope.
+    // The messages of a conversation with a user hold each term twice (under both scopes): their
+    // lengths and the sample's mean are all doubled, and the ratio BM25 takes is the same.
     execute: (q) => {
       const own = sql`m.conversation_id || '' = ${q.id}`
       return sql`WITH conv AS (

@@ -8,15 +8,17 @@ import { Array, DateTime, Effect, Option, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
 import type { Message, NewMessage } from "../../../../domain/Message.js"
 import type { SummarizationRecord, SummaryState } from "../../../../domain/SummaryState.js"
+import type { UserId } from "../../../../domain/UserId.js"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
 import type { RepositoryService } from "../../../../services/RepositoryService.js"
 import * as Rows from "./rows.js"
+import { withUserTerms } from "./userTerms.js"
 
-/** Rows per `INSERT` statement: 7 parameters each, well under PostgreSQL's 65,535. */
+/** Rows per `INSERT` statement: 8 parameters each, well under PostgreSQL's 65,535. */
 const insertChunk = 1000
 
 /** How far from a seq the turns read first looks for the user messages around it (see `selectTurns`). */
-const turnReach = 64
+export const turnReach = 64
 
 // Seqs are integers, so `seq > 2.5` is `seq > 2` and `seq < 2.5` is `seq < 3`; comparing with the
 // integer keeps the bound a parameter of the key's type, so the primary key serves the range.
@@ -95,6 +97,10 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
   // process) reserve disjoint, gapless seq ranges in commit order; the messages are inserted in the
   // same statement with the seqs it reserved (`m.i` is each message's 1-based position). A message
   // that joins the leading system messages gets no search vector: it is never a hit.
+  // The messages take the conversation's user from its row (an append that names no user keeps
+  // the binding), with their terms scoped by the user too. An append that names a user applies only
+  // to a new conversation (bound by it, with its settings) or to one of that user: otherwise the
+  // upsert changes nothing and no row comes back, and the caller binds or refuses (`binding.ts`).
   const appendRows = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
@@ -115,17 +121,24 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       metadata: Schema.Array(Schema.String),
       tokenCounts: Schema.Array(Schema.Number),
       createdAt: Schema.Array(Schema.String),
+      /** The latest `createdAt` of the messages. */
+      lastSaidAt: Schema.String,
       /** Each message's `tsvector` text (`vectorText`), null for none. */
-      search: Schema.Array(Schema.NullOr(Schema.String))
+      search: Schema.Array(Schema.NullOr(Schema.String)),
+      /** The conversation's scope in those texts (`scopeOf`). */
+      scope: Schema.String,
+      /** The user the append names, if any. */
+      userId: Schema.NullOr(Schema.String)
     }),
     Result: Rows.ReservedRow,
     execute: (r) =>
       sql`WITH reserved AS (
         INSERT INTO chat_memory_conversations AS c (conversation_id, last_seq, message_count, system_count,
           user_count, assistant_count, tool_count, summary_count, token_count, system_prefix_seq, first_turn_role,
-          created_at, updated_at)
+          created_at, updated_at, user_id, last_said_at)
         VALUES (${r.id}, ${r.count}, ${r.count}, ${r.system}, ${r.user}, ${r.assistant}, ${r.tool}, ${r.summary},
-          ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.startedAt}::timestamptz, ${r.now})
+          ${r.tokens}, ${r.leadingSystem}, ${r.firstTurnRole}, ${r.startedAt}::timestamptz, ${r.now}, ${r.userId},
+          ${r.lastSaidAt}::timestamptz)
         ON CONFLICT (conversation_id) DO UPDATE SET
           last_seq = c.last_seq + EXCLUDED.last_seq,
           message_count = c.message_count + EXCLUDED.message_count,
@@ -138,22 +151,29 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
           system_prefix_seq = CASE WHEN c.system_prefix_seq = c.last_seq
             THEN c.last_seq + EXCLUDED.system_prefix_seq ELSE c.system_prefix_seq END,
           first_turn_role = COALESCE(c.first_turn_role, EXCLUDED.first_turn_role),
-          updated_at = EXCLUDED.updated_at
-        RETURNING last_seq, message_count, system_prefix_seq
+          updated_at = EXCLUDED.updated_at,
+          last_said_at = GREATEST(c.last_said_at, EXCLUDED.last_said_at)
+        WHERE EXCLUDED.user_id IS NULL OR c.user_id = EXCLUDED.user_id
+        RETURNING last_seq, message_count, system_prefix_seq, user_id
       ), inserted AS (
         INSERT INTO chat_memory_messages (conversation_id, seq, role, content, metadata, token_count, created_at,
-          search)
+          search, user_id)
         SELECT ${r.id}, reserved.last_seq - ${r.count}::bigint + m.i, m.role, m.content, m.metadata::jsonb,
           m.token_count, m.created_at::timestamptz,
           CASE WHEN reserved.last_seq - ${r.count}::bigint + m.i <= reserved.system_prefix_seq THEN NULL
-            ELSE m.search::tsvector END
+            WHEN reserved.user_id IS NULL THEN m.search::tsvector
+            ELSE ${withUserTerms(sql, sql`m.search`, r.scope, sql`reserved.user_id`)} END,
+          reserved.user_id
         FROM reserved CROSS JOIN unnest(${r.messageRoles}::text[], ${r.contents}::text[], ${r.metadata}::text[],
           ${r.tokenCounts}::bigint[], ${r.createdAt}::text[], ${r.search}::text[])
           WITH ORDINALITY AS m(role, content, metadata, token_count, created_at, search, i)
+      ), bound AS (
+        UPDATE chat_memory_settings s SET user_id = reserved.user_id FROM reserved
+        WHERE ${r.userId}::text IS NOT NULL AND s.conversation_id = ${r.id} AND s.user_id IS NULL
       )
       SELECT last_seq, message_count FROM reserved`
   })
-  const insertMessages = (conversationId: ConversationId, messages: ReadonlyArray<Message>) =>
+  const insertMessages = (conversationId: ConversationId, messages: ReadonlyArray<Message>, userId: UserId | null) =>
     Effect.forEach(
       Array.chunksOf(messages, insertChunk),
       (chunk) =>
@@ -165,7 +185,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
             content: m.content,
             metadata: JSON.stringify(m.metadata),
             token_count: m.tokenCount,
-            created_at: DateTime.toDateUtc(m.createdAt)
+            created_at: DateTime.toDateUtc(m.createdAt),
+            user_id: userId
           })))
         }`,
       { discard: true }
@@ -280,10 +301,12 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       id: Schema.String,
       cursor: Schema.Boolean,
       tokenLimit: Schema.Number,
-      narrow: Schema.Boolean
+      narrow: Schema.Boolean,
+      digest: Schema.Number
     }),
     Result: Rows.WindowRow,
-    execute: (q) => sql`SELECT * FROM chat_memory_read_window(${q.id}, ${q.cursor}, ${q.tokenLimit}, ${q.narrow})`
+    execute: (q) =>
+      sql`SELECT * FROM chat_memory_read_window(${q.id}, ${q.cursor}, ${q.tokenLimit}, ${q.narrow}, ${q.digest})`
   })
   const selectRecords = SqlSchema.findAll({
     Request: Schema.String,
@@ -320,7 +343,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         tool_count = ${info.roleCounts.tool}, summary_count = ${info.roleCounts.summary},
         token_count = ${info.tokenCount}, updated_at = ${at}
       WHERE conversation_id = ${info.conversationId}`
-  const insertRecord = (record: SummarizationRecord) =>
+  const insertRecord = (record: SummarizationRecord, userId: UserId | null) =>
     sql`INSERT INTO chat_memory_summarizations ${
       sql.insert({
         conversation_id: record.conversationId,
@@ -336,7 +359,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         output_tokens: record.outputTokens,
         duration_ms: record.durationMs,
         created_at: DateTime.toDateUtc(record.createdAt),
-        summary_message_seq: record.summaryMessageSeq
+        summary_message_seq: record.summaryMessageSeq,
+        user_id: userId
       })
     }`
   const selectSettings = SqlSchema.findOne({
@@ -344,14 +368,19 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     Result: Rows.SettingsRow,
     execute: (id) => sql`SELECT settings FROM chat_memory_settings WHERE conversation_id = ${id}`
   })
-  // Returns what is stored, decoded as a read would decode it.
+  // Returns what is stored, decoded as a read would decode it. The row takes the conversation's user;
+  // the conversation's row is read `FOR SHARE`, so a concurrent binding (which holds it) is seen.
   const upsertSettings = SqlSchema.findOne({
     Request: Schema.Struct({ id: Schema.String, settings: Schema.String, now: Schema.DateFromSelf }),
     Result: Rows.SettingsRow,
     execute: (r) =>
-      sql`INSERT INTO chat_memory_settings (conversation_id, settings, updated_at)
-        VALUES (${r.id}, ${r.settings}::jsonb, ${r.now})
-        ON CONFLICT (conversation_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at
+      sql`WITH owner AS (
+          SELECT user_id FROM chat_memory_conversations WHERE conversation_id = ${r.id} FOR SHARE
+        )
+        INSERT INTO chat_memory_settings AS s (conversation_id, settings, updated_at, user_id)
+        VALUES (${r.id}, ${r.settings}::jsonb, ${r.now}, (SELECT owner.user_id FROM owner))
+        ON CONFLICT (conversation_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at,
+          user_id = COALESCE(EXCLUDED.user_id, s.user_id)
         RETURNING settings`
   })
   const deleteSettings = SqlSchema.findOne({

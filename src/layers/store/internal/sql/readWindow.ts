@@ -1,0 +1,178 @@
+/**
+ * The window read of the SQL store as a PL/pgSQL function, in the shapes its migrations created:
+ * the conversation's counters, state and window (7), with its settings (8), with its user's facts
+ * and latest other conversations (11).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** What the function returns besides the window: nothing, the settings, or the settings and the user's sections. */
+type Shape = "plain" | "settings" | "users"
+
+/** The longest `ConversationEntry.about`, in characters. */
+export const aboutLength = 200
+
+/**
+ * The user's sections of a conversation with a user (null columns for one without, at no cost: a
+ * `CASE` evaluates its subqueries only when it reaches them): the user id and facts cursor, the
+ * facts not removed (the latest said first), and the user's `p_digest` latest other conversations,
+ * each with the start of its first user message. Every subquery filters on the user first.
+ */
+const userSections = `,
+        w.user_id, w.facts_cursor,
+        CASE WHEN w.user_id IS NOT NULL THEN (
+          SELECT coalesce(json_agg(json_build_object(
+            'key', f.key, 'value', f.value, 'category', f.category,
+            'said_at', (extract(epoch FROM f.said_at) * 1000)::bigint,
+            'conversation_id', f.conversation_id, 'seq', f.seq
+          ) ORDER BY f.said_at DESC, f.key COLLATE "C"), '[]'::json)
+          FROM chat_memory_user_facts f WHERE f.user_id = w.user_id AND f.value IS NOT NULL
+        ) END,
+        CASE WHEN w.user_id IS NOT NULL THEN (
+          SELECT coalesce(json_agg(json_build_object(
+            'conversation_id', d.conversation_id,
+            'created_at', (extract(epoch FROM d.created_at) * 1000)::bigint,
+            'last_said_at', (extract(epoch FROM d.last_said_at) * 1000)::bigint,
+            'message_count', d.message_count,
+            'about', coalesce((
+              SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
+              WHERE a.user_id = w.user_id AND a.conversation_id = d.conversation_id
+                AND a.seq > d.system_prefix_seq AND a.role = 'user'
+              ORDER BY a.seq LIMIT 1
+            ), '')
+          ) ORDER BY d.last_said_at DESC, d.conversation_id COLLATE "C"), '[]'::json)
+          FROM (
+            SELECT o.conversation_id, o.created_at, o.last_said_at, o.message_count, o.system_prefix_seq
+            FROM chat_memory_conversations o
+            WHERE o.user_id = w.user_id AND o.conversation_id <> p_id
+            ORDER BY o.last_said_at DESC, o.conversation_id COLLATE "C"
+            LIMIT greatest(0, p_digest)
+          ) d
+        ) END`
+
+/**
+ * The window read of `getContext` as a function, so that its plan is made once per session (PL/pgSQL
+ * caches the plans of its statements; `@effect/sql-pg` sends every statement unnamed, so a plain
+ * statement is planned at every call, about a third of its cost on PostgreSQL). One row: the
+ * conversation's counters and summary state, where the window starts (`window_after`), the seq it
+ * reads above (`window_floor`: the start, or a bound that narrows the index range to the rows the
+ * page can hold), how many messages the page holds at most (`window_limit`, computed as
+ * `windowPageSize` in `../window.ts` computes it, one more than the page, with the same float8
+ * arithmetic), how many it held (`window_rows`), and the leading system messages with the newest
+ * messages that hold more than the token limit (summary messages aside) back to a user message, as
+ * one JSON array (times in epoch ms). From migration 8 on, the row ends with the conversation's
+ * stored settings (`readWindowSettings`); from migration 11 on, with its user's sections too
+ * (`readWindowUsers`). A database that ran a migration keeps what it created: a
+ * change to the read is a new migration that creates the function again.
+ */
+const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
+  sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
+      p_id text, p_cursor boolean, p_token_limit float8, p_narrow boolean${
+    sql.literal(shape === "users" ? ", p_digest integer DEFAULT 0" : "")
+  })
+    RETURNS TABLE (
+      last_seq bigint, message_count bigint, system_count bigint, user_count bigint, assistant_count bigint,
+      tool_count bigint, summary_count bigint, token_count bigint, system_prefix_seq bigint, first_turn_role text,
+      narrative text, facts jsonb, layers jsonb, summary_cursor bigint, summary_version bigint,
+      summary_updated_at timestamptz, created_at timestamptz, updated_at timestamptz,
+      window_after bigint, window_limit bigint, window_floor bigint, window_rows bigint, messages json${
+    sql.literal(
+      shape === "plain"
+        ? ""
+        : shape === "settings"
+        ? ",\n      settings jsonb"
+        : ",\n      settings jsonb, user_id text, facts_cursor bigint, user_facts json, digest json"
+    )
+  })
+    LANGUAGE plpgsql STABLE AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH c AS (
+        SELECT cv.last_seq, cv.message_count, cv.system_count, cv.user_count, cv.assistant_count, cv.tool_count,
+          cv.summary_count, cv.token_count, cv.system_prefix_seq, cv.first_turn_role, cv.narrative, cv.facts,
+          cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,${
+    sql.literal(shape === "users" ? "\n          cv.user_id, cv.facts_cursor," : "")
+  }
+          CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
+            AS window_after,
+          LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, p_token_limit)) /
+            CASE WHEN cv.message_count = 0 THEN 1 ELSE GREATEST(1, cv.token_count::float8 / cv.message_count) END) + 16)
+          )::bigint + 1 AS window_limit
+        FROM chat_memory_conversations cv WHERE cv.conversation_id = p_id
+      ), w AS (
+        SELECT c.*,
+          CASE WHEN p_narrow THEN GREATEST(c.window_after, c.last_seq - c.window_limit -
+            CASE WHEN c.window_after >= c.summary_cursor THEN 0 ELSE c.last_seq - c.message_count END)
+          ELSE c.window_after END AS window_floor
+        FROM c
+      ), page AS (
+        SELECT p.seq, p.role, p.content, p.metadata, p.token_count, p.created_at,
+          sum(CASE WHEN p.role = 'summary' THEN 0 ELSE p.token_count END) OVER (ORDER BY p.seq DESC)
+            - CASE WHEN p.role = 'summary' THEN 0 ELSE p.token_count END AS newer_tokens
+        FROM (
+          SELECT m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at FROM chat_memory_messages m
+          WHERE m.conversation_id = p_id AND m.seq > (SELECT w.window_floor FROM w)
+            AND m.seq <= (SELECT w.last_seq FROM w)
+          ORDER BY m.seq DESC LIMIT (SELECT w.window_limit FROM w)
+        ) p
+      ), cut AS (
+        SELECT coalesce(max(page.seq) FILTER (WHERE page.role = 'user' AND page.seq <= (
+          SELECT min(q.seq) FROM page q WHERE q.newer_tokens <= p_token_limit
+        )), 0) AS from_seq, count(*) AS page_rows FROM page
+      ), shown AS (
+        SELECT m.seq, m.role, m.content, m.metadata, m.token_count, m.created_at FROM chat_memory_messages m
+        WHERE m.conversation_id = p_id AND m.seq <= (SELECT w.system_prefix_seq FROM w)
+        UNION ALL
+        SELECT page.seq, page.role, page.content, page.metadata, page.token_count, page.created_at FROM page
+        WHERE page.seq >= (SELECT cut.from_seq FROM cut)
+      )
+      SELECT w.last_seq, w.message_count, w.system_count, w.user_count, w.assistant_count, w.tool_count,
+        w.summary_count, w.token_count, w.system_prefix_seq, w.first_turn_role, w.narrative, w.facts, w.layers,
+        w.summary_cursor, w.summary_version, w.summary_updated_at, w.created_at, w.updated_at, w.window_after,
+        w.window_limit, w.window_floor, (SELECT cut.page_rows FROM cut), (
+          SELECT coalesce(json_agg(json_build_object(
+            'seq', shown.seq, 'role', shown.role, 'content', shown.content, 'metadata', shown.metadata,
+            'token_count', shown.token_count,
+            'created_at', (extract(epoch FROM shown.created_at) * 1000)::bigint
+          )), '[]'::json) FROM shown
+        )${
+    sql.literal(
+      shape === "plain"
+        ? ""
+        : ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" +
+          (shape === "users" ? userSections : "")
+    )
+  }
+      FROM w;
+    END
+    $$`
+
+/** Migration 7: the window read as a function. */
+export const createReadWindow = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* readWindowFunction(sql, "plain")
+})
+
+/** Migration 8: the window read with the conversation's settings. */
+// The window read also returns the conversation's stored settings, so that a context is one round
+// trip: the settings decide its budget, K and view, and were a statement of their own before. The
+// function's columns change, so it is dropped and created again.
+export const readWindowSettings = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
+  yield* readWindowFunction(sql, "settings")
+})
+
+// The window read also returns the conversation's user and facts cursor and, for a conversation
+// with a user, the facts about the user and the user's latest other conversations, so that a
+// context with user sections is still one round trip. It takes how many of those conversations to
+// list (0 by default, so that a call of the previous shape still resolves) and returns more
+// columns, so it is dropped and created again.
+/** Migration 11: the window read with the user's sections. */
+export const readWindowUsers = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
+  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer)`
+  yield* readWindowFunction(sql, "users")
+})

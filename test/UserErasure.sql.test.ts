@@ -32,7 +32,7 @@ const userData = (name: string) => {
   const mark = `${name}${randomUUID().slice(0, 8)}`
   return {
     mark,
-    userId: UserId.make(`${name}-user-${randomUUID()}`),
+    userId: UserId.UserId.make(`${name}-user-${randomUUID()}`),
     /** A conversation with a user from its first write; one bound later; one with settings first. */
     conversations: [freshId(`${name}-a`), freshId(`${name}-b`), freshId(`${name}-c`)] as const,
     texts: [

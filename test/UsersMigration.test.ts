@@ -102,7 +102,7 @@ const upgradeTest = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
       assert.deepStrictEqual((yield* store.repository.listMessages(id, {})).map((m) => m.seq), [1, 4, 5, 6, 7])
 
       // Then a write that names a user binds it, and everything of it is the user's.
-      const user = UserId.make(`traveller-${id}`)
+      const user = UserId.UserId.make(`traveller-${id}`)
       yield* store.repository.appendMessages(id, [
         { ...newMessage("assistant", "Insurance added."), createdAt: DateTime.unsafeMake(saidAt(8)) }
       ], { userId: user })

@@ -66,7 +66,8 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
           if (userId !== null && owner !== null && owner !== userId) return yield* refusal()
           return {
             messages: [],
-            messageCount: Option.match(row, { onNone: () => 0, onSome: (r) => r.message_count })
+            messageCount: Option.match(row, { onNone: () => 0, onSome: (r) => r.message_count }),
+            userId: owner
           }
         }
         const now = DateTime.toDateUtc(yield* DateTime.now)
@@ -109,7 +110,7 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
         const stored = newMessages.map((message, i) =>
           new Message({ ...message, conversationId, seq: first + i }, { disableValidation: true })
         )
-        return { messages: stored, messageCount: reserved.value.message_count }
+        return { messages: stored, messageCount: reserved.value.message_count, userId: reserved.value.user_id }
       },
       (effect, conversationId) => Effect.catchTags(effect, storeErrors("appendMessages", conversationId))
     ),

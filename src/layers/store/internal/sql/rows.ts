@@ -290,8 +290,8 @@ export const SettingsRow = Schema.Struct({ settings: ConversationSettings })
 /** A row that only says whether a conversation exists. */
 export const FoundRow = Schema.Struct({ found: Schema.Literal(1) })
 
-/** A row with the seq counter an append reserved up to. */
-export const ReservedRow = Schema.Struct({ last_seq: SqlInt, message_count: SqlInt })
+/** A row with the seq counter an append reserved up to, and the user of the conversation. */
+export const ReservedRow = Schema.Struct({ last_seq: SqlInt, message_count: SqlInt, user_id: Schema.NullOr(UserId) })
 
 /** The user of a conversation (a conversation row read for its user). */
 export const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(UserId) })

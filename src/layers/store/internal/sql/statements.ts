@@ -171,7 +171,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         UPDATE chat_memory_settings s SET user_id = reserved.user_id FROM reserved
         WHERE ${r.userId}::text IS NOT NULL AND s.conversation_id = ${r.id} AND s.user_id IS NULL
       )
-      SELECT last_seq, message_count FROM reserved`
+      SELECT last_seq, message_count, user_id FROM reserved`
   })
   const insertMessages = (conversationId: ConversationId, messages: ReadonlyArray<Message>, userId: UserId | null) =>
     Effect.forEach(

@@ -1,8 +1,7 @@
 /**
  * Background jobs per conversation: at most one at a time per conversation and at most
- * `concurrency` at a time in all, started with `Effect.forkDaemon` and registered in a `FiberMap`
- * owned by the caller's scope, with requests that arrive during a job coalesced into one re-run
- * after it.
+ * `concurrency` at a time in all, run as daemons by a `FiberMap` owned by the caller's scope.
+ * Requests that arrive during a job coalesce into one rerun after it.
  */
 import { Cause, Effect, Fiber, FiberMap, HashMap, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -75,51 +74,43 @@ export const makeJobs = (
         (again) => (again ? loop(conversationId) : Effect.void)
       )
 
+    // The status decides, in one atomic step, whether a request starts a run or joins the one
+    // running. The fiber map only holds the fibers: a run that has just decided to finish may still
+    // be in it, so a new run replaces it (`onlyIfMissing` would drop that request).
     const trigger = (conversationId: ConversationId) =>
-      Effect.uninterruptible(Effect.gen(function*() {
-        const start = yield* Ref.modify(
-          status,
-          (current): readonly [boolean, HashMap.HashMap<ConversationId, Status>] =>
-            HashMap.has(current, conversationId)
-              ? [false, HashMap.set(current, conversationId, "rerun")]
-              : [true, HashMap.set(current, conversationId, "running")]
-        )
-        if (!start) {
-          return
-        }
-        // A daemon: the job outlives the request that triggered it; the FiberMap, owned by the
-        // layer's scope, is what interrupts it (on cancel or when the layer closes).
-        // (Explicitly interruptible: a fiber inherits the uninterruptible region it is forked in.)
-        const fiber = yield* Effect.forkDaemon(
-          Effect.interruptible(loop(conversationId)).pipe(
-            Effect.onInterrupt(() =>
-              Ref.update(status, HashMap.remove(conversationId))
-            )
-          )
-        )
-        yield* FiberMap.set(fibers, conversationId, fiber)
-      }))
+      Ref.modify(
+        status,
+        (current): readonly [boolean, HashMap.HashMap<ConversationId, Status>] =>
+          HashMap.has(current, conversationId)
+            ? [false, HashMap.set(current, conversationId, "rerun")]
+            : [true, HashMap.set(current, conversationId, "running")]
+      ).pipe(
+        // A daemon: `FiberMap.run` forks outside the request's scope; the map, owned by the
+        // layer's scope, interrupts it (on cancel or when the layer closes). A closed map refuses
+        // the fork by interrupting, which must not reach the request.
+        Effect.flatMap((start) =>
+          start ? Effect.exit(FiberMap.run(fibers, conversationId, loop(conversationId))) : Effect.void
+        ),
+        Effect.asVoid,
+        Effect.uninterruptible
+      )
 
+    // Waits for the fiber of the conversation, then for any run that replaced it.
     const awaitOne = (conversationId: ConversationId): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        while (HashMap.has(yield* Ref.get(status), conversationId)) {
-          const fiber = yield* Effect.option(FiberMap.get(fibers, conversationId))
-          if (Option.isSome(fiber)) {
-            yield* Fiber.await(fiber.value)
-          } else yield* Effect.yieldNow()
-        }
-      })
+      Effect.flatMap(
+        Effect.option(FiberMap.get(fibers, conversationId)),
+        Option.match({
+          onNone: () =>
+            Effect.void,
+          onSome: (fiber) =>
+            Effect.zipRight(Fiber.await(fiber), awaitOne(conversationId))
+        })
+      )
 
-    const awaitAll: Effect.Effect<void> = Effect.gen(function*() {
-      while (HashMap.size(yield* Ref.get(status)) > 0) {
-        yield* FiberMap.awaitEmpty(fibers)
-        yield* Effect.yieldNow()
-      }
-    })
-
-    return {
+    const jobs: Jobs = {
       trigger,
-      awaitIdle: (conversationId) => (conversationId === undefined ? awaitAll : awaitOne(conversationId)),
+      awaitIdle: (conversationId) =>
+        conversationId === undefined ? FiberMap.awaitEmpty(fibers) : awaitOne(conversationId),
       cancel: (conversationId) =>
         Effect.zipRight(
           FiberMap.remove(fibers, conversationId),
@@ -127,5 +118,6 @@ export const makeJobs = (
         ),
       isRunning: (conversationId) =>
         Effect.map(Ref.get(status), HashMap.has(conversationId))
-    } satisfies Jobs
+    }
+    return jobs
   })

@@ -1,0 +1,121 @@
+/**
+ * The background jobs of the strategies: one run at a time per conversation, requests made during
+ * a run coalesced into one rerun, `awaitIdle` waiting for reruns too, a bounded number of runs at
+ * once, and a closed scope that stops the jobs without failing the request that triggers one.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Ref, Scope } from "effect"
+import { ConversationId } from "../src/domain/ConversationId.js"
+import { makeJobs } from "../src/strategies/internal/summarizer/jobs.js"
+
+const a = ConversationId.make("a")
+const b = ConversationId.make("b")
+
+describe("background jobs", () => {
+  it.scoped("requests made during a run coalesce into one rerun, and awaitIdle waits for it", () =>
+    Effect.gen(function*() {
+      const runs = yield* Ref.make(0)
+      const gate = yield* Deferred.make<void>()
+      const jobs = yield* makeJobs(() => Effect.zipRight(Ref.update(runs, (n) => n + 1), Deferred.await(gate)))
+      yield* jobs.trigger(a)
+      // Let the first run start and block on the gate.
+      yield* Effect.yieldNow()
+      assert.isTrue(yield* jobs.isRunning(a))
+      yield* jobs.trigger(a)
+      yield* jobs.trigger(a)
+      yield* jobs.trigger(a)
+      yield* Deferred.succeed(gate, undefined)
+      yield* jobs.awaitIdle(a)
+      assert.strictEqual(yield* Ref.get(runs), 2)
+      assert.isFalse(yield* jobs.isRunning(a))
+    }))
+
+  it.scoped("a request made as a run finishes is never dropped", () =>
+    Effect.gen(function*() {
+      // Each trigger counts a request; every request made before a run starts must be seen by a
+      // run: after idle, the last run saw the last request. The fibers yield after a few steps (fewer
+      // than 16 stall the runtime), so that requests land at every point of a run, its end too.
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.nat(3), { minLength: 1, maxLength: 30 }),
+            fc.integer({ min: 16, max: 64 }),
+            (pauses, steps) =>
+              Effect.runPromise(Effect.scoped(
+                Effect.gen(function*() {
+                  const requested = yield* Ref.make(0)
+                  const seen = yield* Ref.make(0)
+                  const jobs = yield* makeJobs(() =>
+                    Effect.flatMap(Ref.get(requested), (n) => Effect.zipRight(Effect.yieldNow(), Ref.set(seen, n)))
+                  )
+                  for (const pause of pauses) {
+                    yield* Ref.update(requested, (n) => n + 1)
+                    yield* jobs.trigger(a)
+                    for (let i = 0; i < pause; i++) yield* Effect.yieldNow()
+                  }
+                  yield* jobs.awaitIdle()
+                  assert.strictEqual(yield* Ref.get(seen), pauses.length)
+                }).pipe(Effect.withMaxOpsBeforeYield(steps))
+              ))
+          ),
+          { numRuns: 200 }
+        )
+      )
+    }))
+
+  it.scoped("at most `concurrency` conversations run at once; awaitIdle() waits for all", () =>
+    Effect.gen(function*() {
+      const active = yield* Ref.make(0)
+      const peak = yield* Ref.make(0)
+      const jobs = yield* makeJobs(() =>
+        Effect.acquireUseRelease(
+          Effect.flatMap(Ref.updateAndGet(active, (n) => n + 1), (n) => Ref.update(peak, (p) => Math.max(p, n))),
+          () => Effect.repeatN(Effect.yieldNow(), 5),
+          () => Ref.update(active, (n) => n - 1)
+        ), { concurrency: 1 })
+      yield* jobs.trigger(a)
+      yield* jobs.trigger(b)
+      yield* jobs.awaitIdle()
+      assert.strictEqual(yield* Ref.get(peak), 1)
+      assert.strictEqual(yield* Ref.get(active), 0)
+    }))
+
+  it.effect("closing the scope interrupts the runs; a request after it neither runs nor fails", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const runs = yield* Ref.make(0)
+      const jobs = yield* Scope.extend(
+        makeJobs(() =>
+          Effect.zipRight(
+            Ref.update(runs, (n) => n + 1),
+            Effect.onInterrupt(Effect.zipRight(Deferred.succeed(started, undefined), Effect.never), () =>
+              Deferred.succeed(interrupted, undefined))
+          )
+        ),
+        scope
+      )
+      yield* jobs.trigger(a)
+      yield* Deferred.await(started)
+      yield* Scope.close(scope, Exit.void)
+      yield* Deferred.await(interrupted)
+      const late = yield* Effect.fork(jobs.trigger(b))
+      assert.isTrue(Exit.isSuccess(yield* Fiber.await(late)))
+      yield* jobs.awaitIdle()
+      assert.strictEqual(yield* Ref.get(runs), 1)
+    }))
+
+  it.scoped("cancel interrupts the run and drops its rerun", () =>
+    Effect.gen(function*() {
+      const runs = yield* Ref.make(0)
+      const jobs = yield* makeJobs(() => Effect.zipRight(Ref.update(runs, (n) => n + 1), Effect.never))
+      yield* jobs.trigger(a)
+      yield* Effect.yieldNow()
+      yield* jobs.trigger(a)
+      yield* jobs.cancel(a)
+      yield* jobs.awaitIdle(a)
+      assert.isFalse(yield* jobs.isRunning(a))
+      assert.strictEqual(yield* Ref.get(runs), 1)
+    }))
+})

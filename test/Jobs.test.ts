@@ -15,7 +15,7 @@ describe("background jobs", () => {
   it.scoped("requests made during a run coalesce into one rerun, and awaitIdle waits for it", () =>
     Effect.gen(function*() {
       const runs = yield* Ref.make(0)
-      const gate = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<undefined>()
       const jobs = yield* makeJobs(() => Effect.zipRight(Ref.update(runs, (n) => n + 1), Deferred.await(gate)))
       yield* jobs.trigger(a)
       // Let the first run start and block on the gate.
@@ -83,8 +83,8 @@ describe("background jobs", () => {
   it.effect("closing the scope interrupts the runs; a request after it neither runs nor fails", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const started = yield* Deferred.make<void>()
-      const interrupted = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<undefined>()
+      const interrupted = yield* Deferred.make<undefined>()
       const runs = yield* Ref.make(0)
       const jobs = yield* Scope.extend(
         makeJobs(() =>

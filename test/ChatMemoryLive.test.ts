@@ -449,7 +449,7 @@ describe("ChatMemoryLive.layer (typed options)", () => {
       assert.strictEqual(state.narrative, "Our own summary.")
       assert.deepStrictEqual([record?.skillId, record?.inputTokens], ["ours/summarize@1", 3])
       // It gets the data: no summary yet, and the turns as stored.
-      assert.deepStrictEqual(inputs[0]?.existingSummary, [])
+      assert.deepStrictEqual(inputs[0]?.existingSummary, { _tag: "None" })
       assert.strictEqual(inputs[0]?.turns[0]?.messages[0]?.role, "user")
     }))
 

@@ -15,6 +15,7 @@ import type { Message, MessageInput } from "../src/domain/Message.js"
 import { type Turn } from "../src/domain/Turn.js"
 import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import { toPromptMessages } from "../src/layers/ai/ContextPrompt.js"
+import { summaryParts } from "../src/layers/skills/internal/prompts.js"
 import { defaultSummary } from "../src/layers/skills/internal/scripted.js"
 import { type ScriptedSkill } from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
@@ -587,7 +588,11 @@ const verbatimSkill: ScriptedSkill.Script = {
     const said = input.turns.flatMap((turn) => turn.messages)
       .filter((message) => message.role === "user")
       .map((message) => `User: ${message.content.split("\n")[0] ?? ""}`)
-    return Effect.succeed(defaultSummary({ ...input, existingSummary: [...input.existingSummary, ...said], turns: [] }))
+    return Effect.succeed(defaultSummary({
+      ...input,
+      existingSummary: { _tag: "Narrative", text: [...summaryParts(input.existingSummary), ...said].join("\n") },
+      turns: []
+    }))
   }
 }
 

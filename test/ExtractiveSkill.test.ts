@@ -23,11 +23,13 @@ import { assistant, type Said, tool, turnOf, user } from "./fixtures/said.js"
 const conversationId = ConversationId.make("extractive")
 
 /**
- * The data of a skill call: the existing summary (in parts), and the messages as one turn (the
- * skill reads them in order, whatever the turns).
+ * The data of a skill call: the narrative so far, if any, and the messages as one turn (the skill
+ * reads them in order, whatever the turns).
  */
-const input = (existing: string | ReadonlyArray<string> | null, said: ReadonlyArray<Said>) => ({
-  existingSummary: existing === null ? [] : typeof existing === "string" ? [existing] : existing,
+const input = (existing: string | null, said: ReadonlyArray<Said>) => ({
+  existingSummary: existing === null
+    ? { _tag: "None" as const }
+    : { _tag: "Narrative" as const, text: existing },
   turns: said.length === 0 ? [] : [turnOf(conversationId, said, 1)]
 })
 
@@ -89,7 +91,12 @@ describe("ExtractiveSkill", () => {
           day("2025-01-09")
         )
       ]
-      const first = yield* skill.summarize({ conversationId, existingSummary: [], turns: days, maxTokens: 200 })
+      const first = yield* skill.summarize({
+        conversationId,
+        existingSummary: { _tag: "None" },
+        turns: days,
+        maxTokens: 200
+      })
       assert.strictEqual(
         first.value,
         [
@@ -109,7 +116,7 @@ describe("ExtractiveSkill", () => {
       )
       const next = yield* skill.extractFacts({
         conversationId,
-        existingSummary: [first.value],
+        existingSummary: { _tag: "Narrative", text: first.value },
         turns: [later],
         maxTokens: 200,
         existingFacts: []
@@ -123,7 +130,12 @@ describe("ExtractiveSkill", () => {
       )
       // The headings are counted: under a tight cap, the narrative still fits.
       for (const maxTokens of [20, 30, 45, 60]) {
-        const capped = yield* skill.summarize({ conversationId, existingSummary: [], turns: days, maxTokens })
+        const capped = yield* skill.summarize({
+          conversationId,
+          existingSummary: { _tag: "None" },
+          turns: days,
+          maxTokens
+        })
         assert.isAtMost(yield* counter.count(capped.value), maxTokens)
         // A heading is never written without a line under it.
         const written = capped.value.split("\n")
@@ -273,8 +285,16 @@ describe("ExtractiveSkill", () => {
   it.effect("the parts of the existing summary (two layers to merge) are read as one summary", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService
-      const layers = ["The user ordered ORD-2024-77001 on May 2.", "Ticket TCK-70962 covers the damaged crate."]
-      const { value } = yield* skill.summarize({ conversationId, ...input(layers, []), maxTokens: 200 })
+      const { value } = yield* skill.summarize({
+        conversationId,
+        existingSummary: {
+          _tag: "Layers",
+          older: "The user ordered ORD-2024-77001 on May 2.",
+          newer: "Ticket TCK-70962 covers the damaged crate."
+        },
+        turns: [],
+        maxTokens: 200
+      })
       assert.include(value, "ORD-2024-77001")
       assert.include(value, "TCK-70962")
     })))

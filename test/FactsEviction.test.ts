@@ -26,7 +26,7 @@ const factsAfter = (folds: ReadonlyArray<ReadonlyArray<Said>>, maxFactTokens = 4
     for (const said of folds) {
       const { value } = yield* skill.extractFacts({
         conversationId,
-        existingSummary: [],
+        existingSummary: { _tag: "None" },
         turns: [turnOf(conversationId, said, seq)],
         maxTokens: 400,
         maxFactTokens,

@@ -452,7 +452,7 @@ describe("HierarchicalStrategy", () => {
       for (const [i, run] of runs.entries()) {
         for (const input of run) {
           // Never a narrative as input: no existing summary, and no narrative text anywhere.
-          assert.deepStrictEqual(input.existingSummary, [])
+          assert.deepStrictEqual(input.existingSummary, { _tag: "None" })
           assert.notInclude(Prompts.summaryInput(input), "NARRATIVE")
           // Within the summarizer's input limit.
           assert.isAtMost(input.turns.length * turnTokens, 100)

@@ -100,7 +100,10 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       assert.strictEqual(request?.headers.authorization, `Bearer ${Fake.apiKey}`)
       assert.strictEqual(request?.body.text?.format?.type, "text")
       const stored = yield* memory.getMessages("c")
-      const expected = Prompts.summaryInput({ existingSummary: [], turns: groupTurns(stored.slice(0, 10)).turns })
+      const expected = Prompts.summaryInput({
+        existingSummary: { _tag: "None" },
+        turns: groupTurns(stored.slice(0, 10)).turns
+      })
       assert.deepStrictEqual(request === undefined ? [] : Fake.userTexts(request), [expected])
       assert.isTrue(expected.startsWith("=== EXISTING_SUMMARY ===\nNONE\n=== END_EXISTING_SUMMARY ===\n\n"))
       assert.include(expected, `=== NEW_TURNS ===\nTurn 1:\nUser: ${user(1)}\nAssistant: ${answer(1)}\n\nTurn 2:`)

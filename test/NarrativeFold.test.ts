@@ -4,6 +4,7 @@ import * as ConversationId from "../src/domain/ConversationId.js"
 import { summaryText } from "../src/domain/internal/contextText.js"
 import { dateHeading, headingDate } from "../src/domain/internal/transcript.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import { summaryParts } from "../src/layers/skills/internal/prompts.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
@@ -71,7 +72,7 @@ const narrativesOver = (turns: number) =>
 const appending: ScriptedSkill.ScriptedSkill.Script = {
   extractFacts: (input) => {
     const lines = input.turns.map((t) => `Line of turn ${t.firstSeq}: the user asked about an order.`)
-    return Effect.succeed({ facts: [], narrative: [...input.existingSummary, ...lines].join("\n") })
+    return Effect.succeed({ facts: [], narrative: [...summaryParts(input.existingSummary), ...lines].join("\n") })
   }
 }
 
@@ -92,7 +93,9 @@ describe("the narrative fold", () => {
       for (const [i, input] of appendReads.entries()) {
         const before = narratives[i] ?? ""
         const after = narratives[i + 1] ?? ""
-        const read = input.existingSummary.join("\n")
+        // The first fold starts from none, the later ones from the narrative's latest lines.
+        assert.strictEqual(input.existingSummary._tag, i === 0 ? "None" : "Latest")
+        const read = summaryParts(input.existingSummary).join("\n")
         // The fold read the narrative's last line, not the whole of it.
         assert.isTrue(before.endsWith(read))
         assert.strictEqual(read, before.split("\n").filter((l) => l.length > 0).slice(-1).join("\n"))
@@ -119,7 +122,11 @@ describe("the narrative fold", () => {
       const rewriteReads = yield* extractCalls
       assert.isAtLeast(rewriteReads.length, 3)
       assert.deepStrictEqual(
-        rewriteReads.map((input) => input.existingSummary.join("\n")),
+        rewriteReads.map((input) => input.existingSummary._tag),
+        rewriteReads.map((_, i) => (i === 0 ? "None" : "Narrative"))
+      )
+      assert.deepStrictEqual(
+        rewriteReads.map((input) => summaryParts(input.existingSummary).join("\n")),
         narratives.slice(0, rewriteReads.length)
       )
     }).pipe(Effect.provide(memory("rewrite", appending))))

@@ -25,6 +25,7 @@ import type { TokenCounter } from "../src/services/TokenCounter.js"
 import * as HierarchicalStrategy from "../src/strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
+import { narrativeSummary, noSummary } from "./fixtures/messages.js"
 
 /** The recorded bodies: of single skill calls by name, and of whole conversations by mode. */
 const Golden = Schema.parseJson(Schema.Struct({
@@ -84,12 +85,16 @@ const existingFacts: ReadonlyArray<Fact> = [
   { key: "city", value: "Lyon", category: "STATE" }
 ]
 
-const withSummary = { conversationId: c, existingSummary: [existing], turns, maxTokens: 120 }
-const withoutSummary = { conversationId: c, existingSummary: [], turns, maxTokens: 120 }
+const withSummary = { conversationId: c, existingSummary: narrativeSummary(existing), turns, maxTokens: 120 }
+const withoutSummary = { conversationId: c, existingSummary: noSummary, turns, maxTokens: 120 }
 /** The layered mode's merge: two layers, no turns. */
 const mergeLayers = {
   conversationId: c,
-  existingSummary: ["Layer one: ORD-7 was ordered.", "Layer two: ORD-8 shipped\nto Lyon."],
+  existingSummary: {
+    _tag: "Layers" as const,
+    older: "Layer one: ORD-7 was ordered.",
+    newer: "Layer two: ORD-8 shipped\nto Lyon."
+  },
   turns: [],
   maxTokens: 60
 }

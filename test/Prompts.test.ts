@@ -13,6 +13,7 @@ import { Prompts } from "../src/index.js"
 import * as PromptText from "../src/layers/skills/internal/prompts.js"
 import * as LanguageModelSkill from "../src/layers/skills/LanguageModelSkill.js"
 import { SkillService } from "../src/services/SkillService.js"
+import { narrativeSummary, noSummary } from "./fixtures/messages.js"
 
 const conversationId = ConversationId.make("prompts")
 
@@ -77,7 +78,7 @@ describe("Prompts", () => {
 
   it("renders the input text of a call from its data: the summary, then each turn, a message a line", () => {
     assert.strictEqual(
-      Prompts.summaryInput({ existingSummary: ["Earlier summary."], turns }),
+      Prompts.summaryInput({ existingSummary: narrativeSummary("Earlier summary."), turns }),
       [
         "=== EXISTING_SUMMARY ===",
         "Earlier summary.",
@@ -95,7 +96,7 @@ describe("Prompts", () => {
   })
 
   it("the messages of a call: our system prompt unless hosted, the input, and the over-cap follow-up", () => {
-    const input = { conversationId, existingSummary: [], turns, maxTokens: 80 }
+    const input = { conversationId, existingSummary: noSummary, turns, maxTokens: 80 }
     const text = Prompts.summaryInput(input)
     const roles = (messages: ReadonlyArray<Prompt.MessageEncoded>) => messages.map((m) => m.role)
     assert.deepStrictEqual(roles(Prompts.summarizeMessages(input)), ["system", "user"])
@@ -124,7 +125,7 @@ describe("Prompts", () => {
         { key: "pet", value: "a cat named Miso", category: "GENERAL" },
         { key: "budget_eur", value: "300", category: "NUMERIC" }
       ] as const
-      const input = { conversationId, existingSummary: [], turns, maxTokens: 80, existingFacts: known }
+      const input = { conversationId, existingSummary: noSummary, turns, maxTokens: 80, existingFacts: known }
       // ORD-7 by its value, the delivery day by a word of its key; the cat and the budget are not named.
       const named = Prompts.extractFactsMessages(input)[1]?.content[0]
       assert.deepStrictEqual(named, {
@@ -157,7 +158,7 @@ describe("Prompts", () => {
         SkillService,
         LanguageModelSkill.layer({ model: "m" }).pipe(Layer.provide(recordingModel(ours)))
       )
-      const input = { conversationId, existingSummary: ["Earlier summary."], turns, maxTokens: 80 }
+      const input = { conversationId, existingSummary: narrativeSummary("Earlier summary."), turns, maxTokens: 80 }
       yield* skill.summarize(input)
       yield* skill.summarize({ ...input, overCap: { summary: "too long", tokens: 120 } })
       yield* skill.extractFacts({ ...input, existingFacts: [{ key: "city", value: "Lyon", category: "STATE" }] })

@@ -158,7 +158,13 @@ describe("SummarizationStrategy", () => {
       const calls = yield* Effect.flatMap(ScriptedSkill, (skill) => skill.calls)
       const merges = calls.filter((call) => call.skill === "summarize" && call.input.turns.length === 0)
       assert.isAtLeast(merges.length, 1)
-      for (const call of merges) assert.deepStrictEqual(call.input.existingSummary, ["x".repeat(140), "x".repeat(140)])
+      for (const call of merges) {
+        assert.deepStrictEqual(call.input.existingSummary, {
+          _tag: "Layers",
+          older: "x".repeat(140),
+          newer: "x".repeat(140)
+        })
+      }
     }).pipe(Effect.provide(
       summarizingMemory({ ...options, mode: "layered" }, {
         summarize: (input) => Effect.succeed(input.turns.length === 0 ? "merged layers" : "x".repeat(140))

@@ -10,6 +10,7 @@ import { groupTurns } from "../src/domain/internal/turns.js"
 import { Message, type Role } from "../src/domain/Message.js"
 import { type Turn } from "../src/domain/Turn.js"
 import * as Prompts from "../src/layers/skills/Prompts.js"
+import { narrativeSummary, noSummary } from "./fixtures/messages.js"
 
 const conversationId = ConversationId.make("summary-input")
 
@@ -31,7 +32,7 @@ const speakerLine = /^(User|Assistant|Tool|System|Summary)( \(.*\))?: /
 
 /** The input text of a call with this summary (none when null) and these turns. */
 const summaryInput = (existing: string | null, turns: ReadonlyArray<Turn>) =>
-  Prompts.summaryInput({ existingSummary: existing === null ? [] : [existing], turns })
+  Prompts.summaryInput({ existingSummary: existing === null ? noSummary : narrativeSummary(existing), turns })
 
 /** The text between a section's real markers (the framing's lines, each alone on its line). */
 const section = (input: string, name: string) => {
@@ -164,10 +165,13 @@ describe("SummaryInput", () => {
   })
 
   it("the parts of the summary (two layers to merge) are one summary, a blank line between two; a blank one is NONE", () => {
-    const merge = Prompts.summaryInput({ existingSummary: ["Layer one.", "Layer two:\nTurn 1:"], turns: [] })
+    const merge = Prompts.summaryInput({
+      existingSummary: { _tag: "Layers", older: "Layer one.", newer: "Layer two:\nTurn 1:" },
+      turns: []
+    })
     assert.strictEqual(section(merge, "EXISTING_SUMMARY"), "Layer one.\n\nLayer two:\n  Turn 1:")
     assert.strictEqual(section(merge, "NEW_TURNS"), "")
-    for (const existingSummary of [[], [""], [" \n "]]) {
+    for (const existingSummary of [noSummary, narrativeSummary(""), narrativeSummary(" \n ")]) {
       assert.strictEqual(section(Prompts.summaryInput({ existingSummary, turns: [] }), "EXISTING_SUMMARY"), "NONE")
     }
   })

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import type { Data, Effect } from "effect"
 import { Context } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { Fact } from "../domain/Fact.js"
@@ -52,15 +52,8 @@ export declare namespace SkillService {
    */
   export interface SummarizeInput {
     readonly conversationId: ConversationId
-    /**
-     * The summary so far, oldest part first, as a skill wrote it: empty when there is none (the
-     * first run, and the `full` modes, which read the original messages only); the running
-     * narrative (`incremental`), or its latest lines (the hierarchical strategy's `append` fold:
-     * the narrative answered replaces those lines, after the earlier ones); or the two oldest
-     * layers to merge into one, with no turns (`layered`). A model skill reads the parts as one
-     * summary, a blank line between two.
-     */
-    readonly existingSummary: ReadonlyArray<string>
+    /** The summary the fold starts from: none, the running narrative, or two layers to merge. */
+    readonly existingSummary: ExistingSummary<"None" | "Narrative" | "Layers">
     /**
      * The turns to fold in, oldest first, as stored: each message with its role, content and
      * metadata (tool calls with their params, the call a tool result answers, its `contentFormat`).
@@ -74,6 +67,62 @@ export declare namespace SkillService {
      * than start over.
      */
     readonly overCap?: OverCap | undefined
+  }
+
+  /**
+   * The summary a skill call starts from, by the fold that asks:
+   *
+   * - `None`: there is none yet, or the fold rereads the original messages (the `full` modes).
+   * - `Narrative`: the running narrative the turns fold into (`incremental`, the facts modes).
+   * - `Latest`: the narrative's latest lines (the hierarchical strategy's `append` fold): the
+   *   narrative answered replaces those lines, after the earlier ones.
+   * - `Layers`: the two oldest layers, to merge into one, with no turns (`layered`).
+   *
+   * A call names the cases it can take: `ExistingSummary<"None" | "Narrative">`.
+   *
+   * @example
+   * import { SkillService } from "effect-chat-memory"
+   *
+   * const text = (existing: SkillService.SkillService.ExistingSummary): string => {
+   *   switch (existing._tag) {
+   *     case "None":
+   *       return ""
+   *     case "Narrative":
+   *     case "Latest":
+   *       return existing.text
+   *     case "Layers":
+   *       return `${existing.older}\n\n${existing.newer}`
+   *   }
+   * }
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export type ExistingSummary<Tag extends ExistingSummary.Tag = ExistingSummary.Tag> = Data.TaggedEnum.Value<
+    ExistingSummary.Cases,
+    Tag
+  >
+
+  /**
+   * @since 0.2.0
+   */
+  export namespace ExistingSummary {
+    /**
+     * @since 0.2.0
+     * @category models
+     */
+    export type Cases = Data.TaggedEnum<{
+      None: {}
+      Narrative: { readonly text: string }
+      Latest: { readonly text: string }
+      Layers: { readonly older: string; readonly newer: string }
+    }>
+
+    /**
+     * @since 0.2.0
+     * @category models
+     */
+    export type Tag = Cases["_tag"]
   }
 
   /**
@@ -92,7 +141,9 @@ export declare namespace SkillService {
    * @since 0.1.0
    * @category models
    */
-  export interface ExtractFactsInput extends Omit<SummarizeInput, "overCap"> {
+  export interface ExtractFactsInput extends Omit<SummarizeInput, "overCap" | "existingSummary"> {
+    /** The narrative the extraction starts from: none, the running narrative, or its latest lines. */
+    readonly existingSummary: ExistingSummary<"None" | "Narrative" | "Latest">
     /** The facts known so far, to be kept, updated or removed. */
     readonly existingFacts: ReadonlyArray<Fact>
     /** The most tokens the facts may take, when it differs from the narrative's `maxTokens`. */

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type { Prompt } from "@effect/ai"
+import type { Turn } from "../../domain/Turn.js"
 import type { SkillService } from "../../services/SkillService.js"
 import * as internal from "./internal/prompts.js"
 
@@ -20,8 +21,9 @@ import * as internal from "./internal/prompts.js"
  * @since 0.1.0
  * @category input
  */
-export const summaryInput: (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">) => string =
-  internal.summaryInput
+export const summaryInput: (
+  input: { readonly existingSummary: SkillService.ExistingSummary; readonly turns: ReadonlyArray<Turn> }
+) => string = internal.summaryInput
 
 /**
  * The messages of a summarize call, for `Prompt.make`: our system prompt (left out with

@@ -68,7 +68,7 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
         if (last === undefined) return false
         const output = yield* skill.extractFacts({
           conversationId,
-          existingSummary: [],
+          existingSummary: { _tag: "None" },
           existingFacts: [],
           turns,
           maxTokens: settings.summaryTokenCap,

@@ -34,6 +34,25 @@ const structural = /^\s*(===|Turn \d+( \(.*\))?:|(User|Assistant|Tool|System|Sum
 const escapeSummary = (summary: string): string =>
   summary.split(lineBreak).map((line) => structural.test(line) ? `  ${line}` : line).join("\n")
 
+/** What a skill call reads: the summary it starts from and the turns to fold in. */
+export interface Reading {
+  readonly existingSummary: SkillService.ExistingSummary
+  readonly turns: ReadonlyArray<Turn>
+}
+
+/** The parts of the summary a call starts from, oldest first: a skill reads them as one text. */
+export const summaryParts = (existing: SkillService.ExistingSummary): ReadonlyArray<string> => {
+  switch (existing._tag) {
+    case "None":
+      return []
+    case "Narrative":
+    case "Latest":
+      return [existing.text]
+    case "Layers":
+      return [existing.older, existing.newer]
+  }
+}
+
 /** The day (UTC) each turn's first message was said on. */
 const turnDays = (turns: ReadonlyArray<Turn>): Array<string | undefined> =>
   turns.map((turn) => {
@@ -46,16 +65,18 @@ const turnDays = (turns: ReadonlyArray<Turn>): Array<string | undefined> =>
  * summary dates its lines already (`MessageText.dateHeading`). Its summary then keeps the day
  * things were said on: the input dates its turns (`summaryInput`), the offline narrative its lines.
  */
-export const readsSeveralDays = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): boolean =>
+export const readsSeveralDays = (input: Reading): boolean =>
   new Set(turnDays(input.turns)).size > 1 ||
-  input.existingSummary.some((part) => part.split(lineBreak).some((line) => headingDate(line) !== undefined))
+  summaryParts(input.existingSummary).some((part) =>
+    part.split(lineBreak).some((line) => headingDate(line) !== undefined)
+  )
 
 /**
  * The headers of the turns of a call: `Turn n:`, dated (`Turn n (2026-03-14):`) on the first turn
  * and on each turn said on another day than the turn before it, when the call reads more than one
  * day (`readsSeveralDays`).
  */
-const datedHeaders = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): Array<string> => {
+const datedHeaders = (input: Reading): Array<string> => {
   const days = turnDays(input.turns)
   const dated = readsSeveralDays(input)
   return days.map((day, i) =>
@@ -90,8 +111,8 @@ const datedHeaders = (input: Pick<SkillService.SummarizeInput, "existingSummary"
  * cannot (see `messageLine`), so neither can forge a section or a turn. No line of a message is
  * empty (its further lines are indented), so an empty line only ever separates turns.
  */
-export const summaryInput = (input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">): string => {
-  const existing = input.existingSummary.join("\n\n")
+export const summaryInput = (input: Reading): string => {
+  const existing = summaryParts(input.existingSummary).join("\n\n")
   const summary = existing.trim().length === 0 ? "NONE" : escapeSummary(existing)
   const body = datedHeaders(input).map((header, i) =>
     [header, ...(input.turns[i]?.messages ?? []).map(messageLine)].join("\n")

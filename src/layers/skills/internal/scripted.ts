@@ -1,7 +1,7 @@
 /**
  * What the scripted skill answers when its script leaves a call out.
  */
-import type { SkillService } from "../../../services/SkillService.js"
+import { type Reading, summaryParts } from "./prompts.js"
 
 const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/
 
@@ -11,12 +11,12 @@ const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/
  * characters a token, below what any counter here counts), as a model told the limit does.
  * Deterministic, never blank when there is input.
  */
-export const defaultSummary = (input: SkillService.SummarizeInput): string => {
+export const defaultSummary = (input: Reading & { readonly maxTokens: number }): string => {
   const points = input.turns.flatMap((turn) => turn.messages)
     .filter((message) => message.role === "user")
     .map((message) => (message.content.split(lineBreak)[0] ?? "").split(/\s+/).slice(0, 8).join(" "))
   const lines = [
-    ...input.existingSummary.flatMap((part) => part.split(lineBreak)),
+    ...summaryParts(input.existingSummary).flatMap((part) => part.split(lineBreak)),
     ...points.map((point) => `- ${point}`)
   ]
     .filter((line) => line.length > 0)

@@ -20,7 +20,7 @@ import type { SummarizationOptions } from "../options.js"
 import { capAtSentence } from "./cap.js"
 import * as NarrativeLines from "./narrativeLines.js"
 import { chunkTurns, type Plan } from "./plan.js"
-import { callSkill, existingSummary, type Produced, type Producer } from "./producers.js"
+import { callSkill, existingSummary, latestLines, type Produced, type Producer } from "./producers.js"
 import { sanitizeFacts } from "./sanitize.js"
 
 /** The settings of the hierarchical memory: the summarizing ones, and its caps resolved. */
@@ -189,7 +189,9 @@ const produceIncremental = (
       : yield* counter.countMessage({ content: factsText(plan.state.facts) })
     const output = yield* extract(limits, skill, {
       conversationId: plan.conversationId,
-      existingSummary: existingSummary(parts.latest),
+      existingSummary: limits.narrativeFold === "append"
+        ? latestLines(parts.latest)
+        : existingSummary(parts.latest),
       turns: plan.older,
       maxTokens: Math.min(limits.maxNarrativeTokens, Math.max(Math.ceil(room / 2), room - known)),
       maxFactTokens: limits.maxFactTokens,
@@ -253,7 +255,7 @@ const produceFull = (
     for (const chunk of chunks) {
       const output = yield* extract(limits, skill, {
         conversationId: plan.conversationId,
-        existingSummary: [],
+        existingSummary: { _tag: "None" },
         turns: chunk,
         maxTokens: share,
         maxFactTokens: limits.maxFactTokens,

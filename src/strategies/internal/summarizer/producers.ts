@@ -62,9 +62,13 @@ export const callSkill = <A>(
     })
   )
 
-/** The existing summary of a skill call: the narrative so far, or none while it is blank. */
-export const existingSummary = (narrative: string): ReadonlyArray<string> =>
-  narrative.trim().length === 0 ? [] : [narrative]
+/** The summary a skill call starts from: the narrative so far, or none while it is blank. */
+export const existingSummary = (narrative: string): SkillService.ExistingSummary<"None" | "Narrative"> =>
+  narrative.trim().length === 0 ? { _tag: "None" } : { _tag: "Narrative", text: narrative }
+
+/** The summary an `append` fold starts from: the narrative's latest lines, or none while blank. */
+export const latestLines = (lines: string): SkillService.ExistingSummary<"None" | "Latest"> =>
+  lines.trim().length === 0 ? { _tag: "None" } : { _tag: "Latest", text: lines }
 
 /** What a summarize call reads: the summary so far and the turns to fold in. */
 type Reading = Pick<SkillService.SummarizeInput, "existingSummary" | "turns">
@@ -169,7 +173,7 @@ export const make = (
         const share = Math.max(1, Math.floor(cap / Math.max(1, chunks.length)))
         const outputs = yield* Effect.forEach(
           chunks,
-          (chunk) => summarizeCapped(plan.conversationId, { existingSummary: [], turns: chunk }, share)
+          (chunk) => summarizeCapped(plan.conversationId, { existingSummary: { _tag: "None" }, turns: chunk }, share)
         )
         const joined = yield* capAtSentence(counter, outputs.map((output) => output.value).join("\n\n"), cap)
         const first = outputs[0]
@@ -193,7 +197,10 @@ export const make = (
       Effect.gen(function*() {
         const first = plan.older[0]
         const last = plan.older[plan.older.length - 1]
-        const fresh = yield* summarizeCapped(plan.conversationId, { existingSummary: [], turns: plan.older }, cap)
+        const fresh = yield* summarizeCapped(plan.conversationId, {
+          existingSummary: { _tag: "None" },
+          turns: plan.older
+        }, cap)
         let truncated = fresh.truncated
         let inputTokens = fresh.usage.inputTokens
         let outputTokens = fresh.usage.outputTokens
@@ -210,7 +217,7 @@ export const make = (
           // A merge reads the two layers as the summary so far, with no new turns.
           const merged = yield* summarizeCapped(
             plan.conversationId,
-            { existingSummary: [a.text, b.text], turns: [] },
+            { existingSummary: { _tag: "Layers", older: a.text, newer: b.text }, turns: [] },
             cap
           )
           truncated ||= merged.truncated

@@ -7,7 +7,7 @@
 import { Option, Predicate } from "effect"
 import { datePart, headingDate } from "../../../../domain/internal/transcript.js"
 import type { Message, Role } from "../../../../domain/Message.js"
-import type { SkillService } from "../../../../services/SkillService.js"
+import { type Reading, summaryParts } from "../prompts.js"
 import { type Span, spans } from "./salient.js"
 
 /** What a statement says, beyond the spans it carries. */
@@ -192,12 +192,12 @@ const statement = (
  * sentences and tool fields, in order.
  */
 export const statementsOf = (
-  input: Pick<SkillService.SummarizeInput, "existingSummary" | "turns">
+  input: Reading
 ): { readonly existing: Array<Statement>; readonly fresh: Array<Statement> } => {
   const existing: Array<Statement> = []
   // A date heading dates the lines after it; it is not a statement itself.
   let dated: string | undefined
-  for (const part of input.existingSummary) {
+  for (const part of summaryParts(input.existingSummary)) {
     for (const raw of part.split(lineBreak)) {
       const line = raw.trim()
       if (line.length === 0) continue

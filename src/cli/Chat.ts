@@ -31,22 +31,29 @@ const userLines = Stream.unwrap(Effect.map(Stdio, (stdio) =>
     Stream.filter((line) => line.length > 0)
   )))
 
-const exchange = (conversationId: string, line: string) =>
+/** The conversation of `chat`, and its user, if any. */
+interface Where {
+  readonly conversationId: string
+  readonly userId: string | undefined
+}
+
+const exchange = ({ conversationId, userId }: Where, line: string) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
     // The new message is the query: older turns that match it are recalled into the context.
-    const context = yield* memory.getContext(conversationId, { query: line })
+    const context = yield* memory.getContext(conversationId, { query: line, userId })
     const response = yield* LanguageModel.generateText({ prompt: withUserMessage(context, line) })
     yield* memory.addMessages(conversationId, [
       { role: "user", content: line },
       { role: "assistant", content: response.text }
-    ])
+    ], { userId })
     yield* Console.log(`assistant> ${response.text}`)
     yield* Console.error(`  [memory: ${Report.contextLine(context)}]`)
   })
 
-const converse = (conversationId: string, system: string, banner: string, strategy: StrategyName) =>
+const converse = (where: Where, system: string, banner: string, strategy: StrategyName) =>
   Effect.gen(function*() {
+    const { conversationId, userId } = where
     const memory = yield* ChatMemoryService
     const known = yield* Effect.option(
       memory.stats(conversationId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.fail(undefined)))
@@ -54,13 +61,13 @@ const converse = (conversationId: string, system: string, banner: string, strate
     if (Option.isNone(known)) {
       // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
       yield* memory.setSettings(conversationId, { ...(yield* memory.getSettings(conversationId)), strategy })
-      yield* memory.addMessages(conversationId, [{ role: "system", content: system }])
+      yield* memory.addMessages(conversationId, [{ role: "system", content: system }], { userId })
     }
     yield* Console.error(banner)
     yield* prompt
     yield* userLines.pipe(
       Stream.runForEach((line) =>
-        exchange(conversationId, line).pipe(
+        exchange(where, line).pipe(
           // A failed model call ends nothing: the user may try again.
           Effect.catchIf(AiError.isAiError, (error) => Console.error(`(the model call failed: ${error.message})`)),
           Effect.zipRight(prompt)
@@ -81,11 +88,12 @@ export interface Input {
   readonly conversationId: string
   readonly model: Option.Option<string>
   readonly system: string
+  readonly user: Option.Option<string>
   readonly flags: Settings.Flags
 }
 
 /** `chat`: a conversation with the configured model over stdin and stdout, memory on. */
-export const chat = ({ conversationId, flags, model, system }: Input) =>
+export const chat = ({ conversationId, flags, model, system, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
     const summarizer = options.summarizer
@@ -102,9 +110,11 @@ export const chat = ({ conversationId, flags, model, system }: Input) =>
       Layer.provide(OpenAiClient.layer({ apiKey: summarizer.apiKey, apiUrl: summarizer.apiUrl })),
       Layer.provide(NodeHttpClient.layerUndici)
     )
-    const banner = `chat "${conversationId}" with ${chatModel}; memory: ${Settings.describeLine(options)}\n` +
+    const userId = Option.getOrUndefined(user)
+    const of = userId === undefined ? "" : ` of user "${userId}"`
+    const banner = `chat "${conversationId}"${of} with ${chatModel}; memory: ${Settings.describeLine(options)}\n` +
       "Type a message; exit or Ctrl-D to stop."
-    yield* converse(conversationId, system, banner, Settings.describe(options).strategy).pipe(
+    yield* converse({ conversationId, userId }, system, banner, Settings.describe(options).strategy).pipe(
       Effect.provide(Layer.merge(ChatMemoryLive.layer(options), languageModel))
     )
   })

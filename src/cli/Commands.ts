@@ -17,6 +17,10 @@ const modelServer = `${Settings.variables.openAiApiKey.name} or ${Settings.varia
 const conversationId = Args.text({ name: "conversationId" }).pipe(Args.withDescription("the stored conversation's id"))
 const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
 
+/** `--user`: the user a conversation belongs to, bound on its first write. */
+const user = (description: string) =>
+  Options.text("user").pipe(Options.withPseudoName("id"), Options.withDescription(description), Options.optional)
+
 const replay = Command.make(
   "replay",
   {
@@ -28,13 +32,16 @@ const replay = Command.make(
       Options.withDescription("the conversation id to store it under (an earlier one is cleared)"),
       Options.withDefault("replay")
     ),
+    user: user(
+      "the user its conversations belong to (a transcript of several conversations: replay-user by default)"
+    ),
     json: Options.boolean("json").pipe(Options.withDescription("print the figures as JSON")),
     ...Settings.flags
   },
-  ({ conversation, json, transcript, ...flags }) =>
+  ({ conversation, json, transcript, user, ...flags }) =>
     Effect.flatMap(
       Effect.promise(() => import("./Replay.js")),
-      (Replay) => Replay.replay({ conversation, flags, json, transcript })
+      (Replay) => Replay.replay({ conversation, flags, json, transcript, user })
     )
 ).pipe(Command.withDescription("replay a transcript through the memory and show the context and stats"))
 
@@ -55,13 +62,14 @@ const evaluate = Command.make(
       ),
       Options.optional
     ),
+    user: user("the user the transcript's conversations are replayed as (default: eval-user)"),
     json: Options.boolean("json").pipe(Options.withDescription("print the results as JSON")),
     ...Settings.flags
   },
-  ({ askModel, json, questions, strategies, ...flags }) =>
+  ({ askModel, json, questions, strategies, user, ...flags }) =>
     Effect.flatMap(
       Effect.promise(() => import("./Eval.js")),
-      (Eval) => Eval.run({ askModel, flags, json, questions, strategies })
+      (Eval) => Eval.run({ askModel, flags, json, questions, strategies, user })
     )
 ).pipe(Command.withDescription("measure what the memory keeps: questions asked long after their answer was said"))
 
@@ -77,10 +85,14 @@ const context = Command.make(
       Options.withDescription("what the next message asks: recalls the older turns that match it"),
       Options.optional
     ),
+    user: user("the conversation's user; for an id not stored yet, what a new conversation of the user gets"),
     ...Settings.readingFlags
   },
-  ({ conversationId, json, query, ...flags }) =>
-    Effect.flatMap(conversations(), (Conversations) => Conversations.context({ conversationId, flags, json, query }))
+  ({ conversationId, json, query, user, ...flags }) =>
+    Effect.flatMap(
+      conversations(),
+      (Conversations) => Conversations.context({ conversationId, flags, json, query, user })
+    )
 ).pipe(Command.withDescription("show the context the model would get next"))
 
 const messages = Command.make(
@@ -130,12 +142,13 @@ const chat = Command.make(
         "You are a helpful, concise assistant. Use the known facts and the summary of the earlier conversation when they apply."
       )
     ),
+    user: user("the user the conversation belongs to: a new one knows what the user said in earlier ones"),
     ...Settings.flags
   },
-  ({ conversationId, model, system, ...flags }) =>
+  ({ conversationId, model, system, user, ...flags }) =>
     Effect.flatMap(
       Effect.promise(() => import("./Chat.js")),
-      (Chat) => Chat.chat({ conversationId, flags, model, system })
+      (Chat) => Chat.chat({ conversationId, flags, model, system, user })
     )
 ).pipe(Command.withDescription(`talk with the configured model, memory on (needs ${modelServer})`))
 
@@ -146,12 +159,13 @@ const mcp = Command.make(
       Options.withPseudoName("id"),
       Options.withDescription("the conversation the tools search and read (they can reach no other)")
     ),
+    user: user("the conversation's user: search_memory searches the user's other conversations too"),
     ...Settings.flags
   },
-  ({ conversation, ...flags }) =>
+  ({ conversation, user, ...flags }) =>
     Effect.flatMap(
       Effect.promise(() => import("./Mcp.js")),
-      (Mcp) => Mcp.serve({ conversation, flags, server: program })
+      (Mcp) => Mcp.serve({ conversation, flags, server: program, user })
     )
 ).pipe(Command.withDescription("serve the recall tools of one conversation over stdio (Model Context Protocol)"))
 

@@ -64,19 +64,21 @@ export interface Input {
 }
 
 /** `context`: the context the model would get next, with the older turns `query` recalls. */
-export const context = ({ conversationId, flags, json, query }: Input & {
+export const context = ({ conversationId, flags, json, query, user }: Input & {
   readonly json: boolean
   readonly query: Option.Option<string>
+  readonly user: Option.Option<string>
 }) =>
   withMemory(flags, conversationId, () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      // The service gives an unknown conversation an empty context; here it is a mistyped id.
-      yield* memory.getMessages(conversationId, { limit: 1 })
-      const value = yield* memory.getContext(
-        conversationId,
-        Option.isSome(query) ? { query: query.value } : undefined
-      )
+      // The service gives an unknown conversation an empty context: without a user, here it is a
+      // mistyped id; with one, it is what a new conversation of the user gets.
+      if (Option.isNone(user)) yield* memory.getMessages(conversationId, { limit: 1 })
+      const value = yield* memory.getContext(conversationId, {
+        ...(Option.isSome(query) ? { query: query.value } : {}),
+        ...(Option.isSome(user) ? { userId: user.value } : {})
+      })
       if (json) return yield* printJson(yield* encode(MemoryContext, value))
       yield* Console.log(`Context for the next model call (${Report.contextLine(value)}):\n`)
       yield* Console.log(Report.context(value))

@@ -22,6 +22,7 @@ import { withUserMessage } from "../layers/ai/ContextPrompt.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { UserMemoryService } from "../services/UserMemoryService.js"
 import * as Bm25 from "./Bm25.js"
 import { CliError } from "./Errors.js"
 import { type QuestionResult, type RecallAtK, type StrategyResult, table } from "./EvalResults.js"
@@ -171,6 +172,16 @@ const turnText = (turn: Transcript.ConversationTurn): string =>
 /** The user of an `eval` over a transcript of several conversations, unless `--user` names one. */
 export const defaultUser = "eval-user"
 
+/** The ids a run stores the transcript under: `eval-<strategy>[-recall]`, and `-<name>` per conversation. */
+const runIds = (strategy: StrategyName, recall: boolean) => {
+  const base = `eval-${strategy}${recall ? "-recall" : ""}`
+  return {
+    conversation: (name: string | null | undefined) => name === null || name === undefined ? base : `${base}-${name}`,
+    /** Each run's user is its own, so that runs on one store never share what is known about a user. */
+    user: (user: string) => `${base}-${user}`
+  }
+}
+
 /**
  * Replays `turns` through the memory in context and checks each question at its turn; `ask`, when
  * given, also asks a model. A transcript of several conversations is replayed as the
@@ -184,16 +195,15 @@ export const evaluate = (
   questions: ReadonlyArray<Question>,
   ask: Option.Option<Ask>,
   recall = false,
-  user: string = defaultUser
+  user?: string | undefined
 ) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
     const label = recall ? `${strategy} + recall` : strategy
-    const base = `eval-${strategy}${recall ? "-recall" : ""}`
+    const ids = runIds(strategy, recall)
     const several = turns.some((turn) => turn.conversation !== null)
-    const idOf = (conversation: string | null | undefined) =>
-      conversation === null || conversation === undefined ? base : `${base}-${conversation}`
-    const userOf = several ? { userId: user } : {}
+    const idOf = ids.conversation
+    const userOf = several || user !== undefined ? { userId: ids.user(user ?? defaultUser) } : {}
     const names = new Set(turns.map((turn) => turn.conversation))
     const bm25 = Bm25.make()
     const byTurn = new Map<number, Array<Question>>()
@@ -319,12 +329,34 @@ export interface Input {
   readonly questions: Option.Option<string>
   readonly strategies: string
   readonly askModel: Option.Option<string>
+  readonly user: Option.Option<string>
   readonly json: boolean
   readonly flags: Settings.Flags
 }
 
+/**
+ * Removes what an earlier run on a persistent store left under a run's ids: its conversations and
+ * its user (the run's own ids, never one an app wrote).
+ */
+const startOver = (
+  strategy: StrategyName,
+  recall: boolean,
+  turns: ReadonlyArray<Transcript.ConversationTurn>,
+  user: string | undefined
+) =>
+  Effect.gen(function*() {
+    const ids = runIds(strategy, recall)
+    const memory = yield* ChatMemoryService
+    yield* (yield* UserMemoryService).erase(ids.user(user ?? defaultUser))
+    for (const name of new Set(turns.map((turn) => turn.conversation))) {
+      yield* memory.clearMessages(ids.conversation(name)).pipe(
+        Effect.catchTag("ConversationNotFoundError", () => Effect.void)
+      )
+    }
+  })
+
 /** `eval`: each strategy asked for (with and without recall), over the questions file's transcript. */
-export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
+export const run = ({ askModel, flags, json, questions, strategies, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
     const path = Option.getOrElse(questions, () => defaultQuestions)
@@ -369,14 +401,19 @@ export const run = ({ askModel, flags, json, questions, strategies }: Input) =>
         ? [{ strategy, recall: false }, { strategy, recall: true }]
         : [{ strategy, recall: false }]
     )
+    const named = Option.getOrUndefined(user)
     for (const { recall, strategy } of runs) {
       const memory = ChatMemoryLive.layer({ ...options, strategy, store })
+      const fresh = startOver(strategy, recall, turns, named)
       const once = Option.match(model, {
-        onNone: () => evaluate(strategy, turns, file.questions, Option.none(), recall).pipe(Effect.provide(memory)),
+        onNone: () =>
+          Effect.zipRight(fresh, evaluate(strategy, turns, file.questions, Option.none(), recall, named)).pipe(
+            Effect.provide(memory)
+          ),
         onSome: (layer) =>
           Effect.flatMap(
-            askLanguageModel,
-            (ask) => evaluate(strategy, turns, file.questions, Option.some(ask), recall)
+            Effect.zipRight(fresh, askLanguageModel),
+            (ask) => evaluate(strategy, turns, file.questions, Option.some(ask), recall, named)
           ).pipe(Effect.provide(Layer.merge(memory, layer)))
       })
       results.push(yield* once)

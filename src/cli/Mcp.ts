@@ -23,6 +23,8 @@ export interface ServerInfo {
 export interface Input {
   readonly server: ServerInfo
   readonly conversation: string
+  /** The conversation's user: `search_memory` then searches the user's other conversations too. */
+  readonly user: Option.Option<string>
   readonly flags: Settings.Flags
 }
 
@@ -46,13 +48,14 @@ const tools: ReadonlyMap<string, (args: unknown) => Option.Option<string>> = new
  * `mcp`: serves until its client closes stdin (or the process is stopped). A bad line or call is
  * answered with a JSON-RPC error (or a tool error result) and the server goes on (`McpStdio`).
  */
-export const serve = ({ conversation, flags, server }: Input) =>
+export const serve = ({ conversation, flags, server, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
     const stdio = yield* Stdio
-    // The conversation is fixed here, once: no tool parameter can name another one.
+    // The conversation and its user are fixed here, once: no tool parameter can name another one.
+    const userId = Option.getOrUndefined(user)
     const served = McpServer.toolkit(RecallTools.mcpToolkit).pipe(
-      Layer.provide(RecallToolkit.layer(conversation)),
+      Layer.provide(RecallToolkit.layer(conversation, { userId })),
       Layer.provide(McpStdio.layer({ ...server, stdin: stdio.stdin, writeOut: stdio.writeOut, tools }))
     )
     yield* Effect.gen(function*() {
@@ -70,7 +73,8 @@ export const serve = ({ conversation, flags, server }: Input) =>
                 `${Settings.variables.store.name}=postgres with ${Settings.variables.databaseUrl.name})`)
         )
       }
-      yield* Console.error(`mcp: serving search_memory and read_turns for "${conversation}" on stdio`)
+      const of = userId === undefined ? "" : ` of user "${userId}"`
+      yield* Console.error(`mcp: serving search_memory and read_turns for "${conversation}"${of} on stdio`)
       // The end of the input interrupts the server's fiber (its transport does): the command is done.
       const running = yield* Effect.fork(Layer.launch(served))
       const exit = yield* Fiber.await(running)

@@ -30,6 +30,8 @@ export const defaultTranscript = fileURLToPath(new URL("../../examples/conversat
 
 /** What the context held after one turn: enough to check the budget and the last K turns. */
 interface TurnRecord {
+  /** The conversation the turn was added to, and the turn's number in it. */
+  readonly conversationId: string
   readonly turn: number
   readonly lastSeq: number
   readonly contextTokens: number
@@ -82,16 +84,23 @@ const breakerOpened = (events: Queue.Dequeue<MemoryEvent>) =>
       [...chunk].filter((event): event is SummarizerUnavailable => event._tag === "SummarizerUnavailable").at(-1)
     ))
 
+/** A conversation of the transcript: the id it is stored under, and its turns. */
+interface Conversation {
+  readonly conversationId: string
+  readonly turns: ReadonlyArray<ReadonlyArray<MessageInput>>
+}
+
 const feed = (
-  conversationId: string,
-  turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
+  { conversationId, turns }: Conversation,
+  userId: string | undefined,
   kRawTurns: number,
   events: Queue.Dequeue<MemoryEvent>,
-  recall: boolean
+  recall: boolean,
+  progress: { readonly tracker: Progress.Progress; readonly before: number }
 ) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    const progress = yield* Progress.make("replay", turns.length, "turns")
+    const user = { userId }
     const added: Array<Message> = []
     const turnStarts: Array<number> = []
     const turnTokens: Array<number> = []
@@ -103,10 +112,10 @@ const feed = (
     for (const [i, turn] of turns.entries()) {
       if (stopped !== undefined) {
         // The summarizer is paused: store the rest as it comes, without waiting for summaries.
-        yield* memory.addMessages(conversationId, turn.map(Transcript.toInput))
+        yield* memory.addMessages(conversationId, turn.map(Transcript.toInput), user)
         continue
       }
-      const stored = yield* memory.addMessages(conversationId, turn.map(Transcript.toInput))
+      const stored = yield* memory.addMessages(conversationId, turn.map(Transcript.toInput), user)
       let tokens = 0
       for (const message of stored) {
         added.push(message)
@@ -122,10 +131,11 @@ const feed = (
       yield* memory.awaitIdle(conversationId)
       // With recall, the context is asked as an agent asks it: with the next user message as its query.
       const next = recall ? turns[i + 1]?.find((message) => message.role === "user")?.content : undefined
-      const context = yield* memory.getContext(conversationId, next === undefined ? undefined : { query: next })
+      const context = yield* memory.getContext(conversationId, next === undefined ? user : { query: next, userId })
       const lastK = Math.max(0, i + 1 - kRawTurns)
       const lastKFromSeq = turnStarts[lastK] ?? added[added.length - 1]?.seq ?? 0
       records.push({
+        conversationId,
         turn: i + 1,
         lastSeq: added[added.length - 1]?.seq ?? 0,
         contextTokens: context.tokenCount,
@@ -150,11 +160,10 @@ const feed = (
         recalledTokens: context.recalledTokens
       })
       previous = context
-      yield* progress.tick(i + 1)
+      yield* progress.tracker.tick(progress.before + i + 1)
       const opened = yield* breakerOpened(events)
       if (Option.isSome(opened)) stopped = { turn: i + 1, event: opened.value }
     }
-    yield* progress.finish
     yield* memory.awaitIdle(conversationId)
     // An event of the last turn may still be on its way (events reach subscribers asynchronously).
     yield* Effect.yieldNow()
@@ -245,39 +254,64 @@ const startOver = (conversationId: string) =>
 
 const run = (
   path: string,
-  messages: ReadonlyArray<MessageInput>,
-  conversationId: string,
+  messages: number,
+  conversations: ReadonlyArray<Conversation>,
+  userId: string | undefined,
   json: boolean,
   options: ChatMemoryConfig.Options
 ) =>
   Effect.gen(function*() {
-    const turns = Transcript.turnsOf(messages)
+    const turnCount = conversations.reduce((n, c) => n + c.turns.length, 0)
     const configuration = Settings.describe(options)
     const kRawTurns = configuration.kRawTurns ?? 1
     const memory = yield* ChatMemoryService
-    yield* startOver(conversationId)
-    // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
-    const settings = yield* memory.getSettings(conversationId)
-    yield* memory.setSettings(conversationId, { ...settings, strategy: configuration.strategy })
+    for (const { conversationId } of conversations) {
+      yield* startOver(conversationId)
+      // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
+      const settings = yield* memory.getSettings(conversationId)
+      yield* memory.setSettings(conversationId, { ...settings, strategy: configuration.strategy })
+    }
     const started = yield* Clock.currentTimeMillis
-    const fed = yield* Effect.scoped(
-      Effect.flatMap(memory.subscribe, (events) =>
-        feed(conversationId, turns, kRawTurns, events, configuration.recall !== "off"))
-    )
-    if (fed.stopped !== undefined) {
-      const stats = yield* memory.stats(conversationId)
+    const tracker = yield* Progress.make("replay", turnCount, "turns")
+    const records: Array<TurnRecord> = []
+    let stopped: Stopped | undefined
+    for (const conversation of conversations) {
+      if (stopped !== undefined) {
+        // The summarizer is paused: the rest of the transcript is stored, without waiting for summaries.
+        for (const turn of conversation.turns) {
+          yield* memory.addMessages(conversation.conversationId, turn.map(Transcript.toInput), { userId })
+        }
+        continue
+      }
+      const fed = yield* Effect.scoped(
+        Effect.flatMap(memory.subscribe, (events) =>
+          feed(conversation, userId, kRawTurns, events, configuration.recall !== "off", {
+            tracker,
+            before: records.length
+          }))
+      )
+      records.push(...fed.records)
+      if (fed.stopped !== undefined) {
+        stopped = { ...fed.stopped, turn: records.length }
+      }
+    }
+    yield* tracker.finish
+    const last = conversations[conversations.length - 1]?.conversationId ?? "replay"
+    if (stopped !== undefined) {
+      const stats = yield* memory.stats(last)
       return yield* Effect.flatMap(
-        summarizerStopped(fed.stopped, options, conversationId, {
-          turns: turns.length,
+        summarizerStopped(stopped, options, last, {
+          turns: turnCount,
           messagesStored: stats.messagesStored,
           summarizedUpTo: stats.summarizedUpTo
         }),
         Effect.fail
       )
     }
-    const perTurn = fed.records
+    const conversationId = last
+    const perTurn = records
     const elapsedMs = (yield* Clock.currentTimeMillis) - started
-    const context = yield* memory.getContext(conversationId)
+    const context = yield* memory.getContext(conversationId, { userId })
     const stats = yield* memory.stats(conversationId)
     const largest = Math.max(
       0,
@@ -302,11 +336,13 @@ const run = (
         {
           transcript: shownPath,
           conversationId,
+          userId: userId ?? null,
+          conversations: conversations.map((c) => c.conversationId),
           configuration,
           budget: configuration.tokenBudget,
           kRawTurns,
-          turns: turns.length,
-          messages: messages.length,
+          turns: turnCount,
+          messages,
           elapsedMs,
           largestContextTokens: largest,
           turnsOmitted: context.turnsOmitted,
@@ -327,7 +363,12 @@ const run = (
     yield* Console.log(Report.table(Settings.rows(options)))
     yield* Console.log("\nFigures:")
     yield* Console.log(Report.table([
-      ["transcript", `${shownPath} (${turns.length} turns, ${messages.length} messages)`],
+      [
+        "transcript",
+        `${shownPath} (${turnCount} turns, ${messages} messages` +
+        (conversations.length > 1 ? `, ${conversations.length} conversations; the context is the last one's)` : ")")
+      ],
+      ...(userId === undefined ? [] : [["user", userId] as const]),
       ["messages stored", stats.messagesStored],
       ["tokens stored", stats.tokensStored],
       [
@@ -393,15 +434,36 @@ const run = (
 export interface Input {
   readonly transcript: Option.Option<string>
   readonly conversation: string
+  readonly user: Option.Option<string>
   readonly json: boolean
   readonly flags: Settings.Flags
 }
 
-/** `replay`: reads the transcript (bad input fails before the store opens), then feeds it to the memory. */
-export const replay = ({ conversation, flags, json, transcript }: Input) =>
+/** The user a transcript of several conversations is replayed as, unless `--user` names one. */
+export const defaultUser = "replay-user"
+
+/**
+ * `replay`: reads the transcript (bad input fails before the store opens), then feeds it to the
+ * memory. A transcript of several conversations is stored as conversations of one user, each under
+ * `<conversation>-<its name>`.
+ */
+export const replay = ({ conversation, flags, json, transcript, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
     const path = Option.getOrElse(transcript, () => defaultTranscript)
-    const messages = yield* Transcript.read(path)
-    yield* run(path, messages, conversation, json, options).pipe(Effect.provide(ChatMemoryLive.layer(options)))
+    const entries = yield* Transcript.readEntries(path)
+    const turns = Transcript.conversationTurnsOf(entries)
+    const several = turns.some((turn) => turn.conversation !== null)
+    const conversations: Array<Conversation> = []
+    for (const turn of turns) {
+      const conversationId = turn.conversation === null ? conversation : `${conversation}-${turn.conversation}`
+      const current = conversations[conversations.length - 1]
+      if (current?.conversationId === conversationId) {
+        conversations[conversations.length - 1] = { conversationId, turns: [...current.turns, turn.messages] }
+      } else conversations.push({ conversationId, turns: [turn.messages] })
+    }
+    const userId = Option.getOrElse(user, () => several ? defaultUser : undefined)
+    yield* run(path, entries.length, conversations, userId, json, options).pipe(
+      Effect.provide(ChatMemoryLive.layer(options))
+    )
   })

@@ -12,14 +12,29 @@ import { PersistenceBackingError } from "@effect/experimental/Persistence"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted, Ref, Schema, type Scope, Stream } from "effect"
+import {
+  Cause,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Option,
+  Redacted,
+  Ref,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
 import { recalledHeading } from "../src/domain/internal/recall.js"
+import { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as ChatPersistence from "../src/layers/ChatPersistence.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as SqlStore from "../src/layers/store/SqlStore.js"
 import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 import { pgliteClient } from "./fixtures/pglite.js"
 import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
@@ -49,6 +64,14 @@ const app = (chatId: string, line: string) =>
       response = yield* chat.generateText({ prompt: [], toolkit: Notes })
     }
     return { text: response.text, history: yield* Ref.get(chat.history) }
+  })
+
+/** One request of an app that asks without tools. */
+const ask = (chatId: string, said: string) =>
+  Effect.gen(function*() {
+    const persistence = yield* Chat.Persistence
+    const chat = yield* persistence.getOrCreate(chatId)
+    return yield* chat.generateText({ prompt: said })
   })
 
 // -------------------------------------------------------------------------------------------------
@@ -260,14 +283,9 @@ const storeSuite = (name: string, shared: () => SharedStore) =>
         yield* Effect.gen(function*() {
           const fake = yield* Fake.FakeOpenAi
           // Two requests of the app, each with its chat, as two HTTP requests would have.
-          const ask = (said: string) =>
-            Effect.flatMap(Chat.Persistence, (persistence) =>
-              persistence.getOrCreate("shared")).pipe(
-                Effect.flatMap((chat) =>
-                  chat.generateText({ prompt: said })
-                )
-              )
-          yield* Effect.all([ask("First question"), ask("Second question")], { concurrency: "unbounded" })
+          yield* Effect.all([ask("shared", "First question"), ask("shared", "Second question")], {
+            concurrency: "unbounded"
+          })
 
           const log = yield* storedLog("shared")
           const [a, b] = [log[0]?.[1] ?? "", log[2]?.[1] ?? ""]
@@ -287,20 +305,12 @@ const storeSuite = (name: string, shared: () => SharedStore) =>
     it.scoped("two requests on one chat at once, in two processes sharing the store: each exchange once, whole", () =>
       Effect.gen(function*() {
         const store = yield* shared()
-        const model_ = yield* Layer.build(agentModel(model))
+        const models = yield* Layer.build(agentModel(model))
         const first = yield* Layer.build(instance(store))
         const second = yield* Layer.build(instance(store))
-        const ask = (said: string) =>
-          Effect.flatMap(Chat.Persistence, (persistence) =>
-            persistence.getOrCreate("shared")).pipe(
-              Effect.flatMap((chat) =>
-                chat.generateText({ prompt: said })
-              ),
-              Effect.provide(model_)
-            )
         yield* Effect.all([
-          Effect.provide(ask("From the first process"), first),
-          Effect.provide(ask("From the second process"), second)
+          ask("shared", "From the first process").pipe(Effect.provide(first), Effect.provide(models)),
+          ask("shared", "From the second process").pipe(Effect.provide(second), Effect.provide(models))
         ], { concurrency: "unbounded" })
 
         const log = yield* Effect.provide(storedLog("shared"), first)
@@ -452,6 +462,38 @@ describe("ChatPersistence: the rest of Chat", () => {
         assert.strictEqual(refused._tag, "PersistenceError")
         assert.include(causeMessage(refused), "invalid conversationId")
       }).pipe(Effect.provide(yield* world))
+    }))
+})
+
+/** The in-memory store, but every append fails, as a lost connection would. */
+const FailingAppends: Layer.Layer<Store.Ports> = Store.layer(Effect.map(MemoryStore.make, (inner) => ({
+  ...inner,
+  repository: RepositoryService.of({
+    ...inner.repository,
+    appendMessages: (conversationId) =>
+      Effect.fail(new RepositoryError({ operation: "appendMessages", conversationId, detail: "on cue" }))
+  })
+})))
+
+describe("ChatPersistence: a failing store", () => {
+  it.scoped("a call whose exchange cannot be stored dies with the memory's typed error: Chat's calls have no store error", () =>
+    Effect.gen(function*() {
+      const world = yield* Layer.build(instance(FailingAppends).pipe(Layer.provideMerge(agentModel(model))))
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const chat = yield* persistence.getOrCreate("lost")
+        const exit = yield* Effect.exit(chat.generateText({ prompt: "Hello?" }))
+        const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
+        assert.isTrue(Option.isSome(defect))
+        const error = Option.getOrUndefined(defect)
+        assert.instanceOf(error, RepositoryError)
+        assert.strictEqual(
+          error instanceof RepositoryError && error.message,
+          "Store failure during appendMessages (conversation \"lost\"): on cue"
+        )
+        // Nothing stored, so the chat is as it was.
+        assert.strictEqual((yield* Effect.flip(persistence.get("lost")))._tag, "ChatNotFoundError")
+      }).pipe(Effect.provide(world))
     }))
 })
 

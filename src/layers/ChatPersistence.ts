@@ -1,0 +1,344 @@
+/**
+ * `@effect/ai`'s `Chat.Persistence` over the memory: an app written against `Chat` swaps its
+ * persistence layer for this one and keeps its code (`getOrCreate`, `generateText`, `streamText`,
+ * `generateObject`, its toolkit).
+ *
+ * ```ts
+ * const persistence = yield* Chat.Persistence
+ * const chat = yield* persistence.getOrCreate("conversation-42")
+ * const response = yield* chat.generateText({ prompt: line, toolkit: MyToolkit })
+ * ```
+ *
+ * Each call runs in a `Chat` of its own, one at a time per chat id in a process: the memory's
+ * context for the call's user text (its recall query), then the call's new messages; then the
+ * exchange (the new messages, the model's answer, tool calls and their results) is stored in one
+ * `addMessages`, never the whole history again, so that calls from two processes interleave whole
+ * exchanges. A call without user text (the tool loop's `prompt: []`) continues the turn: it is sent
+ * what the chat's last call sent and got back, when nothing was stored since, else the memory's
+ * context for the turn's user message.
+ *
+ * `history` holds the memory's context for the chat (without recall), refreshed after each call, so
+ * it never grows past the budget. `save` stores what the app appended to it, and an emptied history
+ * clears the conversation (the `Chat` way to start over); other edits are not kept. A chat exists
+ * once something of it is stored: `get` of a chat never written fails with `ChatNotFoundError`. A
+ * finite time to live is refused: the memory keeps a conversation until it is cleared.
+ *
+ * @since 0.2.0
+ */
+import * as Chat from "@effect/ai/Chat"
+import * as Prompt from "@effect/ai/Prompt"
+import { PersistenceBackingError } from "@effect/experimental/Persistence"
+import { Duration, Effect, Layer, Option, RcMap, Ref, Scope, Stream } from "effect"
+import type { MemoryContext } from "../domain/MemoryContext.js"
+import { DataValidationError } from "../errors/DataValidationError.js"
+import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { type PromptOptions, toPromptMessages } from "./ai/ContextPrompt.js"
+
+/**
+ * The options of the layer.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
+  /** The context's budget for each call (see `ChatMemoryService.getContext`); the strategy's by default. */
+  readonly tokenBudget?: number | undefined
+  /** The role of the facts and summary messages in the prompt (see `ContextPrompt.PromptOptions`). */
+  readonly recordRole?: PromptOptions["recordRole"]
+  /** The user a chat belongs to, if any: its context shows what is known about the user. */
+  readonly userOf?: ((chatId: string) => string | undefined) | undefined
+}
+
+/** What the app did to `history` since the memory last set it. */
+type Edit =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Cleared" }
+  | { readonly _tag: "Appended"; readonly messages: ReadonlyArray<Prompt.Message> }
+  | { readonly _tag: "Rewritten" }
+
+const sameMessage = (a: Prompt.Message | undefined, b: Prompt.Message | undefined): boolean =>
+  a === b || JSON.stringify(a) === JSON.stringify(b)
+
+const editOf = (synced: Prompt.Prompt, history: Prompt.Prompt): Edit => {
+  if (history === synced) return { _tag: "None" }
+  if (history.content.length === 0) return synced.content.length === 0 ? { _tag: "None" } : { _tag: "Cleared" }
+  if (history.content.length < synced.content.length) return { _tag: "Rewritten" }
+  for (let i = 0; i < synced.content.length; i++) {
+    if (!sameMessage(synced.content[i], history.content[i])) return { _tag: "Rewritten" }
+  }
+  return history.content.length === synced.content.length
+    ? { _tag: "None" }
+    : { _tag: "Appended", messages: history.content.slice(synced.content.length) }
+}
+
+/** The text of the user messages among `messages`: the recall query of a call. */
+const userText = (messages: ReadonlyArray<Prompt.Message>): string | undefined => {
+  const texts = messages.flatMap((message) =>
+    message.role === "user" ? message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])) : []
+  )
+  return texts.length === 0 ? undefined : texts.join("\n")
+}
+
+/**
+ * The context as a prompt. The recalled block, rendered last, stays there before a new user
+ * message; a call that continues a turn gets it before the turn's user message instead, so that
+ * the turn's tool calls, their results and the call's new messages stay together at the end.
+ */
+const contextPrompt = (context: MemoryContext, continuing: boolean, options: Options): Prompt.Prompt => {
+  const messages = toPromptMessages(context, { recordRole: options.recordRole })
+  const recalled = context.recalled.length > 0 && continuing ? messages.pop() : undefined
+  if (recalled === undefined) return Prompt.make(messages)
+  const recentStart = messages.length - context.recent.filter((message) => message.role !== "summary").length
+  let at = messages.length
+  for (let i = messages.length - 1; i >= recentStart && at === messages.length; i--) {
+    if (messages[i]?.role === "user") at = i
+  }
+  messages.splice(at, 0, recalled)
+  return Prompt.make(messages)
+}
+
+/** A finite time to live is refused: the memory keeps a conversation until it is cleared. */
+const checkTimeToLive = (operation: string, timeToLive: Duration.DurationInput | undefined) =>
+  timeToLive === undefined || !Duration.isFinite(Duration.decode(timeToLive))
+    ? Effect.void
+    : Effect.fail(PersistenceBackingError.make(
+      operation,
+      new DataValidationError({
+        operation,
+        path: "options.timeToLive",
+        reason: "is not supported by the memory's Chat.Persistence: a conversation is kept until it is " +
+          "cleared (empty the chat's history and save it); leave it out"
+      })
+    ))
+
+/**
+ * `Chat.Persistence` over the `ChatMemoryService` in context. The generate methods of `Chat` have no
+ * error channel for their store: as `Chat.makePersisted` does with its backing store, a failure of
+ * the memory during a call is a defect, with the memory's typed error as its value.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(options: Options = {}) {
+  const memory = yield* ChatMemoryService
+  // One permit per chat id, shared by every chat of that id in this process.
+  const locks = yield* RcMap.make({ lookup: (_: string) => Effect.makeSemaphore(1), idleTimeToLive: "1 minute" })
+
+  /** Holds the chat's permit until the scope closes. */
+  const acquire = (chatId: string): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.flatMap(
+      RcMap.get(locks, chatId),
+      (semaphore) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.zipRight(restore(semaphore.take(1)), Effect.addFinalizer(() => semaphore.release(1)))
+        )
+    )
+
+  /** `self` with the chat's permit; a scope of its own, so that the app's own `Scope` stays its own. */
+  const locked = <A, E, R>(chatId: string, self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) => Effect.zipRight(Scope.extend(acquire(chatId), scope), self),
+      (scope, exit) => Scope.close(scope, exit)
+    )
+
+  const contextFor = (chatId: string, query: string | undefined) =>
+    memory.getContext(chatId, { query, tokenBudget: options.tokenBudget, userId: options.userOf?.(chatId) })
+
+  const clear = (chatId: string) =>
+    memory.clearMessages(chatId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.void))
+
+  /** Stores `messages` in one `addMessages`; the seq of the last one, if any was stored. */
+  const store = (chatId: string, messages: ReadonlyArray<Prompt.Message>) =>
+    messages.length === 0
+      ? Effect.succeed(Option.none<number>())
+      : Effect.map(
+        memory.addMessages(chatId, messages, { userId: options.userOf?.(chatId) }),
+        (stored) => Option.fromNullable(stored.at(-1)?.seq)
+      )
+
+  /** The seq of the chat's last message, if any. */
+  const lastSeq = (chatId: string) =>
+    memory.getMessages(chatId, { limit: 1 }).pipe(
+      Effect.map((messages) => Option.fromNullable(messages.at(-1)?.seq)),
+      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(Option.none<number>()))
+    )
+
+  const toPersisted = (chatId: string) =>
+    Effect.gen(function*() {
+      // A `Chat` holds the history and exports it; each call runs in a `Chat` of its own.
+      const base = yield* Chat.empty
+      const synced = yield* Ref.make(Prompt.empty)
+      // What this chat's last call sent and got back, and the seq of the last message it stored.
+      const sent = yield* Ref.make(Option.none<{ readonly prompt: Prompt.Prompt; readonly seq: number }>())
+
+      /** Sets `history` to the memory's context for the chat. */
+      const refresh = Effect.flatMap(contextFor(chatId, undefined), (context) => {
+        const prompt = contextPrompt(context, false, options)
+        return Effect.zipRight(Ref.set(synced, prompt), Ref.set(base.history, prompt))
+      })
+
+      const editOfHistory = Effect.zipWith(Ref.get(synced), Ref.get(base.history), editOf)
+
+      /**
+       * What a call that brings no user message continues: what this chat last sent and got back,
+       * when nothing was stored after it (no other chat of this id, in any process, took a turn
+       * meanwhile); else the memory's context for the turn's user message, stored.
+       */
+      const continued = Effect.gen(function*() {
+        const previous = yield* Ref.get(sent)
+        if (Option.isSome(previous) && Option.contains(yield* lastSeq(chatId), previous.value.seq)) {
+          return previous.value.prompt
+        }
+        const context = yield* contextFor(chatId, undefined)
+        const turnStart = context.recent.filter((message) => message.role === "user").at(-1)
+        return contextPrompt(
+          turnStart === undefined ? context : yield* contextFor(chatId, turnStart.content),
+          true,
+          options
+        )
+      })
+
+      /**
+       * The `Chat` a call runs in, from the prompt it continues: the memory's context for the
+       * call's user text, or the turn it continues; then the app's unsaved additions to `history`,
+       * which are stored with the exchange.
+       */
+      const begin = (method: string, raw: Prompt.RawInput) =>
+        Effect.gen(function*() {
+          const edit = yield* editOfHistory
+          if (edit._tag === "Cleared") {
+            yield* clear(chatId)
+            yield* Ref.set(sent, Option.none())
+          }
+          if (edit._tag === "Rewritten") {
+            yield* Effect.logWarning(
+              `Chat.${method}: history was changed, not appended to; the memory keeps the conversation as stored`
+            ).pipe(Effect.annotateLogs({ chatId }))
+          }
+          const appended = edit._tag === "Appended" ? edit.messages : []
+          const query = userText([...appended, ...Prompt.make(raw).content])
+          const start = query === undefined
+            ? yield* continued
+            : contextPrompt(yield* contextFor(chatId, query), false, options)
+          const initial = Prompt.merge(start, appended)
+          return { chat: yield* Chat.fromPrompt(initial), initial, appended }
+        })
+
+      /** Stores the call's exchange in one `addMessages`, then refreshes `history`. */
+      const finish = (turn: {
+        readonly chat: Chat.Service
+        readonly initial: Prompt.Prompt
+        readonly appended: ReadonlyArray<Prompt.Message>
+      }) =>
+        Effect.gen(function*() {
+          const after = yield* Ref.get(turn.chat.history)
+          const seq = yield* store(chatId, [...turn.appended, ...after.content.slice(turn.initial.content.length)])
+          yield* Ref.set(sent, Option.map(seq, (seq) => ({ prompt: after, seq })))
+          yield* refresh
+        })
+
+      /** One call: the chat's permit, its context, the model, the exchange stored. */
+      const exchange = <A, E, R>(
+        method: string,
+        raw: Prompt.RawInput,
+        call: (chat: Chat.Service) => Effect.Effect<A, E, R>
+      ): Effect.Effect<A, E, R> =>
+        locked(
+          chatId,
+          Effect.gen(function*() {
+            const turn = yield* Effect.orDie(begin(method, raw))
+            const result = yield* call(turn.chat)
+            yield* Effect.orDie(finish(turn))
+            return result
+          })
+        ).pipe(Effect.withSpan(`ChatPersistence.${method}`, { attributes: { chatId } }))
+
+      const save = locked(
+        chatId,
+        Effect.gen(function*() {
+          const edit = yield* editOfHistory
+          switch (edit._tag) {
+            case "None":
+              return
+            case "Cleared":
+              yield* clear(chatId)
+              break
+            case "Appended":
+              yield* store(chatId, edit.messages)
+              break
+            case "Rewritten":
+              return yield* new DataValidationError({
+                operation: "Chat.save",
+                path: "history",
+                reason: "was changed, not appended to: the memory's log is append-only (empty the history to clear " +
+                  "the chat)"
+              })
+          }
+          yield* Ref.set(sent, Option.none())
+          yield* refresh
+        })
+      ).pipe(
+        Effect.mapError((error) => PersistenceBackingError.make("Chat.save", error)),
+        Effect.withSpan("ChatPersistence.save", { attributes: { chatId } })
+      )
+
+      yield* refresh
+      const persisted: Chat.Persisted = {
+        id: chatId,
+        history: base.history,
+        export: base.export,
+        exportJson: base.exportJson,
+        save,
+        generateText: (options) => exchange("generateText", options.prompt, (chat) => chat.generateText(options)),
+        generateObject: (options) => exchange("generateObject", options.prompt, (chat) => chat.generateObject(options)),
+        streamText: (options) =>
+          Stream.unwrapScoped(
+            Effect.gen(function*() {
+              yield* acquire(chatId)
+              const turn = yield* Effect.orDie(begin("streamText", options.prompt))
+              // Stored once the model's stream has ended; a stream that fails or is interrupted stores nothing.
+              return turn.chat.streamText(options).pipe(Stream.concat(Stream.execute(Effect.orDie(finish(turn)))))
+            })
+          ).pipe(Stream.withSpan("ChatPersistence.streamText", { attributes: { chatId } }))
+      }
+      return persisted
+    })
+
+  const get = Effect.fn("ChatPersistence.get")(
+    function*(chatId: string, options?: { readonly timeToLive?: Duration.DurationInput | undefined }) {
+      yield* checkTimeToLive("Chat.Persistence.get", options?.timeToLive)
+      const found = yield* memory.getMessages(chatId, { limit: 1 }).pipe(
+        Effect.as(true),
+        Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(false)),
+        Effect.mapError((error) => PersistenceBackingError.make("Chat.Persistence.get", error))
+      )
+      if (!found) return yield* new Chat.ChatNotFoundError({ chatId })
+      return yield* toPersisted(chatId).pipe(
+        Effect.mapError((error) => PersistenceBackingError.make("Chat.Persistence.get", error))
+      )
+    }
+  )
+
+  const getOrCreate = Effect.fn("ChatPersistence.getOrCreate")(
+    function*(chatId: string, options?: { readonly timeToLive?: Duration.DurationInput | undefined }) {
+      yield* checkTimeToLive("Chat.Persistence.getOrCreate", options?.timeToLive)
+      // Nothing to create: the conversation starts with its first stored message.
+      return yield* toPersisted(chatId).pipe(
+        Effect.mapError((error) => PersistenceBackingError.make("Chat.Persistence.getOrCreate", error))
+      )
+    }
+  )
+
+  return Chat.Persistence.of({ get, getOrCreate })
+})
+
+/**
+ * `Chat.Persistence` over the memory: swap it for `Chat.layerPersisted` (and its backing) and keep
+ * the app's code.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<Chat.Persistence, never, ChatMemoryService> =>
+  Layer.scoped(Chat.Persistence, make(options))

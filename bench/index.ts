@@ -6,8 +6,8 @@
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
- * `BENCH_SECTIONS=turn,history,recall,recallcost,hybrid,throughput,summarizer,policy,tokens,load,open` picks sections; `BENCH_OUT` is the
- * JSON path.
+ * `BENCH_SECTIONS=turn,history,recall,recallcost,hybrid,throughput,summarizer,policy,tokens,load,open,users`
+ * picks sections (`BENCH_SECTIONS=users` runs the user-scoped contexts alone); `BENCH_OUT` is the JSON path.
  */
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
@@ -27,6 +27,7 @@ import { summarizerBench } from "./summarizer.js"
 import { throughputBench } from "./throughput.js"
 import { tokenizedOnceBench } from "./tokenizedOnce.js"
 import { tokensBench } from "./tokens.js"
+import { usersBench } from "./users.js"
 
 const machine = () => ({
   cpu: cpus()[0]?.model ?? "unknown",
@@ -88,6 +89,7 @@ const main = Effect.gen(function*() {
   }
   if (wanted("load")) yield* run("load", loadBench(settings))
   if (wanted("open")) yield* run("open", openBench(settings))
+  if (wanted("users")) yield* run("userScopedContext", usersBench(settings, stores))
 
   const total = Object.values(seconds).reduce((a, b) => a + b, 0)
   const results = {

@@ -41,7 +41,8 @@ export const sectionNames = [
   "policy",
   "tokens",
   "load",
-  "open"
+  "open",
+  "users"
 ] as const
 
 /** The benchmark settings. */

@@ -30,13 +30,21 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   empty append stores nothing and creates nothing.
  * - A conversation exists from its first append until `deleteConversation`; every other
  *   operation of this port on a conversation that does not exist fails with
- *   `ConversationNotFoundError`.
+ *   `ConversationNotFoundError`, except `readWindow` with `WindowQuery.userId` (below).
  * - `readWindow` returns the counters, the summary state, the conversation's stored settings
  *   (`SettingsStore`) and the leading system messages as of one snapshot, and `recent`: the
  *   newest messages after `after`, oldest first, with no gap.
  *   Either `reachedStart` is true and `recent` is every message of the range, or `recent` holds
  *   more than `tokenLimit` tokens (summary messages aside) and starts at a user message, where a
  *   turn may start. How much further back it reaches is the store's business.
+ * - `readWindow` of a conversation that does not exist, with `WindowQuery.userId`, returns what a
+ *   new conversation of that user starts from, in the same one read: the window of a conversation
+ *   with no message (`info.lastSeq` 0, every count 0, `info.userId` the user named, `createdAt` and
+ *   `updatedAt` the time of the read; the initial summary state; no system or recent message,
+ *   `reachedStart`), the settings stored for its id, and `user` with the named user's facts and
+ *   latest conversations. `info.lastSeq` is 0 for such a read only: a stored conversation holds a
+ *   message. For a conversation that exists, `userId` changes nothing: its own user's sections
+ *   (or none) come back, whoever the query names.
  * - `readTurns` reads, in one read (one statement on SQL stores), the turns that hold the messages
  *   `seqs` names, each turn once, ascending by seq. Here a turn is a user message and every message
  *   after it up to the next user message; the messages between the leading system messages and
@@ -242,6 +250,11 @@ export declare namespace RepositoryService {
     readonly tokenLimit: number
     /** With a user: how many of the user's other conversations the read lists (`WindowRead.user`). */
     readonly digest?: number | undefined
+    /**
+     * The user the caller names: a conversation not stored yet reads as a new conversation of that
+     * user (see the laws), instead of failing with `ConversationNotFoundError`.
+     */
+    readonly userId?: UserId | undefined
   }
 
   /**

@@ -240,6 +240,36 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.isNull((yield* store.repository.readWindow(plain, { after: "system-prefix", tokenLimit: 1000 })).user)
     }))
 
+  it.effect("the window read of a conversation not stored yet, naming a user, is a new conversation of that user", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const [user, other] = [freshUser("named"), freshUser("named-other")]
+      const [older, otherConversation] = [freshId("named-older"), freshId("named-stranger")]
+      yield* store.repository.appendMessages(older, [said("user", "about the boiler", 1)], { userId: user })
+      yield* store.repository.appendMessages(otherConversation, [said("user", "not yours", 2)], { userId: other })
+      yield* store.users.mergeFacts(user, [fact("boiler", "diverter valve", 1)])
+      yield* store.users.mergeFacts(other, [fact("secret", "the other's", 2)])
+      const query = { after: "system-prefix", tokenLimit: 1000, digest: 5 } as const
+      const fresh = freshId("named-new")
+      const window = yield* store.repository.readWindow(fresh, { ...query, userId: user })
+      assert.strictEqual(window.info.lastSeq, 0)
+      assert.strictEqual(window.info.messageCount, 0)
+      assert.strictEqual(window.info.userId, user)
+      assert.isEmpty(window.recent)
+      assert.isEmpty(window.system)
+      assert.isTrue(window.reachedStart)
+      assert.deepStrictEqual(window.user?.facts.map((f) => f.value), ["diverter valve"])
+      assert.deepStrictEqual(window.user?.digest.map((entry) => entry.conversationId), [older])
+      // Nothing is stored by the read.
+      const missing = yield* Effect.flip(store.repository.readWindow(fresh, query))
+      assert.strictEqual(missing._tag, "ConversationNotFoundError")
+      // A stored conversation reads as its own, whoever the query names.
+      const own = yield* store.repository.readWindow(otherConversation, { ...query, userId: user })
+      assert.strictEqual(own.info.userId, other)
+      assert.deepStrictEqual(own.user?.facts.map((f) => f.value), ["the other's"])
+      assert.isEmpty(own.user?.digest ?? [])
+    }))
+
   it.effect("erasing a user removes every conversation, message and fact of the user, and nothing else", () =>
     Effect.gen(function*() {
       const store = yield* Store.get

@@ -90,19 +90,21 @@ export const makeWith = (
     )
 
     // The `full` view reads the newest turns whether or not the summary covers them; the
-    // `stable` view, every turn after the cursor.
-    const readWindow = (conversationId: ConversationId, settings: SummarizationOptions) =>
+    // `stable` view, every turn after the cursor. With the user the call names, a conversation not
+    // stored yet reads as a new conversation of that user (its settings and the user's sections).
+    const readWindow = (conversationId: ConversationId, settings: SummarizationOptions, userId?: UserId) =>
       repository.readWindow(conversationId, {
         after: settings.view === "full" ? "system-prefix" : "cursor",
         tokenLimit: settings.tokenBudget,
-        digest: digestLimit
+        digest: digestLimit,
+        userId
       })
 
     /**
      * The window of a context and the options it is built with: the strategy's, under the
      * conversation's stored settings (which come with the window: one read), under the call's. The
      * window is read for the call's options over the strategy's, and read again only when the
-     * stored settings ask for another view or a larger budget.
+     * stored settings ask for another view or a larger budget of a conversation that holds messages.
      */
     const windowFor = (
       conversationId: ConversationId,
@@ -110,9 +112,10 @@ export const makeWith = (
     ) =>
       Effect.gen(function*() {
         const first = withOverrides(settings, overrides)
-        const window = yield* readWindow(conversationId, first)
+        const window = yield* readWindow(conversationId, first, overrides?.userId)
         const options = withOverrides(withOverrides(settings, window.settings), overrides)
-        const again = options.view !== first.view || options.tokenBudget > first.tokenBudget
+        const again = window.info.lastSeq > 0 &&
+          (options.view !== first.view || options.tokenBudget > first.tokenBudget)
         return { options, window: again ? yield* readWindow(conversationId, options) : window }
       })
 
@@ -219,21 +222,18 @@ export const makeWith = (
     /**
      * The context of a conversation not written yet, of a user: what is known about the user, in
      * what the rest of the budget leaves (the list of the user's conversations, and the recalled
-     * block with a query), and the recalled turns of the user's conversations.
+     * block with a query), and the recalled turns of the user's conversations. The user's sections
+     * come with the window read of the new conversation (`WindowQuery.userId`).
      */
     const newConversation = (
       conversationId: ConversationId,
-      userId: UserId,
+      sections: RepositoryService.UserSections,
       options: SummarizationOptions,
       query: string | undefined
     ) =>
       Effect.gen(function*() {
+        const userId = sections.userId
         const recall = query !== undefined && options.recall !== "off"
-        const sections = {
-          userId,
-          facts: yield* users.getFacts(userId),
-          digest: yield* users.listConversations(userId, { limit: digestLimit })
-        }
         const digestRoom = Math.floor(options.tokenBudget * options.digestTokenBudget)
         const recallRoom = recall ? Math.floor(options.tokenBudget * options.recallTokenBudget) : 0
         const user = yield* userSections(shownCounter, sections, {
@@ -269,6 +269,10 @@ export const makeWith = (
         function*(conversationId, overrides) {
           const { options, window } = yield* windowFor(conversationId, overrides)
           const query = overrides?.query
+          // Not stored yet: a new conversation of the user the call names (`info.lastSeq` is 0 only then).
+          if (window.info.lastSeq === 0 && window.user !== null) {
+            return yield* newConversation(conversationId, window.user, options, query)
+          }
           if (query === undefined || options.recall === "off") {
             return yield* policyContext(conversationId, window, options, false)
           }
@@ -288,16 +292,23 @@ export const makeWith = (
           }, policyContext(conversationId, window, options, true))
         },
         // An unknown (or cleared) conversation has an empty history, not an error; settings stored
-        // before its first message still give its budget.
+        // before its first message still give its budget. (With a user, the window read already
+        // answered for a new conversation; it fails only when the conversation was deleted between
+        // two reads of one context.)
         (effect, conversationId, overrides) =>
           Effect.catchTag(effect, "ConversationNotFoundError", () =>
             Effect.flatMap(stored.getSettings(conversationId), (own) => {
               const options = withOverrides(withOverrides(settings, own), overrides)
               const empty = emptyContext(conversationId, view.name, options.tokenBudget)
               const userId = overrides?.userId
-              return userId === undefined
-                ? Effect.succeed(empty)
-                : newConversation(conversationId, userId, options, overrides?.query)
+              return userId === undefined ? Effect.succeed(empty) : Effect.gen(function*() {
+                const sections = {
+                  userId,
+                  facts: yield* users.getFacts(userId),
+                  digest: yield* users.listConversations(userId, { limit: digestLimit })
+                }
+                return yield* newConversation(conversationId, sections, options, overrides?.query)
+              })
             }))
       ),
       awaitIdle: (conversationId) =>

@@ -40,6 +40,14 @@ export const recentCandidates = 100
 /** How far back, in seqs from the newest, those messages are looked for. */
 export const recentWindow = 2000
 
+/**
+ * Across a user's conversations, those messages are looked for in the conversations said last that
+ * hold the user's newest `recentSpan` messages (each of them within `recentWindow` of its newest),
+ * the one said last first, and `recentCandidates` of them are ranked in all: as many as a search of
+ * one conversation ranks, whatever the number of the user's conversations.
+ */
+export const recentSpan = 500
+
 /** What a message is found by (the same text hybrid recall embeds). */
 export { searchableText } from "../../../domain/internal/recall.js"
 

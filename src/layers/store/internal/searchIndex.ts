@@ -19,6 +19,9 @@ const tokens = (text: string): Array<string> => {
   return out
 }
 
+/** How many looked-up terms an index keeps (see `Postings.postings`). */
+const lookedTerms = 256
+
 /**
  * MiniSearch with read access to its postings. Its own `search` scores every document of every
  * query term, and a question's common words are in most of a long conversation's messages; the
@@ -36,9 +39,27 @@ class Postings extends MiniSearch<Document> {
     })
   }
 
+  /**
+   * The terms looked up since the index last changed: a search across a user's conversations looks
+   * up each query term in every one of them, and a lookup in MiniSearch's radix tree costs about a
+   * microsecond. (Postings change in place as documents come and go; `forget` empties the cache when
+   * a term may have come or gone.)
+   */
+  private readonly looked = new Map<string, ReadonlyMap<number, number> | undefined>()
+
   /** The documents (by short id) that hold `term`, with its frequency in each. */
   postings(term: string): ReadonlyMap<number, number> | undefined {
-    return this._index.get(term)?.get(0)
+    if (this.looked.has(term)) return this.looked.get(term)
+    const found = this._index.get(term)?.get(0)
+    // Bounded: an index nobody writes to any more still sees new queries.
+    if (this.looked.size >= lookedTerms) this.looked.clear()
+    this.looked.set(term, found)
+    return found
+  }
+
+  /** Forgets the terms looked up: documents were added or removed. */
+  forget(): void {
+    this.looked.clear()
   }
 
   /** The seq of a document by its short id. */
@@ -88,6 +109,7 @@ export class SearchIndex {
       dropped = true
     }
     if (dropped) this.compact()
+    let added = false
     for (let i = messages.indexAfter(this.seen); i < messages.size; i++) {
       const message = messages.at(i)
       if (message === undefined) break
@@ -95,7 +117,9 @@ export class SearchIndex {
       if (!Search.isSearchable(message, systemPrefixSeq)) continue
       this.index.add({ seq: message.seq, text: Search.searchableText(message) })
       this.seqs.push(message.seq)
+      added = true
     }
+    if (dropped || added) this.index.forget()
   }
 
   /** The best matches of `query`, best first (ties: the newer first). */
@@ -106,7 +130,7 @@ export class SearchIndex {
     const postings = terms.map((term) => this.index.postings(term) ?? new Map<number, number>())
     const plan = Search.plan(postings.map((p) => p.size), documents)
     const hits: Array<MessageIndex.SearchHit> = []
-    for (const { seq, shortId } of this.candidates(plan, postings, query.before)) {
+    for (const { seq, shortId } of this.candidates(plan, postings, query.before, Search.recentCandidates)) {
       const { average, length } = this.index.lengths(shortId)
       let score = 0
       plan.forEach((term, t) => {
@@ -123,10 +147,15 @@ export class SearchIndex {
    * The best matches of `query` over several conversations' indexes at once, as one index of all
    * their messages would rank them (best first; ties: the newer, then the first index given): each
    * term's document frequency and the mean length are summed over the indexes, and each index
-   * ranks its own candidates with those weights. A part's `before` bounds its seqs.
+   * ranks its own candidates with those weights. A part's `before` bounds its seqs. The parts come
+   * in the order of the user's conversations (the one said last first): the newest messages that
+   * hold only common terms are looked for in the parts marked `recent`, newest first, and
+   * `Search.recentCandidates` of them are ranked in all, as one index ranks that many of its own.
    */
   static searchAcross<K>(
-    parts: ReadonlyArray<{ readonly key: K; readonly index: SearchIndex; readonly before: number }>,
+    parts: ReadonlyArray<
+      { readonly key: K; readonly index: SearchIndex; readonly before: number; readonly recent: boolean }
+    >,
     query: { readonly text: string; readonly limit: number }
   ): Array<{ readonly key: K; readonly seq: number; readonly score: number }> {
     const terms = Search.queryTerms(query.text)
@@ -148,9 +177,12 @@ export class SearchIndex {
     const plan = Search.plan(frequencies, documents)
     const average = lengthSum / documents
     const hits: Array<{ readonly key: K; readonly seq: number; readonly score: number }> = []
-    parts.forEach(({ before, index, key }, p) => {
+    let recentLeft = Search.recentCandidates
+    parts.forEach(({ before, index, key, recent }, p) => {
       const postings = postingsOf[p] ?? []
-      for (const { seq, shortId } of index.candidates(plan, postings, before)) {
+      const candidates = index.candidates(plan, postings, before, recent ? recentLeft : 0)
+      recentLeft -= candidates.recent
+      for (const { seq, shortId } of candidates) {
         const { length } = index.index.lengths(shortId)
         let score = 0
         plan.forEach((term, t) => {
@@ -166,14 +198,21 @@ export class SearchIndex {
       .map(({ hit }) => hit)
   }
 
-  /** The messages a search ranks in this index under `plan`: see `search`. */
+  /**
+   * The messages a search ranks in this index under `plan`: see `search`. At most `recentMax` of
+   * them are there for holding a common term only (among the newest); `recent` says how many were.
+   */
   private candidates(
     plan: ReadonlyArray<{ readonly rare: boolean }>,
     postings: ReadonlyArray<ReadonlyMap<number, number>>,
-    rawBefore: number
-  ): Array<{ readonly seq: number; readonly shortId: number }> {
+    rawBefore: number,
+    recentMax: number
+  ): Array<{ readonly seq: number; readonly shortId: number }> & { recent: number } {
     const before = Number.isNaN(rawBefore) ? 0 : rawBefore
-    if (before <= 1) return []
+    const out: Array<{ readonly seq: number; readonly shortId: number }> & { recent: number } = Object.assign([], {
+      recent: 0
+    })
+    if (before <= 1) return out
     const candidates = new Set<number>()
     plan.forEach((term, t) => {
       if (!term.rare) return
@@ -182,21 +221,19 @@ export class SearchIndex {
         if (seq !== undefined && seq < before) candidates.add(shortId)
       }
     })
-    if (plan.some((term) => !term.rare)) {
+    if (recentMax > 0 && plan.some((term) => !term.rare)) {
       const common = postings.filter((_, t) => plan[t]?.rare === false)
       const floor = Math.min(before - 1, this.seen) - Search.recentWindow
-      let found = 0
-      for (let i = this.seqs.length - 1; i >= this.head && found < Search.recentCandidates; i--) {
+      for (let i = this.seqs.length - 1; i >= this.head && out.recent < recentMax; i--) {
         const seq = this.seqs[i]
         if (seq === undefined || seq <= floor) break
         if (seq >= before) continue
         const shortId = this.index.shortIdOf(seq)
         if (shortId === undefined || !common.some((p) => p.has(shortId))) continue
         candidates.add(shortId)
-        found += 1
+        out.recent += 1
       }
     }
-    const out: Array<{ readonly seq: number; readonly shortId: number }> = []
     for (const shortId of candidates) {
       const seq = this.index.seqOf(shortId)
       if (seq !== undefined) out.push({ seq, shortId })

@@ -195,7 +195,25 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
     readWindow: Effect.fnUntraced(function*(conversationId, query) {
       const snapshot = yield* Ref.get(ref)
       const conversation = HashMap.get(snapshot.conversations, conversationId)
-      if (Option.isNone(conversation)) return yield* new ConversationNotFoundError({ conversationId })
+      if (Option.isNone(conversation)) {
+        if (query.userId === undefined) return yield* new ConversationNotFoundError({ conversationId })
+        // A new conversation of the user named: what it starts from, from the same snapshot.
+        const fresh = emptyConversation(conversationId, yield* DateTime.now)
+        return {
+          info: { ...fresh.info, userId: query.userId },
+          state: fresh.state,
+          settings: Option.getOrElse(HashMap.get(snapshot.settings, conversationId), () => emptySettings),
+          system: [],
+          after: 0,
+          recent: [],
+          reachedStart: true,
+          user: {
+            userId: query.userId,
+            facts: liveFacts(snapshot, query.userId),
+            digest: entries(snapshot, query.userId, { limit: query.digest ?? 0, exclude: conversationId })
+          }
+        }
+      }
       const { info, messages, state } = conversation.value
       const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
       const [start, end] = rangeOf(messages, { after })
@@ -322,27 +340,35 @@ const aboutOf = (conversation: Conversation): string => {
   return ""
 }
 
+/** The user's conversations, the latest said first (ties: by id); with `before`, those said before it. */
+export const byRecency = (
+  snapshot: Snapshot,
+  userId: UserId,
+  query: { readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId } = {}
+): Array<Conversation> => {
+  const user = HashMap.get(snapshot.users, userId)
+  if (Option.isNone(user)) return []
+  const found: Array<{ readonly conversation: Conversation; readonly at: number }> = []
+  for (const id of user.value.conversations) {
+    if (id === query.exclude) continue
+    const conversation = HashMap.get(snapshot.conversations, id)
+    if (Option.isNone(conversation) || conversation.value.info.userId !== userId) continue
+    if (query.before !== undefined && !DateTime.lessThan(conversation.value.lastSaidAt, query.before)) continue
+    found.push({ conversation: conversation.value, at: DateTime.toEpochMillis(conversation.value.lastSaidAt) })
+  }
+  return found.sort((a, b) =>
+    b.at - a.at || (a.conversation.info.conversationId < b.conversation.info.conversationId ? -1 : 1)
+  ).map(({ conversation }) => conversation)
+}
+
 /** The user's conversations, the latest said first (ties: by id), as a list shows them. */
 export const entries = (
   snapshot: Snapshot,
   userId: UserId,
   query: { readonly limit: number; readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId }
 ): ReadonlyArray<ConversationEntry> => {
-  const user = HashMap.get(snapshot.users, userId)
-  if (Option.isNone(user) || query.limit <= 0) return []
-  const found: Array<Conversation> = []
-  for (const id of user.value.conversations) {
-    if (id === query.exclude) continue
-    const conversation = HashMap.get(snapshot.conversations, id)
-    if (Option.isNone(conversation) || conversation.value.info.userId !== userId) continue
-    if (query.before !== undefined && !DateTime.lessThan(conversation.value.lastSaidAt, query.before)) continue
-    found.push(conversation.value)
-  }
-  found.sort((a, b) =>
-    DateTime.toEpochMillis(b.lastSaidAt) - DateTime.toEpochMillis(a.lastSaidAt) ||
-    (a.info.conversationId < b.info.conversationId ? -1 : 1)
-  )
-  return found.slice(0, query.limit).map((conversation) =>
+  if (query.limit <= 0) return []
+  return byRecency(snapshot, userId, query).slice(0, query.limit).map((conversation) =>
     new ConversationEntry({
       conversationId: conversation.info.conversationId,
       userId,

@@ -8,8 +8,9 @@ import { UserErasure } from "../../../../domain/UserErasure.js"
 import type { UserFact } from "../../../../domain/UserFact.js"
 import type { UserId } from "../../../../domain/UserId.js"
 import { MergeResult, UserStore } from "../../../../services/UserStore.js"
+import { recentSpan } from "../search.js"
 import { SearchIndex } from "../searchIndex.js"
-import { emptyUser, entries, liveFacts, turnRange } from "./conversations.js"
+import { byRecency, emptyUser, entries, liveFacts, turnRange } from "./conversations.js"
 import { type Conversation, readable, type Snapshot, type State } from "./state.js"
 
 /** Whether `fact` replaces `current`: said later, or at the same time and merged later. */
@@ -63,15 +64,25 @@ export const make = ({ ref }: State): UserStore.Service =>
       Effect.map(Ref.get(ref), (snapshot) => {
         const user = HashMap.get(snapshot.users, userId)
         if (Option.isNone(user)) return []
-        const parts: Array<{ readonly key: ConversationId; readonly index: SearchIndex; readonly before: number }> = []
-        for (const id of user.value.conversations) {
-          const conversation = ownConversation(snapshot, userId, id)
-          if (Option.isNone(conversation)) continue
-          const { info, messages, search } = conversation.value
+        const parts: Array<
+          {
+            readonly key: ConversationId
+            readonly index: SearchIndex
+            readonly before: number
+            readonly recent: boolean
+          }
+        > = []
+        // The user's conversations, the one said last first: those that hold the user's newest
+        // `recentSpan` messages are where the newest messages holding a common term are looked for.
+        let newer = 0
+        for (const conversation of byRecency(snapshot, userId)) {
+          const { info, messages, search } = conversation
           // Synced with this snapshot, synchronously: no other fiber sees a half-updated index.
           search.sync(messages, info.systemPrefixSeq)
+          const id = info.conversationId
           const before = query.current?.conversationId === id ? query.current.before : Number.MAX_SAFE_INTEGER
-          parts.push({ key: id, index: search, before })
+          parts.push({ key: id, index: search, before, recent: newer < recentSpan })
+          newer += info.messageCount
         }
         return SearchIndex.searchAcross(parts, query).map((hit) => ({
           conversationId: hit.key,

@@ -164,7 +164,8 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
             cursor: query.after === "cursor",
             tokenLimit,
             narrow,
-            digest
+            digest,
+            user: query.userId ?? null
           })
           if (Option.isNone(found)) return yield* new ConversationNotFoundError({ conversationId })
           const row = found.value

@@ -9,7 +9,7 @@
  */
 import { Migrator, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { createReadWindow, readWindowSettings, readWindowUsers } from "./readWindow.js"
+import { createReadWindow, readWindowNamed, readWindowSettings, readWindowUsers } from "./readWindow.js"
 import { backfill } from "./search.js"
 
 /** The private table of applied migrations, so a host's own migrations never clash with ours. */
@@ -241,7 +241,8 @@ export const migrations = {
   "8_read_window_settings": readWindowSettings,
   "9_stem_search": stemSearch,
   "10_users": addUsers,
-  "11_read_window_users": readWindowUsers
+  "11_read_window_users": readWindowUsers,
+  "12_read_window_named": readWindowNamed
 }
 
 /** Applies the pending migrations; a no-op on an up-to-date database. */

@@ -1,13 +1,16 @@
 /**
  * The window read of the SQL store as a PL/pgSQL function, in the shapes its migrations created:
  * the conversation's counters, state and window (7), with its settings (8), with its user's facts
- * and latest other conversations (11).
+ * and latest other conversations (11), and of a new conversation of the user a context names (12).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
-/** What the function returns besides the window: nothing, the settings, or the settings and the user's sections. */
-type Shape = "plain" | "settings" | "users"
+/**
+ * What the function returns besides the window: nothing, the settings, or the settings and the user's
+ * sections; and, from `named` on, the window of a new conversation of the user it names.
+ */
+type Shape = "plain" | "settings" | "users" | "named"
 
 /** The longest `ConversationEntry.about`, in characters. */
 export const aboutLength = 200
@@ -51,6 +54,24 @@ const userSections = `,
         ) END`
 
 /**
+ * The conversation's row, or, when it is not stored and `p_user` names a user, the row of a new
+ * conversation of that user (no message, the initial summary state, started now), so that a new
+ * conversation's context is one read too: its settings and its user's sections come with it.
+ */
+const namedConversation = `cv AS (
+        SELECT x.last_seq, x.message_count, x.system_count, x.user_count, x.assistant_count, x.tool_count,
+          x.summary_count, x.token_count, x.system_prefix_seq, x.first_turn_role, x.narrative, x.facts, x.layers,
+          x.summary_cursor, x.summary_version, x.summary_updated_at, x.created_at, x.updated_at, x.user_id,
+          x.facts_cursor
+        FROM chat_memory_conversations x WHERE x.conversation_id = p_id
+        UNION ALL
+        SELECT 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL::text, '', '[]'::jsonb, '[]'::jsonb, 0, 0, NULL::timestamptz, now(),
+          now(), p_user, 0
+        WHERE p_user IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM chat_memory_conversations y WHERE y.conversation_id = p_id)
+      ), `
+
+/**
  * The window read of `getContext` as a function, so that its plan is made once per session (PL/pgSQL
  * caches the plans of its statements; `@effect/sql-pg` sends every statement unnamed, so a plain
  * statement is planned at every call, about a third of its cost on PostgreSQL). One row: the
@@ -68,7 +89,13 @@ const userSections = `,
 const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
   sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
       p_id text, p_cursor boolean, p_token_limit float8, p_narrow boolean${
-    sql.literal(shape === "users" ? ", p_digest integer DEFAULT 0" : "")
+    sql.literal(
+      shape === "users"
+        ? ", p_digest integer DEFAULT 0"
+        : shape === "named"
+        ? ", p_digest integer DEFAULT 0, p_user text DEFAULT NULL"
+        : ""
+    )
   })
     RETURNS TABLE (
       last_seq bigint, message_count bigint, system_count bigint, user_count bigint, assistant_count bigint,
@@ -88,18 +115,18 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
     #variable_conflict use_column
     BEGIN
       RETURN QUERY
-      WITH c AS (
+      WITH ${sql.literal(shape === "named" ? namedConversation : "")}c AS (
         SELECT cv.last_seq, cv.message_count, cv.system_count, cv.user_count, cv.assistant_count, cv.tool_count,
           cv.summary_count, cv.token_count, cv.system_prefix_seq, cv.first_turn_role, cv.narrative, cv.facts,
           cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,${
-    sql.literal(shape === "users" ? "\n          cv.user_id, cv.facts_cursor," : "")
+    sql.literal(shape === "users" || shape === "named" ? "\n          cv.user_id, cv.facts_cursor," : "")
   }
           CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
             AS window_after,
           LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, p_token_limit)) /
             CASE WHEN cv.message_count = 0 THEN 1 ELSE GREATEST(1, cv.token_count::float8 / cv.message_count) END) + 16)
           )::bigint + 1 AS window_limit
-        FROM chat_memory_conversations cv WHERE cv.conversation_id = p_id
+        FROM ${sql.literal(shape === "named" ? "cv" : "chat_memory_conversations cv WHERE cv.conversation_id = p_id")}
       ), w AS (
         SELECT c.*,
           CASE WHEN p_narrow THEN GREATEST(c.window_after, c.last_seq - c.window_limit -
@@ -141,7 +168,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
       shape === "plain"
         ? ""
         : ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" +
-          (shape === "users" ? userSections : "")
+          (shape === "users" || shape === "named" ? userSections : "")
     )
   }
       FROM w;
@@ -175,4 +202,17 @@ export const readWindowUsers = Effect.gen(function*() {
   yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
   yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer)`
   yield* readWindowFunction(sql, "users")
+})
+
+// The window read also takes the user a context names: for a conversation not stored yet, it then
+// returns the row of a new conversation of that user (its settings, the facts about the user and
+// the user's latest conversations), so that a new conversation's context is one read too, where it
+// was a failed read, then the settings, the facts and the list. It takes one more parameter (null by
+// default, so that a call of the previous shape still resolves), so it is dropped and created again.
+/** Migration 12: the window read of a new conversation of a named user. */
+export const readWindowNamed = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer)`
+  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer, text)`
+  yield* readWindowFunction(sql, "named")
 })

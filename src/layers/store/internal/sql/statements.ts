@@ -302,11 +302,12 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       cursor: Schema.Boolean,
       tokenLimit: Schema.Number,
       narrow: Schema.Boolean,
-      digest: Schema.Number
+      digest: Schema.Number,
+      user: Schema.NullOr(Schema.String)
     }),
     Result: Rows.WindowRow,
     execute: (q) =>
-      sql`SELECT * FROM chat_memory_read_window(${q.id}, ${q.cursor}, ${q.tokenLimit}, ${q.narrow}, ${q.digest})`
+      sql`SELECT * FROM chat_memory_read_window(${q.id}, ${q.cursor}, ${q.tokenLimit}, ${q.narrow}, ${q.digest}, ${q.user})`
   })
   const selectRecords = SqlSchema.findAll({
     Request: Schema.String,

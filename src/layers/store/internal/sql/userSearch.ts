@@ -29,6 +29,7 @@ import {
   k1,
   queryTerms,
   recentCandidates,
+  recentSpan,
   recentWindow
 } from "../search.js"
 import { SqlInt } from "./rows.js"
@@ -61,13 +62,14 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
           greatest(0, c.message_count - c.summary_count - c.system_prefix_seq) AS searchable,
           coalesce(sum(c.message_count) OVER (ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C"
             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS newer,
+          row_number() OVER (ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C") AS ord,
           CASE WHEN c.conversation_id = ${q.current} THEN ${q.before}::bigint ELSE ${Number.MAX_SAFE_INTEGER}::bigint
             END AS before
         FROM chat_memory_conversations c WHERE c.user_id = ${q.user}
       ), totals AS MATERIALIZED (
         SELECT greatest(1, coalesce(sum(convs.searchable), 0))::float8 AS n FROM convs
       ), sample AS MATERIALIZED (
-        SELECT s.search FROM convs c CROSS JOIN LATERAL (
+        SELECT strip(s.search) AS search FROM convs c CROSS JOIN LATERAL (
           SELECT m.search FROM chat_memory_messages m
           WHERE m.user_id = ${q.user} AND m.conversation_id = c.conversation_id
             AND m.seq > c.last_seq - (${sampleSize} - c.newer) AND m.search IS NOT NULL
@@ -83,7 +85,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
         FROM totals CROSS JOIN sampled
         CROSS JOIN (
           SELECT u.i, ('''' || ${userScope(sql, sql`${q.user}::text`)} || ':' || u.term || '''')::tsquery AS q
-          FROM unnest(${q.terms}::text[]) WITH ORDINALITY AS u(term, i)
+          FROM unnest(${q.terms}::text[]) WITH ORDINALITY AS u(term, i) OFFSET 0
         ) t
         CROSS JOIN LATERAL (
           SELECT count(*) FILTER (WHERE s.search @@ t.q)::float8 AS hits FROM sample s
@@ -114,7 +116,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
         JOIN convs c ON c.conversation_id = f.conversation_id
         WHERE w.rare AND f.seq < c.before
         UNION
-        SELECT r.conversation_id, r.seq FROM convs c CROSS JOIN LATERAL (
+        (SELECT r.conversation_id, r.seq FROM convs c CROSS JOIN LATERAL (
           SELECT m.conversation_id, m.seq FROM chat_memory_messages m
           WHERE m.user_id = ${q.user} AND m.conversation_id = c.conversation_id AND m.seq < c.before
             AND m.seq > least(c.before - 1, c.last_seq) - ${recentWindow}
@@ -122,7 +124,8 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
             AND EXISTS (SELECT 1 FROM weights w WHERE NOT w.rare AND m.search @@ w.q)
           ORDER BY m.seq DESC LIMIT ${recentCandidates}
         ) r
-        WHERE c.newer < ${sampleSize} AND (SELECT bool_or(NOT w.rare) FROM weights w)
+        WHERE c.newer < ${recentSpan} AND (SELECT bool_or(NOT w.rare) FROM weights w)
+        ORDER BY c.ord, r.seq DESC LIMIT ${recentCandidates})
       ), ranked AS (
         SELECT m.conversation_id, m.seq, m.search, length(m.search)::float8 AS len
         FROM candidates c JOIN chat_memory_messages m

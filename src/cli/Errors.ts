@@ -44,12 +44,21 @@ const causeMessage = (cause: unknown): string | undefined =>
     ? cause.message
     : undefined
 
-/** The failure as one line. */
+/** A store failure's message, then its cause's, unless the message already says it. */
+const withCause = (message: string | undefined, cause: string | undefined): string =>
+  message === undefined
+    ? cause ?? ""
+    : cause === undefined || message.includes(cause.replaceAll(/\s*\n\s*/g, " "))
+    ? message
+    : `${message}: ${cause}`
+
+/** The failure as one line. A store failure with a `detail` has named its cause already. */
 export const describe = (error: unknown): string => {
   const text = ConfigError.isConfigError(error)
     ? configMessage(error)
-    : Predicate.isTagged(error, "RepositoryError") && Predicate.hasProperty(error, "cause")
-    ? [causeMessage(error), causeMessage(error.cause)].filter(Predicate.isNotUndefined).join(": ")
+    : Predicate.isTagged(error, "RepositoryError") && Predicate.hasProperty(error, "cause") &&
+        !(Predicate.hasProperty(error, "detail") && typeof error.detail === "string")
+    ? withCause(causeMessage(error), causeMessage(error.cause))
     : causeMessage(error) ?? String(error)
   return text.replaceAll(/\s*\n\s*/g, " ")
 }

@@ -95,3 +95,17 @@ export const layerConfig = ChatMemoryLive.layerConfig
  * @category layers
  */
 export const layerTest = ChatMemoryTest.layer
+
+/**
+ * Faults on cue in the test memory (`layerTest` provides it): `failStore`, `failSummarizer`, `heal`.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export const TestFaults = ChatMemoryTest.Faults
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type TestFaults = ChatMemoryTest.Faults

@@ -8,7 +8,7 @@
 import type { EmbeddingModel } from "@effect/ai"
 import { Config, type ConfigError, Duration, Effect, Layer, Predicate } from "effect"
 import type { DataValidationError } from "../errors/DataValidationError.js"
-import { RepositoryError } from "../errors/RepositoryError.js"
+import type { RepositoryError } from "../errors/RepositoryError.js"
 import type * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../services/MessageIndex.js"
@@ -22,6 +22,7 @@ import * as SlidingWindowStrategy from "../strategies/SlidingWindowStrategy.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
 import * as ChatMemoryConfig from "./ChatMemoryConfig.js"
 import type { Tokenizer } from "./internal/config/variables.js"
+import { connectError } from "./internal/connectError.js"
 import * as OptionalPeer from "./internal/optionalPeer.js"
 import * as Service from "./internal/service.js"
 import * as ExtractiveSkill from "./skills/ExtractiveSkill.js"
@@ -69,7 +70,8 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Store.Por
     case "sql": {
       const { _tag, layer: client, ...options } = store
       return SqlStore.layer(options).pipe(
-        Layer.provide(Layer.mapError(client, (cause) => new RepositoryError({ operation: "connect", cause })))
+        // A failure to build the app's client names its cause, as the other stores' do.
+        Layer.provide(Layer.mapError(client, connectError))
       )
     }
   }

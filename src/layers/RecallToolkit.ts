@@ -162,7 +162,7 @@ export const handlers = (conversationId: string, scope: Scope = {}) =>
 
 /**
  * The handlers of both tools for one conversation, as a layer over `ChatMemoryService`: provide
- * it next to `toolkit` (or `mcpToolkit`). Build it per conversation.
+ * it next to `toolkit`. Build it per conversation.
  *
  * @since 0.1.0
  * @category layers

@@ -3,7 +3,7 @@
  * conversation with store-assigned seqs, its range reads and counters, the window a context is
  * assembled from, the whole turns recall reads, and the deletion of a whole conversation. Its siblings (`SummaryStore`,
  * `SettingsStore`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
- * of them (`Storage`).
+ * of them (`Store.Ports`).
  *
  * @since 0.1.0
  */

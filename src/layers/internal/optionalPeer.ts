@@ -3,7 +3,7 @@
  * that use them, when they are built: importing the package's root loads none of them, and an app
  * installs only the ones its layers need.
  */
-import { Data, Effect } from "effect"
+import { type Array as Arr, Data, Effect, Either, Option } from "effect"
 
 /**
  * The ranges the package declares for the peers its layers load, as in `package.json`'s
@@ -21,18 +21,43 @@ export const peerRanges = {
 export type PeerName = keyof typeof peerRanges
 
 /**
- * An optional peer dependency that could not be loaded: not installed, most likely.
+ * Optional peer dependencies that could not be loaded: not installed, most likely. The message is
+ * the one line that says what to install.
  */
 export class MissingPeer extends Data.TaggedError("MissingPeer")<{
-  readonly packageName: PeerName
+  readonly packageNames: Arr.NonEmptyReadonlyArray<PeerName>
   readonly cause: unknown
 }> {
   override get message(): string {
-    return `${this.packageName} could not be loaded: install it beside effect-chat-memory ` +
-      `(npm install ${this.packageName}@${peerRanges[this.packageName]}) to use this layer`
+    const names = this.packageNames
+    const [first] = names
+    const listed = names.length === 1 ? first : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`
+    const install = names.map((name) => `${name}@${peerRanges[name]}`).join(" ")
+    return `${listed} could not be loaded: install ${names.length === 1 ? "it" : "them"} beside ` +
+      `effect-chat-memory (npm install ${install}) to use this layer`
   }
 }
 
 /** Loads an optional peer dependency (`load` is the `import()` of it, or of our module over it). */
 export const load = <A>(packageName: PeerName, load: () => Promise<A>): Effect.Effect<A, MissingPeer> =>
-  Effect.tryPromise({ try: load, catch: (cause) => new MissingPeer({ packageName, cause }) })
+  Effect.tryPromise({ try: load, catch: (cause) => new MissingPeer({ packageNames: [packageName], cause }) })
+
+/** Loads two peers a layer needs together: a failure names each of them that could not be loaded. */
+export const loadBoth = <A, B>(
+  first: readonly [PeerName, () => Promise<A>],
+  second: readonly [PeerName, () => Promise<B>]
+): Effect.Effect<readonly [A, B], MissingPeer> =>
+  Effect.flatMap(
+    Effect.all([Effect.either(load(...first)), Effect.either(load(...second))]),
+    ([a, b]) => {
+      if (Either.isRight(a) && Either.isRight(b)) return Effect.succeed([a.right, b.right] as const)
+      const missing = [Either.getLeft(a), Either.getLeft(b)].flatMap(Option.toArray)
+      const [head, ...tail] = missing.flatMap((peer) => peer.packageNames)
+      return Effect.fail(
+        new MissingPeer({
+          packageNames: head === undefined ? [first[0], second[0]] : [head, ...tail],
+          cause: missing.length === 1 ? missing[0]?.cause : missing.map((peer) => peer.cause)
+        })
+      )
+    }
+  )

@@ -69,13 +69,8 @@ const usage = (read: ReadonlyArray<string>, output: string) => ({
   outputTokens: Math.ceil(output.length / 4)
 })
 
-/**
- * Builds the skill and its call log.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const make = (script: ScriptedSkill.Script = {}) =>
+/** Builds the skill and its call log. */
+const make = (script: ScriptedSkill.Script = {}) =>
   Effect.gen(function*() {
     const log = yield* Ref.make<ReadonlyArray<ScriptedSkill.Call>>([])
     const count = (call: ScriptedSkill.Call) =>

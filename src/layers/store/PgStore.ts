@@ -4,8 +4,9 @@
  *
  * @since 0.1.0
  */
-import { Config, type ConfigError, type Duration, Effect, Layer, Predicate, type Redacted } from "effect"
-import { RepositoryError } from "../../errors/RepositoryError.js"
+import { Config, type ConfigError, type Duration, Effect, Layer, type Redacted } from "effect"
+import type { RepositoryError } from "../../errors/RepositoryError.js"
+import { connectError } from "../internal/connectError.js"
 import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlStore from "./SqlStore.js"
@@ -44,47 +45,6 @@ export interface Options {
   readonly applicationName?: string | undefined
 }
 
-/** The errors of a connection attempt, by the code the driver (Node or the server) gives them. */
-const connectReasons: Record<string, string> = {
-  ECONNREFUSED: "connection refused",
-  ENOTFOUND: "unknown host",
-  EAI_AGAIN: "unknown host",
-  ETIMEDOUT: "connection timed out",
-  ECONNRESET: "connection reset",
-  "28P01": "authentication failed",
-  "28000": "authentication failed",
-  "3D000": "unknown database",
-  "53300": "too many connections",
-  "57P03": "the server is starting up or shutting down"
-}
-
-/** The innermost cause that carries a code, following `cause` links (the SQL error wraps the driver's). */
-const rootCode = (error: unknown): { readonly code: string; readonly message: string } | undefined => {
-  let current = error
-  let found: { readonly code: string; readonly message: string } | undefined
-  for (let depth = 0; depth < 8 && Predicate.isObject(current); depth++) {
-    if (Predicate.hasProperty(current, "code") && typeof current.code === "string") {
-      const message = Predicate.hasProperty(current, "message") && typeof current.message === "string"
-        ? current.message
-        : current.code
-      found = { code: current.code, message }
-    }
-    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
-  }
-  return found
-}
-
-/** A failed connection, named by its cause: refused, authentication failed, unknown database… */
-const connectError = (cause: unknown) => {
-  const root = rootCode(cause)
-  const reason = root === undefined ? undefined : connectReasons[root.code]
-  return new RepositoryError({
-    operation: "connect",
-    detail: root === undefined ? undefined : reason === undefined ? root.message : `${reason} (${root.message})`,
-    cause
-  })
-}
-
 /**
  * The SQL store over a PostgreSQL pool (`@effect/sql-pg`), providing every storage port, with
  * cross-process summarization leases (in the database); the migrations run when the layer is built.
@@ -104,9 +64,7 @@ export const layer = (options: Options): Layer.Layer<Store.Ports, RepositoryErro
       Layer.unwrapEffect(
         // `@effect/sql-pg` is an optional peer dependency, loaded when this layer is built.
         OptionalPeer.load("@effect/sql-pg", () => import("@effect/sql-pg")).pipe(
-          Effect.mapError((missing) =>
-            new RepositoryError({ operation: "connect", detail: missing.message, cause: missing.cause })
-          ),
+          Effect.mapError(connectError),
           Effect.map(({ PgClient }) =>
             PgClient.layer({
               url: options.url,

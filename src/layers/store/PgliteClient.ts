@@ -61,7 +61,7 @@ const directoryOf = (dataDir: string): string | undefined =>
 /**
  * Opens PGlite and builds an `SqlClient` over it; closing the scope closes the database. PGlite
  * (`@electric-sql/pglite`) and `@effect/sql-pg` (for its PostgreSQL statement compiler) are optional
- * peer dependencies, loaded here: a missing one fails with an `SqlError` naming it.
+ * peer dependencies, loaded here: missing ones fail with an `SqlError` whose message is their install line.
  *
  * PGlite is one backend with one session, so the adapter is a pool of exactly one connection: a
  * one-permit semaphore is taken per statement outside transactions and for the whole of a
@@ -74,10 +74,10 @@ const make = (
   options: Options = {}
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
-    const [{ PGlite }, { PgClient }] = yield* Effect.all([
-      OptionalPeer.load("@electric-sql/pglite", () => import("@electric-sql/pglite")),
-      OptionalPeer.load("@effect/sql-pg", () => import("@effect/sql-pg"))
-    ]).pipe(Effect.mapError((missing) => new SqlError({ cause: missing.cause, message: missing.message })))
+    const [{ PGlite }, { PgClient }] = yield* OptionalPeer.loadBoth(
+      ["@electric-sql/pglite", () => import("@electric-sql/pglite")],
+      ["@effect/sql-pg", () => import("@effect/sql-pg")]
+    ).pipe(Effect.mapError((missing) => new SqlError({ cause: missing, message: missing.message })))
     const open = (loadDataDir: Blob | undefined) =>
       Effect.tryPromise({
         try: () =>

@@ -127,7 +127,14 @@ export const Options = Schema.Struct({
    * summarizer model and the summarization locks held. If the store caps its lock holders
    * (`maxLockConnections`), keep this at most that cap, or the jobs beyond it find the lock busy.
    */
-  summarizationConcurrency: SummarizationConcurrency
+  summarizationConcurrency: SummarizationConcurrency,
+  /**
+   * How long closing the strategy (the memory's scope) waits for the background summarizations in
+   * flight before it interrupts them: a graceful drain for rolling deploys. Zero (the default)
+   * interrupts them at once. Those interrupted are logged at Info, and resume on their
+   * conversation's next write.
+   */
+  shutdownDrain: NonNegativeDuration
 }).pipe(
   Schema.filter((o) => [
     o.summaryTokenCap < o.tokenBudget ||
@@ -194,5 +201,6 @@ export const defaults: SummarizationOptions = {
   skillTimeout: Duration.seconds(30),
   breakerFailures: 5,
   breakerCooldown: Duration.seconds(30),
-  summarizationConcurrency: 16
+  summarizationConcurrency: 16,
+  shutdownDrain: Duration.zero
 }

@@ -29,7 +29,7 @@ import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
 import { withRecall } from "./recall/block.js"
 import { conversationSource, userSource } from "./recall/search.js"
-import { type Jobs, makeJobs } from "./summarizer/jobs.js"
+import { interruptOnClose, type Jobs, makeJobs } from "./summarizer/jobs.js"
 import { loadBuffer, summaryTokens, trigger } from "./summarizer/plan.js"
 import type * as Producers from "./summarizer/producers.js"
 import * as Summarizer from "./summarizer/summarizer.js"
@@ -88,6 +88,8 @@ export const makeWith = (
         ),
       { concurrency: settings.summarizationConcurrency }
     )
+    // Registered after both: on close it runs first, while the jobs (and the store and skill) live.
+    yield* interruptOnClose(settings.shutdownDrain, { summaries: jobs, userFacts })
 
     // The `full` view reads the newest turns whether or not the summary covers them; the
     // `stable` view, every turn after the cursor. With the user the call names, a conversation not

@@ -62,7 +62,7 @@ const turnDays = (turns: ReadonlyArray<Turn>): Array<string | undefined> =>
 
 /**
  * Whether a call reads more than one day: its turns are said on several days, or the existing
- * summary dates its lines already (`MessageText.dateHeading`). Its summary then keeps the day
+ * summary dates its lines already (`dateHeading`). Its summary then keeps the day
  * things were said on: the input dates its turns (`summaryInput`), the offline narrative its lines.
  */
 export const readsSeveralDays = (input: Reading): boolean =>

@@ -1,9 +1,10 @@
 /**
  * Background jobs per conversation: at most one at a time per conversation and at most
  * `concurrency` at a time in all, run as daemons by a `FiberMap` owned by the caller's scope.
- * Requests that arrive during a job coalesce into one rerun after it.
+ * Requests that arrive during a job coalesce into one rerun after it. Closing the scope may wait
+ * for them (`interruptOnClose`) before it interrupts them.
  */
-import { Cause, Effect, Fiber, FiberMap, HashMap, Option, Ref } from "effect"
+import { Cause, Duration, Effect, Fiber, FiberMap, HashMap, Option, Ref, type Scope } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 
 /** Whether a conversation's job runs, and whether another run was asked for meanwhile. */
@@ -19,6 +20,8 @@ export interface Jobs {
   readonly cancel: (conversationId: ConversationId) => Effect.Effect<void>
   /** Whether a job of the conversation runs now. */
   readonly isRunning: (conversationId: ConversationId) => Effect.Effect<boolean>
+  /** How many conversations have a job now, running or waiting for its turn. */
+  readonly size: Effect.Effect<number>
 }
 
 /**
@@ -117,7 +120,46 @@ export const makeJobs = (
           Ref.update(status, HashMap.remove(conversationId))
         ),
       isRunning: (conversationId) =>
-        Effect.map(Ref.get(status), HashMap.has(conversationId))
+        Effect.map(Ref.get(status), HashMap.has(conversationId)),
+      size: FiberMap.size(fibers)
     }
     return jobs
   })
+
+/** "1 background summarization", "2 background summarizations". */
+const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
+
+/**
+ * Registers what closing the scope does to `summaries` and `userFacts` (made in this scope before,
+ * so that this runs first): wait up to `drain` for their jobs to end, then log at Info how many
+ * are left, which the scope then interrupts, and that they resume on the next write (the cursors
+ * they would have moved stay where they are). Nothing is logged when none is left.
+ */
+export const interruptOnClose = (
+  drain: Duration.Duration,
+  jobs: { readonly summaries: Jobs; readonly userFacts: Jobs }
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.addFinalizer(() =>
+    Effect.gen(function*() {
+      if (Duration.greaterThan(drain, Duration.zero)) {
+        // A finalizer runs uninterruptibly: the wait must be interruptible for the timeout to end it.
+        yield* Effect.timeoutOption(
+          Effect.interruptible(Effect.zipRight(jobs.summaries.awaitIdle(), jobs.userFacts.awaitIdle())),
+          drain
+        )
+      }
+      const summaries = yield* jobs.summaries.size
+      const userFacts = yield* jobs.userFacts.size
+      if (summaries + userFacts === 0) return
+      const what = [
+        ...(summaries > 0 ? [counted(summaries, "background summarization", "background summarizations")] : []),
+        ...(userFacts > 0 ? [counted(userFacts, "extraction of user facts", "extractions of user facts")] : [])
+      ].join(" and ")
+      const resume = summaries + userFacts === 1
+        ? "it resumes on the conversation's next write"
+        : "they resume on each conversation's next write"
+      yield* Effect.logInfo(`closing the memory interrupted ${what}; ${resume}`).pipe(
+        Effect.annotateLogs({ summarizations: summaries, userFacts, shutdownDrain: Duration.format(drain) })
+      )
+    })
+  )

@@ -2,7 +2,7 @@
  * A narrative as lines, for the hierarchical strategy's `append` fold: its latest lines (read
  * again by the fold) and its earlier ones (kept as written; when the room is short, the plain
  * lines of the older half leave first, then the oldest). A date heading (`[YYYY-MM-DD]`,
- * `MessageText.dateHeading`) dates the lines under it: whatever part of the narrative is taken,
+ * `dateHeading`) dates the lines under it: whatever part of the narrative is taken,
  * each line keeps the heading it was under, and a heading with no line under it is left out.
  */
 import { Array as Arr, Effect, Option } from "effect"

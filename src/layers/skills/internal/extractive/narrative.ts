@@ -114,7 +114,7 @@ export interface SelectOptions {
  * Picks the statements to keep within `maxTokens` (`choose`). `options.covered` holds spans kept
  * elsewhere (the facts), which add nothing here. With `options.dated` (the call reads more than one
  * day: `prompts.readsSeveralDays`), each line is written under the heading of its day
- * (`MessageText.dateHeading`), the first line of a day paying for it.
+ * (`dateHeading`), the first line of a day paying for it.
  */
 export const select = (
   counter: TokenCounter.Service,

@@ -1,0 +1,159 @@
+/**
+ * Closing the memory with summaries in flight: by default they are interrupted at once, and the
+ * close says so in one Info line (how many, and that they resume on the next write, which they do);
+ * with `shutdownDrain` the close waits for them up to that long first. On the test clock.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Queue, Scope, TestClock } from "effect"
+import { ConversationId } from "../src/domain/ConversationId.js"
+import type { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
+import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import * as Store from "../src/layers/store/Store.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+
+/** One log line: its level and message. */
+interface Entry {
+  readonly level: LogLevel.LogLevel
+  readonly message: string
+}
+
+/** A logger that records every line, and runs `effect` with every level on. */
+const recording = <A, E, R>(effect: (entries: ReadonlyArray<Entry>) => Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const entries: Array<Entry> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      entries.push({ level: logLevel, message: (Array.isArray(message) ? message : [message]).join(" ") })
+    })
+    return effect(entries).pipe(
+      Logger.withMinimumLogLevel(LogLevel.All),
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+    )
+  })
+
+const atInfoOrAbove = (entries: ReadonlyArray<Entry>) =>
+  entries.filter((entry) => LogLevel.greaterThanEqual(entry.level, LogLevel.Info))
+
+const turn = (i: number) => [
+  { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(60, ".") },
+  { role: "assistant" as const, content: `Answer ${i}: shipped to Lyon.`.padEnd(200, ".") }
+]
+
+/** A summarization is due after a few turns, and one fold covers what is due. */
+const knobs = { kRawTurns: 2, tokenBudget: 1000, chunkSummarizeThreshold: 400, summaryTokenCap: 60, retries: 0 }
+
+/**
+ * The test memory over `store`, built in a scope the test closes; each summarize call says it
+ * started on `started`, then runs `answer`.
+ */
+const openMemory = (
+  store: Store.Store,
+  started: Queue.Queue<string>,
+  answer: Effect.Effect<string, SkillExecutionError>,
+  shutdownDrain?: Duration.DurationInput
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const layer = ChatMemoryTest.layer({
+      ...knobs,
+      ...(shutdownDrain === undefined ? {} : { shutdownDrain }),
+      store: Store.layerFrom(store),
+      script: { summarize: (input) => Effect.zipRight(Queue.offer(started, input.conversationId), answer) }
+    })
+    const context = yield* Layer.buildWithScope(layer, scope)
+    const memory = yield* Effect.provide(ChatMemoryService, context)
+    return { memory, scope }
+  })
+
+/** Adds turns to `conversationId` until its summarization starts. */
+const untilSummarizing = (
+  memory: ChatMemoryService.Service,
+  started: Queue.Queue<string>,
+  conversationId: string
+) =>
+  Effect.gen(function*() {
+    for (let i = 1; i <= 8; i++) yield* memory.addMessages(conversationId, turn(i))
+    assert.strictEqual(yield* Queue.take(started), conversationId)
+  })
+
+describe("closing the memory", () => {
+  it.effect("interrupts the summaries in flight at once, says how many at Info; they resume on the next write", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.make
+        const started = yield* Queue.unbounded<string>()
+        const { memory, scope } = yield* openMemory(store, started, Effect.never)
+        yield* untilSummarizing(memory, started, "a")
+        yield* untilSummarizing(memory, started, "b")
+        yield* Scope.close(scope, Exit.void)
+        assert.deepStrictEqual(atInfoOrAbove(entries), [{
+          level: LogLevel.Info,
+          message: "closing the memory interrupted 2 background summarizations; they resume on each " +
+            "conversation's next write"
+        }])
+        // The next process over the same store: the conversation's next write resumes its summary.
+        const after = yield* openMemory(store, started, Effect.succeed("Orders ORD-1001 to ORD-1006 ship to Lyon."))
+        assert.strictEqual((yield* store.summaries.getSummaryState(ConversationId.make("a"))).narrative, "")
+        yield* after.memory.addMessages("a", turn(9))
+        yield* after.memory.awaitIdle("a")
+        const state = yield* store.summaries.getSummaryState(ConversationId.make("a"))
+        assert.strictEqual(state.narrative, "Orders ORD-1001 to ORD-1006 ship to Lyon.")
+        yield* Scope.close(after.scope, Exit.void)
+        assert.strictEqual(atInfoOrAbove(entries).length, 1)
+      })
+    ))
+
+  it.effect("with nothing in flight, logs nothing at Info", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const started = yield* Queue.unbounded<string>()
+        const { memory, scope } = yield* openMemory(yield* MemoryStore.make, started, Effect.succeed("summary"))
+        yield* untilSummarizing(memory, started, "a")
+        yield* memory.awaitIdle()
+        yield* Scope.close(scope, Exit.void)
+        assert.deepStrictEqual(atInfoOrAbove(entries), [])
+      })
+    ))
+
+  it.effect("shutdownDrain: waits for a summary in flight that ends within it, which is applied", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.make
+        const started = yield* Queue.unbounded<string>()
+        const answer = Effect.as(Effect.sleep("5 seconds"), "Orders ORD-1001 to ORD-1006 ship to Lyon.")
+        const { memory, scope } = yield* openMemory(store, started, answer, "10 seconds")
+        yield* untilSummarizing(memory, started, "a")
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        yield* TestClock.adjust("4 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(closing)), "the close waits for the summary")
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(closing)
+        const state = yield* store.summaries.getSummaryState(ConversationId.make("a"))
+        assert.strictEqual(state.narrative, "Orders ORD-1001 to ORD-1006 ship to Lyon.")
+        assert.deepStrictEqual(atInfoOrAbove(entries), [])
+      })
+    ))
+
+  it.effect("shutdownDrain: a summary longer than it is interrupted when it ends, and said so", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.make
+        const started = yield* Queue.unbounded<string>()
+        const answer = Effect.as(Effect.sleep("1 minute"), "too late")
+        const { memory, scope } = yield* openMemory(store, started, answer, "10 seconds")
+        yield* untilSummarizing(memory, started, "a")
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        yield* TestClock.adjust("9 seconds")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(closing)), "the close waits for the drain")
+        assert.deepStrictEqual(atInfoOrAbove(entries), [])
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(closing)
+        assert.deepStrictEqual(atInfoOrAbove(entries), [{
+          level: LogLevel.Info,
+          message: "closing the memory interrupted 1 background summarization; it resumes on the conversation's " +
+            "next write"
+        }])
+        assert.strictEqual((yield* store.summaries.getSummaryState(ConversationId.make("a"))).narrative, "")
+      })
+    ))
+})

@@ -186,8 +186,8 @@ const runIds = (strategy: StrategyName, recall: boolean) => {
  * Replays `turns` through the memory in context and checks each question at its turn; `ask`, when
  * given, also asks a model. A transcript of several conversations is replayed as the
  * conversations of one user (`user`): a question asked in a conversation the transcript does not
- * hold is asked in a new conversation of that user, and checked against two baselines too: the same
- * memory without the user, and a BM25 index over every turn of the user so far.
+ * hold is asked in a new conversation of that user, and checked against the same memory without the
+ * user. With recall, every question is also checked against a BM25 index over every turn so far.
  */
 export const evaluate = (
   strategy: StrategyName,
@@ -268,7 +268,7 @@ export const evaluate = (
               turns
             )
             : null,
-          bm25: fresh && recall
+          bm25: recall
             ? answered(bm25.context(question.question, asked.tokenBudget ?? 3000), question, turns)
             : null
         })

@@ -276,7 +276,10 @@ export const evaluate = (
       yield* progress.tick(i + 1)
     }
     yield* progress.finish
-    const stats = yield* memory.stats(idOf(turns.at(-1)?.conversation))
+    // Every conversation of the transcript: a user's summaries are made in each of them.
+    const each = yield* Effect.forEach([...names], (name) => memory.stats(idOf(name)))
+    const total = (field: "summarizations" | "summarizerInputTokens" | "summarizerOutputTokens" | "tokensStored") =>
+      each.reduce((sum, stats) => sum + stats[field], 0)
     const ages = [...new Set(results.map((r) => bucketOf(r.age)))]
     return {
       strategy,
@@ -303,10 +306,10 @@ export const evaluate = (
       bm25: results.some((r) => r.bm25 !== null) ? results.filter((r) => r.bm25 === true).length : null,
       contextTokensMedian: median(contextTokens),
       contextTokensMax: Math.max(0, ...contextTokens),
-      summarizations: stats.summarizations,
-      summarizerInputTokens: stats.summarizerInputTokens,
-      summarizerOutputTokens: stats.summarizerOutputTokens,
-      tokensStored: stats.tokensStored,
+      summarizations: total("summarizations"),
+      summarizerInputTokens: total("summarizerInputTokens"),
+      summarizerOutputTokens: total("summarizerOutputTokens"),
+      tokensStored: total("tokensStored"),
       turnsWithOmissions,
       maxTurnsOmitted
     } satisfies StrategyResult

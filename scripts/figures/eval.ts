@@ -8,7 +8,7 @@ import { Command, FileSystem } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, DateTime, Effect, Schema, Stream } from "effect"
 import { code as readCode, machine } from "../../bench/provenance.js"
-import { evalDirectory, FiguresError, questionsSuffix, setOf } from "./files.js"
+import { evalDirectory, FiguresError, inRoot, questionsSuffix, root, setOf } from "./files.js"
 
 /** Variables that would change what `eval` measures: a model instead of the offline skill, or other settings. */
 const changesTheRun = (name: string): boolean => name.startsWith("MEMORY_") || name.startsWith("OPENAI_")
@@ -36,7 +36,10 @@ const runSet = (file: string) =>
     const args = ["eval", `examples/${file}`, "--json"]
     const [stdout, exitCode] = yield* Effect.scoped(Effect.gen(function*() {
       const child = yield* Command.start(
-        Command.make("node", "--import", "tsx", "src/cli/main.ts", ...args).pipe(Command.stderr("inherit"))
+        Command.make("node", "--import", "tsx", "src/cli/main.ts", ...args).pipe(
+          Command.workingDirectory(root),
+          Command.stderr("inherit")
+        )
       )
       return yield* Effect.all([Stream.mkString(Stream.decodeText(child.stdout)), child.exitCode], {
         concurrency: 2
@@ -46,7 +49,10 @@ const runSet = (file: string) =>
     const output = yield* Schema.decodeUnknown(EvalOutput)(stdout)
     const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
     const run = { set, command: `npm run eval -- ${args.slice(1).join(" ")}`, startedAt, seconds, machine: host, code }
-    yield* fs.writeFileString(`${evalDirectory}/${set}.json`, `${JSON.stringify({ ...run, eval: output }, null, 2)}\n`)
+    yield* fs.writeFileString(
+      inRoot(`${evalDirectory}/${set}.json`),
+      `${JSON.stringify({ ...run, eval: output }, null, 2)}\n`
+    )
     yield* Console.log(`${set}: ${seconds} s, written to ${evalDirectory}/${set}.json`)
   })
 
@@ -59,13 +65,13 @@ const main = Effect.gen(function*() {
     })
   }
   const { concurrency, sets } = parseArgs(process.argv.slice(2))
-  const files = (yield* fs.readDirectory("examples")).filter((name) => name.endsWith(questionsSuffix)).sort()
+  const files = (yield* fs.readDirectory(inRoot("examples"))).filter((name) => name.endsWith(questionsSuffix)).sort()
   const unknown = sets.filter((set) => !files.some((file) => setOf(file) === set))
   if (unknown.length > 0) {
     return yield* new FiguresError({ reason: `no question set ${unknown.join(", ")}: ${files.map(setOf).join(", ")}` })
   }
   const chosen = sets.length === 0 ? files : files.filter((file) => sets.includes(setOf(file)))
-  yield* fs.makeDirectory(evalDirectory, { recursive: true })
+  yield* fs.makeDirectory(inRoot(evalDirectory), { recursive: true })
   yield* Effect.forEach(chosen, runSet, { concurrency, discard: true })
 })
 

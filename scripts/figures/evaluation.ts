@@ -53,7 +53,7 @@ const evalRun = (evals: ReadonlyArray<EvalRun>): string => {
     }))
   ]
   return [
-    `Run on ${codes.join("; ")}, ${dates[0] === dates.at(-1) ? dates[0] : `${dates[0]} to ${dates.at(-1)}`}.`,
+    `Runs of ${dates[0] === dates.at(-1) ? dates[0] : `${dates[0]} to ${dates.at(-1)}`} on ${codes.join("; ")}.`,
     `Machine: ${machines.join("; ")}. Settings: ${configurations.join("; ")}, the defaults otherwise.`,
     `${evals.length} sets, ${int(sum(evals.map((run) => run.eval.asked)))} questions, ${
       Math.round(sum(evals.map((run) => run.seconds)))

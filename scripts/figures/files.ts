@@ -3,12 +3,19 @@
  * generated blocks are written from it.
  */
 import { Data } from "effect"
+import { fileURLToPath } from "node:url"
+
+/** The repository's folder: every path below is relative to it. */
+export const root = fileURLToPath(new URL("../../", import.meta.url))
 
 /** The bench run the documents show (`BENCH_OUT` of `npm run bench`). */
 export const benchFile = "figures/bench.json"
 
 /** One JSON file per question set, written by `npm run figures:eval`. */
 export const evalDirectory = "figures/eval"
+
+/** `path` of the repository, for the file system. */
+export const inRoot = (path: string): string => `${root}${path}`
 
 /** The documents that hold generated blocks. */
 export const documents = ["docs/performance.md", "docs/evaluation.md", "README.md"] as const

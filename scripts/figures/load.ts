@@ -3,7 +3,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { benchFile, evalDirectory, FiguresError } from "./files.js"
+import { benchFile, evalDirectory, FiguresError, inRoot } from "./files.js"
 import { BenchRun, EvalRun, type Runs } from "./runs.js"
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, path: string) => (text: string) =>
@@ -12,7 +12,7 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, path: string) => (text: strin
   )
 
 const readText = (path: string) =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(inRoot(path))).pipe(
     Effect.mapError((error) => new FiguresError({ reason: `${path}: ${error.message}` }))
   )
 
@@ -20,7 +20,7 @@ const readText = (path: string) =>
 export const load: Effect.Effect<Runs, FiguresError, FileSystem.FileSystem> = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const bench = yield* Effect.flatMap(readText(benchFile), decode(BenchRun, benchFile))
-  const names = yield* fs.readDirectory(evalDirectory).pipe(
+  const names = yield* fs.readDirectory(inRoot(evalDirectory)).pipe(
     Effect.mapError((error) => new FiguresError({ reason: `${evalDirectory}: ${error.message}` }))
   )
   const evals = yield* Effect.forEach(

@@ -6,7 +6,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { replace } from "./blocks.js"
-import { documents } from "./files.js"
+import { documents, inRoot } from "./files.js"
 import { load } from "./load.js"
 import { render } from "./render.js"
 
@@ -14,10 +14,10 @@ const main = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const blocks = render(yield* load)
   for (const document of documents) {
-    const text = yield* fs.readFileString(document)
+    const text = yield* fs.readFileString(inRoot(document))
     const mine = new Map(blocks.filter((b) => b.document === document).map((b) => [b.name, b.text]))
     const written = yield* replace(document, text, mine)
-    if (written !== text) yield* fs.writeFileString(document, written)
+    if (written !== text) yield* fs.writeFileString(inRoot(document), written)
     yield* Console.log(`${document}: ${mine.size} blocks${written === text ? ", unchanged" : " written"}`)
   }
 })

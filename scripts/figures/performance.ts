@@ -56,7 +56,7 @@ const perTurn = (bench: BenchRun): string => {
 }
 
 export const trips = (t: { readonly max: number; readonly mean: number }): string =>
-  t.max === t.mean ? int(t.max) : `${int(t.max)} (mean ${t.mean.toFixed(2)})`
+  t.mean.toFixed(2) === t.max.toFixed(2) ? int(t.max) : `${int(t.max)} (mean ${t.mean.toFixed(2)})`
 
 const roundTrips = (bench: BenchRun): string => {
   const section = bench.sections.perTurn

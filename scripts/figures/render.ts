@@ -10,6 +10,12 @@ import type { EvalRun, Runs } from "./runs.js"
 
 export type { Block } from "./format.js"
 
+const roundTrips = (n: number): string => `${n} round trip${n === 1 ? "" : "s"}`
+
+/** A store's name after a figure: `in memory`, `on PGlite`. */
+const storeName = (store: string): string =>
+  store === "in-memory" ? "in memory" : `on ${store.replace(" (in memory)", "")}`
+
 const headline = ({ bench, evals }: Runs): string => {
   const lines: Array<string> = []
   const single = evals.filter((run) => !acrossConversations(run))
@@ -64,19 +70,21 @@ const headline = ({ bench, evals }: Runs): string => {
       lines.push(
         `- **A turn's overhead** (\`addMessages\` + \`getContext\`, summarizing, median): ${
           ms(memory.memory.median)
-        } in memory${postgres === undefined ? "" : `, ${ms(postgres.memory.median)} on ${postgres.store}`}; on SQL ${
-          maxTrips("addMessages")
-        } and ${maxTrips("getContext")} round trips. ([performance](docs/performance.md#per-turn))`
+        } in memory${postgres === undefined ? "" : `, ${ms(postgres.memory.median)} on ${postgres.store}`}; on SQL, ${
+          roundTrips(maxTrips("addMessages"))
+        } per \`addMessages\` and ${
+          roundTrips(maxTrips("getContext"))
+        } per \`getContext\`. ([performance](docs/performance.md#per-turn))`
       )
     }
   }
   const history = bench.sections.getContextByHistoryLength
   if (history !== undefined) {
-    const ratios = history.stores.flatMap((s) => s.ratiosOfMedians["100000/10000"] ?? [])
+    const ratios = history.stores.map((s) => `${times(s.ratiosOfMedians["100000/10000"])} ${storeName(s.store)}`)
     lines.push(
-      `- **Flat in history length**: \`getContext\` at 100,000 messages takes ${times(Math.min(...ratios))} to ${
-        times(Math.max(...ratios))
-      } its time at 10,000, on every store. ([performance](docs/performance.md#history-length))`
+      `- **History length**: \`getContext\` on 100,000 messages against 10,000: ${
+        ratios.join(", ")
+      }. ([performance](docs/performance.md#history-length))`
     )
   }
   const summaries = bench.sections.summarizerCost

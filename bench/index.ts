@@ -1,8 +1,9 @@
 /**
  * Benchmarks of the memory's own overhead, run by `npm run bench`. Every section prints a table
  * and all results go to one JSON file (`bench/results/latest.json`, or `BENCH_OUT`) with the
- * machine they ran on. Figures are medians (and p99) over many runs after a warm-up, and ratios
- * to baselines measured in the same run, because absolute times on shared machines are noisy.
+ * machine and the code they ran on. Figures are medians (and p99) over many runs after a warm-up,
+ * and ratios to baselines measured in the same run, because absolute times on shared machines are
+ * noisy.
  *
  * Environment: `DATABASE_URL` adds PostgreSQL (in a schema of its own, dropped afterwards);
  * `BENCH_QUICK=1` runs about a fifth of the runs; `BENCH_SCALE` multiplies run counts;
@@ -12,12 +13,13 @@
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, DateTime, Effect, Layer, Logger, LogLevel } from "effect"
-import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os"
+import { loadavg } from "node:os"
 import { hybridBench } from "./hybrid.js"
 import { loadBench } from "./load.js"
 import { openBench } from "./open.js"
 import { perTurnBench } from "./perTurn.js"
 import { policyBench } from "./policy.js"
+import { code as readCode, machine } from "./provenance.js"
 import { recallBench } from "./recall.js"
 import { recallCostBench } from "./recallCost.js"
 import { sectionNames, settings as readSettings, stores as selectStores } from "./setup.js"
@@ -29,15 +31,6 @@ import { tokenizedOnceBench } from "./tokenizedOnce.js"
 import { tokensBench } from "./tokens.js"
 import { usersBench } from "./users.js"
 
-const machine = () => ({
-  cpu: cpus()[0]?.model ?? "unknown",
-  cores: availableParallelism(),
-  memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
-  node: process.version,
-  os: `${type()} ${release()} (${process.platform}/${process.arch})`,
-  loadAverage1mAtStart: Number((loadavg()[0] ?? 0).toFixed(2))
-})
-
 /** Four significant digits in the JSON (integers above 1,000), so that it reads as the tables do. */
 const rounded = (_key: string, value: unknown): unknown =>
   typeof value === "number" && Number.isFinite(value) && !Number.isInteger(value)
@@ -48,6 +41,7 @@ const main = Effect.gen(function*() {
   const settings = yield* readSettings
   const { skipped, stores } = selectStores(settings)
   const host = machine()
+  const code = yield* readCode
   const startedAt = DateTime.formatIso(yield* DateTime.now)
   yield* Console.log(
     `machine: ${host.cpu}, ${host.cores} cores, ${host.memoryGiB} GiB, Node ${host.node}, ${host.os}, ` +
@@ -95,6 +89,7 @@ const main = Effect.gen(function*() {
   const results = {
     startedAt,
     machine: host,
+    code,
     settings: { quick: settings.quick, scale: settings.scale, sections: settings.sections },
     stores: stores.map((s) => s.name),
     postgres: skipped ?? "included (a fresh schema, dropped afterwards)",

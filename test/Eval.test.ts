@@ -11,6 +11,7 @@ import * as Eval from "../src/cli/Eval.js"
 import type * as Transcript from "../src/cli/Transcript.js"
 import type { MessageInput } from "../src/domain/Message.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { silentStdio } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 
@@ -79,6 +80,19 @@ describe("eval", () => {
         assert.include(table, "3/3 (100 %)")
       })
   )
+
+  it.effect("a transcript of several conversations: the run's figures count every conversation's", () =>
+    Effect.gen(function*() {
+      const two = turns.slice(0, 6).map((turn, i) => ({ ...turn, conversation: i < 4 ? "first" : "second" }))
+      const run = yield* Eval.evaluate("noop", two, [question("order", ["ORD-2024-88417"], 1, 6)], Option.none())
+      const memory = yield* ChatMemoryService
+      // The run's ids: eval-<strategy>-<conversation>.
+      const first = yield* memory.stats("eval-noop-first")
+      const second = yield* memory.stats("eval-noop-second")
+      assert.strictEqual(first.messagesStored, 8)
+      assert.strictEqual(second.messagesStored, 4)
+      assert.strictEqual(run.tokensStored, first.tokensStored + second.tokensStored)
+    }).pipe(Effect.provide(memory("noop"))))
 
   it.scoped(
     "with a model: the question goes over the context through the OpenAI client, and the reply is graded",

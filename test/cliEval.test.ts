@@ -77,8 +77,10 @@ const EvalJson = Schema.parseJson(Schema.Struct({
     questions: Schema.Array(Schema.Struct({
       id: Schema.String,
       kind: Schema.NullOr(Schema.String),
-      answerRanks: Schema.NullOr(Schema.Array(Schema.NullOr(Schema.Int)))
+      answerRanks: Schema.NullOr(Schema.Array(Schema.NullOr(Schema.Int))),
+      bm25: Schema.NullOr(Schema.Boolean)
     })),
+    bm25: Schema.NullOr(Schema.Int),
     recallAtK: Schema.NullOr(Schema.Array(Schema.Struct({ questions: Schema.String, asked: Schema.Int, atK: AtK })))
   }))
 }))
@@ -136,5 +138,10 @@ describe("CLI: eval's recall@k", () => {
         ["multi-turn", 1],
         ["plain", 2]
       ])
+      // The BM25 baseline runs with recall only. The whole transcript fits its budget, so it holds
+      // every answer whose turns share a word with the question: all but the padlock's.
+      assert.isNull(off?.bm25)
+      assert.deepStrictEqual(on?.questions.map((q) => q.bm25), [true, true, false, true])
+      assert.strictEqual(on?.bm25, 3)
     }))
 })

@@ -1,7 +1,7 @@
 /**
- * The baseline `eval` compares recall across a user's conversations with: a plain BM25 index over
- * every turn the user said so far, each turn one document, its best turns taken while they fit the
- * budget (a characters / 4 count, as the approximate counter's).
+ * The baseline `eval` compares recall with: a plain BM25 index over every turn said so far (across
+ * a user's conversations when there are several), each turn one document, its best turns taken
+ * while they fit the budget (a characters / 4 count, as the approximate counter's).
  */
 import { documentTerms, queryTerms } from "../domain/internal/searchTerms.js"
 

@@ -9,7 +9,7 @@ import { StrategyName } from "../domain/ConversationSettings.js"
 import * as Settings from "./Settings.js"
 
 /** The name and version the program reports (`--version`, and `mcp`'s `initialize` answer). */
-export const program = { name: "effect-chat-memory", version: "0.1.0" } as const
+export const program = { name: "effect-chat-memory", version: "0.2.0" } as const
 
 /** What a command that asks a model needs: a key, or the URL of an OpenAI-compatible server. */
 const modelServer = `${Settings.variables.openAiApiKey.name} or ${Settings.variables.openAiBaseUrl.name}`

@@ -186,8 +186,8 @@ const runIds = (strategy: StrategyName, recall: boolean) => {
  * Replays `turns` through the memory in context and checks each question at its turn; `ask`, when
  * given, also asks a model. A transcript of several conversations is replayed as the
  * conversations of one user (`user`): a question asked in a conversation the transcript does not
- * hold is asked in a new conversation of that user, and checked against two baselines too: the same
- * memory without the user, and a BM25 index over every turn of the user so far.
+ * hold is asked in a new conversation of that user, and checked against the same memory without the
+ * user. With recall, every question is also checked against a BM25 index over every turn so far.
  */
 export const evaluate = (
   strategy: StrategyName,
@@ -268,7 +268,7 @@ export const evaluate = (
               turns
             )
             : null,
-          bm25: fresh && recall
+          bm25: recall
             ? answered(bm25.context(question.question, asked.tokenBudget ?? 3000), question, turns)
             : null
         })
@@ -276,7 +276,10 @@ export const evaluate = (
       yield* progress.tick(i + 1)
     }
     yield* progress.finish
-    const stats = yield* memory.stats(idOf(turns.at(-1)?.conversation))
+    // Every conversation of the transcript: a user's summaries are made in each of them.
+    const each = yield* Effect.forEach([...names], (name) => memory.stats(idOf(name)))
+    const total = (field: "summarizations" | "summarizerInputTokens" | "summarizerOutputTokens" | "tokensStored") =>
+      each.reduce((sum, stats) => sum + stats[field], 0)
     const ages = [...new Set(results.map((r) => bucketOf(r.age)))]
     return {
       strategy,
@@ -303,10 +306,10 @@ export const evaluate = (
       bm25: results.some((r) => r.bm25 !== null) ? results.filter((r) => r.bm25 === true).length : null,
       contextTokensMedian: median(contextTokens),
       contextTokensMax: Math.max(0, ...contextTokens),
-      summarizations: stats.summarizations,
-      summarizerInputTokens: stats.summarizerInputTokens,
-      summarizerOutputTokens: stats.summarizerOutputTokens,
-      tokensStored: stats.tokensStored,
+      summarizations: total("summarizations"),
+      summarizerInputTokens: total("summarizerInputTokens"),
+      summarizerOutputTokens: total("summarizerOutputTokens"),
+      tokensStored: total("tokensStored"),
       turnsWithOmissions,
       maxTurnsOmitted
     } satisfies StrategyResult

@@ -24,8 +24,8 @@ export interface QuestionResult {
   /** Asked in a new conversation of the user: whether the same memory without the user held it (else null). */
   readonly noUser: boolean | null
   /**
-   * Asked in a new conversation of the user, with recall: whether a BM25 index over every turn of the
-   * user so far held it in the same budget (else null).
+   * Asked with recall: whether a BM25 index over every turn so far (the user's, across conversations)
+   * held it in the same budget (else null).
    */
   readonly bm25: boolean | null
 }
@@ -59,7 +59,7 @@ export interface StrategyResult {
   readonly modelCorrect: number | null
   /** Answers the same memory without the user held, of the questions asked in a new conversation (else null). */
   readonly noUser: number | null
-  /** Answers a BM25 index over the user's turns held, of those asked in a new conversation with recall (else null). */
+  /** Answers a BM25 index over the turns so far held, of the questions asked with recall (else null). */
   readonly bm25: number | null
   readonly contextTokensMedian: number
   readonly contextTokensMax: number
@@ -131,7 +131,7 @@ export const table = (results: ReadonlyArray<StrategyResult>, asked: number): st
       : []),
     ...(results.some((r) => r.bm25 !== null)
       ? [
-        ["  BM25 over the user's turns", ...results.map((r) => r.bm25 === null ? "-" : percent(r.bm25, asked))] as const
+        ["  BM25 over the turns so far", ...results.map((r) => r.bm25 === null ? "-" : percent(r.bm25, asked))] as const
       ]
       : []),
     ...recallRows(results),

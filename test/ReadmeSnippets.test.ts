@@ -1,5 +1,5 @@
 /**
- * Every TypeScript block of the README is a program an app could paste: each block is a complete
+ * Every TypeScript block of the README and of docs/ is a program an app could paste: each block is a complete
  * module, or its first line says it continues the block above (`// Continues the block above`).
  * The blocks are written to a scratch directory and typechecked as one TypeScript program, as a
  * strict app compiles them: the repository's strict options (`exactOptionalPropertyTypes`,
@@ -12,6 +12,7 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { root } from "./fixtures/cli.js"
+import { documents } from "./fixtures/docs.js"
 
 /** A program made of one block, or of a block and the blocks that continue it. */
 interface Program {
@@ -95,7 +96,7 @@ const tsc = (project: string) =>
     child.on("close", (code) => resolve({ code, output }))
   })
 
-describe("README TypeScript blocks", () => {
+describe("TypeScript blocks of the README and docs/", () => {
   it("are split into programs: each block complete, or continuing the one above", () => {
     const readme = [
       "```ts\nconst a = 1\n```",
@@ -109,21 +110,22 @@ describe("README TypeScript blocks", () => {
   })
 
   it("typecheck as one strict program, libraries' declarations included", async () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8")
-    const found = programs(readme)
+    const found = documents().flatMap((document) =>
+      programs(readFileSync(join(root, document), "utf8")).map((program) => ({ document, ...program }))
+    )
     expect(found.length).toBeGreaterThanOrEqual(10)
     // Inside the repository: its package.json makes them ES modules, its node_modules resolves them.
     const scratch = mkdtempSync(join(root, ".readme-snippets-"))
     try {
       const files = found.map((program) => {
-        const file = `readme-line-${program.line}.ts`
+        const file = `${program.document.replaceAll("/", "__")}-line-${program.line}.ts`
         writeFileSync(join(scratch, file), program.source)
         return file
       })
       writeFileSync(join(scratch, "tsconfig.json"), JSON.stringify(tsconfig(files), null, 2))
       const { code, output } = await tsc(join(scratch, "tsconfig.json"))
-      // The errors name the README's lines: readme-line-N.ts holds the block opened at line N.
-      expect(output.replaceAll(scratch, "README").replaceAll(relative(root, scratch), "README")).toBe("")
+      // The errors name the documents' lines: docs__x.md-line-N.ts holds the block of docs/x.md opened at line N.
+      expect(output.replaceAll(scratch, "docs").replaceAll(relative(root, scratch), "docs")).toBe("")
       expect(code).toBe(0)
     } finally {
       rmSync(scratch, { recursive: true, force: true })

@@ -94,7 +94,7 @@ describe("README examples", () => {
     }))))
 
   it("the configuration table is ChatMemoryConfig.variables, row for row", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+    const readme = readFileSync(new URL("../docs/configuration.md", import.meta.url), "utf8")
     const rows = Object.values(ChatMemoryConfig.variables).map((variable) =>
       `| \`${variable.name}\` | ${variable.default} | ${variable.meaning} |`
     )

@@ -4,7 +4,7 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "bench/results/**", ".readme-snippets-*/**", "**/*.mjs", "**/*.cjs"] },
+  { ignores: ["dist/**", "api/**", "node_modules/**", "bench/results/**", ".readme-snippets-*/**", "**/*.mjs", "**/*.cjs"] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {

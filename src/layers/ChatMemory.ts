@@ -11,24 +11,28 @@ import * as ChatMemoryLive from "./ChatMemoryLive.js"
 import * as ChatMemoryTest from "./ChatMemoryTest.js"
 import * as Service from "./internal/service.js"
 
-/**
- * The memory's tag: `yield* ChatMemory.ChatMemoryService` gives the service (`addMessages`,
- * `getContext`, …); its laws are on its interface, `ChatMemoryService.Service`.
- *
- * @since 0.1.0
- * @category tags
- */
-export { ChatMemoryService } from "../services/ChatMemoryService.js"
+export {
+  /**
+   * The memory's tag: `yield* ChatMemory.ChatMemoryService` gives the service (`addMessages`,
+   * `getContext`, …); its laws are on its interface, `ChatMemoryService.Service`.
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  ChatMemoryService
+} from "../services/ChatMemoryService.js"
 
-/**
- * The user's operations: `yield* ChatMemory.UserMemoryService` lists a user's conversations,
- * reads and edits what is known about the user, searches the user's history and erases the user;
- * its laws are on its interface, `UserMemoryService.Service`.
- *
- * @since 0.2.0
- * @category tags
- */
-export { UserMemoryService } from "../services/UserMemoryService.js"
+export {
+  /**
+   * The user's operations: `yield* ChatMemory.UserMemoryService` lists a user's conversations,
+   * reads and edits what is known about the user, searches the user's history and erases the user;
+   * its laws are on its interface, `UserMemoryService.Service`.
+   *
+   * @since 0.2.0
+   * @category tags
+   */
+  UserMemoryService
+} from "../services/UserMemoryService.js"
 
 /**
  * The options of the service (`layerWith`).
@@ -41,6 +45,20 @@ export type Options = Service.Options
 /**
  * The service as a layer over the store, strategy and token counter layers: compose it by hand
  * (`ChatMemory.layer.pipe(Layer.provideMerge(SummarizationStrategy.layer(…)), …)`).
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ApproximateTokenCounter, ChatMemory, ExtractiveSkill, MemoryStore, SummarizationStrategy } from "effect-chat-memory"
+ *
+ * // The service over a store, a strategy, a skill and a token counter, composed by hand.
+ * export const MemoryLive = ChatMemory.layer.pipe(
+ *   Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: 3000 })),
+ *   Layer.provideMerge(ExtractiveSkill.layer),
+ *   Layer.provideMerge(MemoryStore.layer),
+ *   Layer.provideMerge(ApproximateTokenCounter.layer)
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category layers
@@ -70,6 +88,20 @@ export type Services = ChatMemoryLive.Services
  * construction with a `DataValidationError` naming the setting; a store that cannot be opened,
  * with a `RepositoryError`. Closing the layer interrupts the background work and closes the store.
  *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // Typed options instead of the environment: the hierarchical strategy on PostgreSQL.
+ * export const MemoryLive = ChatMemory.layerLive({
+ *   strategy: "hierarchical",
+ *   tokenBudget: 4000,
+ *   shutdownDrain: "10 seconds",
+ *   store: { _tag: "postgres", url: Redacted.make("postgres://app:secret@localhost:5432/app") }
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -80,6 +112,23 @@ export const layerLive = ChatMemoryLive.layer
  * `DATABASE_URL`, `OPENAI_API_KEY`…): `layerConfig()`. An invalid variable fails the construction
  * with a `ConfigError` naming it. `layerConfig(overrides)` takes options in code (a store, a
  * summarizer, embeddings, any knob): the variables that would set them are not read.
+ *
+ * @example
+ * ```ts
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // The memory from the environment: MEMORY_STRATEGY, MEMORY_STORE, DATABASE_URL, OPENAI_API_KEY…
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   yield* memory.addMessages("c1", [{ role: "user", content: "My order is A-1001." }])
+ *   const context = yield* memory.getContext("c1", { query: "which order?" })
+ *   yield* Effect.log(`${context.tokenCount} tokens in context`)
+ * })
+ *
+ * program.pipe(Effect.provide(ChatMemory.layerConfig()), NodeRuntime.runMain)
+ * ```
  *
  * @since 0.1.0
  * @category layers

@@ -144,11 +144,21 @@ const faultySkill = (inner: SkillService.Service, armed: Ref.Ref<Armed>): SkillS
  *
  * @example
  * ```ts
- * // A store double of your own (any layer of the storage ports), here one that needs a `Recorder`
- * // (its requirement becomes the test memory's).
- * const TestMemory = ChatMemoryTest.layer({ strategy: "noop", store: RecordingRepository }).pipe(
- *   Layer.provideMerge(Recorder.layer)
- * )
+ * import { Effect } from "effect"
+ * import { ChatMemory, MemoryStore, Store } from "effect-chat-memory"
+ *
+ * // A store double of your own: any layer of the storage ports, here the in-memory store whose
+ * // reads of the window are counted.
+ * let windowReads = 0
+ * const CountingStore = Store.layer(Effect.map(MemoryStore.make, (store) => ({
+ *   ...store,
+ *   repository: {
+ *     ...store.repository,
+ *     readWindow: (id, query) => Effect.zipRight(Effect.sync(() => windowReads++), store.repository.readWindow(id, query))
+ *   }
+ * })))
+ *
+ * export const TestMemory = ChatMemory.layerTest({ strategy: "noop", store: CountingStore })
  * ```
  *
  * @since 0.1.0

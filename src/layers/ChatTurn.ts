@@ -255,6 +255,28 @@ type TurnContext<Tools extends Record<string, Tool.Any>, R> =
  * the user may simply try again. Turns of one conversation should not run at once: each would be
  * answered without the other.
  *
+ * @example
+ * ```ts
+ * import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Config, Console, Effect, Layer } from "effect"
+ * import { ChatMemory, ChatTurn } from "effect-chat-memory"
+ *
+ * const Model = OpenAiLanguageModel.layer({ model: "gpt-4o-mini" }).pipe(
+ *   Layer.provide(OpenAiClient.layerConfig({ apiKey: Config.redacted("OPENAI_API_KEY") })),
+ *   Layer.provide(NodeHttpClient.layerUndici)
+ * )
+ *
+ * // One turn: the context for the line, the model, then the exchange stored.
+ * const program = ChatTurn.generateText("conversation-42", {
+ *   system: "You are a helpful assistant.",
+ *   prompt: "Where is my order A-1001?"
+ * }).pipe(Effect.flatMap((turn) => Console.log(turn.text)))
+ *
+ * // Run it with `NodeRuntime.runMain` (it needs OPENAI_API_KEY).
+ * export const main = program.pipe(Effect.provide(Layer.merge(ChatMemory.layerConfig(), Model)))
+ * ```
+ *
  * @since 0.1.0
  * @category turns
  */
@@ -311,6 +333,20 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
  * ended, the exchange stored in one `addMessages`, and a last part, `TurnEnd` (`type:
  * "turn-end"`), with the answer, the context and the messages stored. The stream fails if storing
  * fails; a stream that fails or is interrupted before its end stores nothing.
+ *
+ * @example
+ * ```ts
+ * import { Console, Effect, Stream } from "effect"
+ * import { ChatTurn } from "effect-chat-memory"
+ *
+ * // The answer as it streams; the exchange is stored when the stream ends.
+ * export const streamed = ChatTurn.streamText("conversation-42", { userId: "ana", prompt: "Summarize our plan." }).pipe(
+ *   Stream.filter((part) => part.type === "text-delta"),
+ *   Stream.runForEach((part) => Console.log(part.delta))
+ * )
+ *
+ * export const run = Effect.asVoid(streamed)
+ * ```
  *
  * @since 0.1.0
  * @category turns

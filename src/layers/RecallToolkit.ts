@@ -45,6 +45,26 @@ import {
  * the model as the tool's result (`{ error }`), so that it can try again, and never fails the
  * generation. Bad parameters fail it with `AiError.MalformedOutput`, as for any toolkit.
  *
+ * @example
+ * ```ts
+ * import { Tool, Toolkit } from "@effect/ai"
+ * import { Effect, Schema } from "effect"
+ * import { ChatTurn, RecallToolkit } from "effect-chat-memory"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   parameters: { city: Schema.String },
+ *   success: Schema.String
+ * })
+ * const MyToolkit = Toolkit.make(GetWeather)
+ *
+ * // The app's tools and the recall tools in one toolkit; the app handles its own tools only.
+ * export const AgentToolkit = Toolkit.merge(MyToolkit, RecallToolkit.toolkit)
+ * export const MyToolkitLive = MyToolkit.toLayer({ get_weather: ({ city }) => Effect.succeed(`Sunny in ${city}`) })
+ *
+ * // ChatTurn binds the recall tools to the turn's conversation (and user).
+ * export const turn = ChatTurn.generateText("c1", { prompt: "What did I say about Lisbon?", toolkit: AgentToolkit })
+ * ```
+ *
  * @since 0.1.0
  * @category toolkits
  */

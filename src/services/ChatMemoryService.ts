@@ -64,6 +64,24 @@ export const MaxPageSize = 10_000
  *   `ConversationNotFoundError` (except `getContext`, `searchMemory` and the settings);
  *   `addMessages` creates it.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory, ChatMemoryService } from "effect-chat-memory"
+ *
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemoryService.ChatMemoryService
+ *   yield* memory.addMessages("c1", [
+ *     { role: "user", content: "Ship order A-1001 to Lyon, please." },
+ *     { role: "assistant", content: "Done: A-1001 goes to Lyon." }
+ *   ])
+ *   const context = yield* memory.getContext("c1", { query: "where does A-1001 go?", tokenBudget: 2000 })
+ *   return context.recent.map((message) => message.content)
+ * })
+ *
+ * export const main = program.pipe(Effect.provide(ChatMemory.layerTest()))
+ * ```
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -74,6 +92,7 @@ export class ChatMemoryService extends Context.Tag("effect-chat-memory/ChatMemor
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace ChatMemoryService {
   /**

@@ -40,6 +40,7 @@ export class MemoryManagementStrategy extends Context.Tag("effect-chat-memory/Me
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace MemoryManagementStrategy {
   /**

@@ -51,6 +51,7 @@ export class MessageIndex extends Context.Tag("effect-chat-memory/MessageIndex")
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace MessageIndex {
   /**

@@ -58,6 +58,28 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   settings. An id that holds settings only is deleted like any other (its settings are
  *   cleared) and the call succeeds; a second call then fails.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ConversationId, MemoryStore, RepositoryService } from "effect-chat-memory"
+ *
+ * // The store's log, read directly: the conversation's counters.
+ * const program = Effect.gen(function*() {
+ *   const repository = yield* RepositoryService.RepositoryService
+ *   const id = ConversationId.make("c1")
+ *   yield* repository.appendMessages(id, [{
+ *     role: "user",
+ *     content: "hello",
+ *     metadata: {},
+ *     tokenCount: 2,
+ *     createdAt: yield* Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
+ *   }])
+ *   return (yield* repository.getConversation(id)).messageCount
+ * })
+ *
+ * export const main = program.pipe(Effect.provide(MemoryStore.layer))
+ * ```
+ *
  * @since 0.1.0
  * @category tags
  */
@@ -68,6 +90,7 @@ export class RepositoryService extends Context.Tag("effect-chat-memory/Repositor
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace RepositoryService {
   /**

@@ -34,6 +34,7 @@ export class SettingsStore extends Context.Tag("effect-chat-memory/SettingsStore
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace SettingsStore {
   /**

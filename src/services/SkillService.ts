@@ -31,6 +31,7 @@ export class SkillService extends Context.Tag("effect-chat-memory/SkillService")
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace SkillService {
   /**
@@ -81,6 +82,7 @@ export declare namespace SkillService {
    * A call names the cases it can take: `ExistingSummary<"None" | "Narrative">`.
    *
    * @example
+   * ```ts
    * import { SkillService } from "effect-chat-memory"
    *
    * const text = (existing: SkillService.SkillService.ExistingSummary): string => {
@@ -94,6 +96,7 @@ export declare namespace SkillService {
    *       return `${existing.older}\n\n${existing.newer}`
    *   }
    * }
+   * ```
    *
    * @since 0.2.0
    * @category models
@@ -105,6 +108,7 @@ export declare namespace SkillService {
 
   /**
    * @since 0.2.0
+   * @category models
    */
   export namespace ExistingSummary {
     /**

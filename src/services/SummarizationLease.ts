@@ -32,6 +32,7 @@ export class SummarizationLease extends Context.Tag("effect-chat-memory/Summariz
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace SummarizationLease {
   /**

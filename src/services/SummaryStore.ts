@@ -37,6 +37,7 @@ export class SummaryStore extends Context.Tag("effect-chat-memory/SummaryStore")
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace SummaryStore {
   /**

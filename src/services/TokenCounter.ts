@@ -29,6 +29,7 @@ export class TokenCounter extends Context.Tag("effect-chat-memory/TokenCounter")
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace TokenCounter {
   /**

@@ -28,6 +28,21 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   conversation, message, summary, setting, vector and fact of the user in one transaction, and
  *   says what it removed. Afterwards the user is unknown: every read is empty.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // "Delete everything you know about me": every conversation, message, summary and fact of the user.
+ * export const forget = (userId: string) =>
+ *   Effect.gen(function*() {
+ *     const users = yield* ChatMemory.UserMemoryService
+ *     const recent = yield* users.listConversations(userId, { limit: 5 })
+ *     const erased = yield* users.erase(userId)
+ *     return `${recent.length} recent conversations; ${erased.messages} messages erased`
+ *   })
+ * ```
+ *
  * @since 0.2.0
  * @category tags
  */
@@ -38,6 +53,7 @@ export class UserMemoryService extends Context.Tag("effect-chat-memory/UserMemor
 
 /**
  * @since 0.2.0
+ * @category models
  */
 export declare namespace UserMemoryService {
   /**

@@ -47,6 +47,7 @@ export class UserStore extends Context.Tag("effect-chat-memory/UserStore")<UserS
 
 /**
  * @since 0.2.0
+ * @category models
  */
 export declare namespace UserStore {
   /**

@@ -163,6 +163,14 @@ const decodeOptions = (
  * The hierarchical strategy as a layer; invalid options fail its construction, and closing the
  * layer interrupts every background job.
  *
+ * @example
+ * ```ts
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // Facts kept apart from the narrative: ids, amounts, decisions and conditions survive every fold.
+ * export const MemoryLive = ChatMemory.layerLive({ strategy: "hierarchical", maxFacts: 80, tokenBudget: 4000 })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -43,6 +43,19 @@ export const make = Effect.gen(function*() {
 /**
  * The no-op strategy as a layer.
  *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ApproximateTokenCounter, ChatMemory, MemoryStore, NoopStrategy } from "effect-chat-memory"
+ *
+ * // Every message, every time: swap the strategy by its layer.
+ * export const WholeHistory = ChatMemory.layer.pipe(
+ *   Layer.provideMerge(NoopStrategy.layer),
+ *   Layer.provideMerge(MemoryStore.layer),
+ *   Layer.provideMerge(ApproximateTokenCounter.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -68,6 +68,19 @@ export const make = (
 /**
  * The sliding-window strategy as a layer; invalid options fail its construction.
  *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ApproximateTokenCounter, ChatMemory, MemoryStore, SlidingWindowStrategy } from "effect-chat-memory"
+ *
+ * // The baseline: the newest turns that fit, no summary.
+ * export const Baseline = ChatMemory.layer.pipe(
+ *   Layer.provideMerge(SlidingWindowStrategy.layer({ tokenBudget: 3000 })),
+ *   Layer.provideMerge(MemoryStore.layer),
+ *   Layer.provideMerge(ApproximateTokenCounter.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

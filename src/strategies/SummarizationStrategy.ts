@@ -68,6 +68,15 @@ export const make = (
  * The summarization strategy as a layer; invalid options fail its construction, and closing the
  * layer interrupts every background job.
  *
+ * @example
+ * ```ts
+ * import { ChatMemory, SummarizationStrategy } from "effect-chat-memory"
+ *
+ * // A tighter budget and the cache-stable view, in a test memory.
+ * export const Strategy = SummarizationStrategy.layer({ tokenBudget: 2000, kRawTurns: 4, view: "stable" })
+ * export const TestMemory = ChatMemory.layerTest({ strategy: "summarization", tokenBudget: 2000, view: "stable" })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -30,6 +30,7 @@ export const maxBatchSize = 64
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace OpenAiEmbeddings {
   /**

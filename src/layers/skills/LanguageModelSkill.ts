@@ -48,6 +48,7 @@ export const Extraction = Schema.Struct({
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace LanguageModelSkill {
   /**

@@ -16,6 +16,7 @@ import * as LanguageModelSkill from "./LanguageModelSkill.js"
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace OpenAiSkill {
   /**
@@ -116,6 +117,18 @@ export const layer = (options: OpenAiSkill.Options): Layer.Layer<SkillService> =
  * a `Config` of the options, or a struct of a `Config` per option. The variable names are the
  * caller's; `ChatMemoryConfig.openAi` reads the memory's environment table. A missing or invalid value fails the
  * layer's construction with a `ConfigError` naming it.
+ *
+ * @example
+ * ```ts
+ * import { Config } from "effect"
+ * import { OpenAiSkill } from "effect-chat-memory"
+ *
+ * // A cheap OpenAI model writes the summaries; the app names its variables.
+ * export const Summarizer = OpenAiSkill.layerConfig({
+ *   apiKey: Config.redacted("APP_OPENAI_KEY"),
+ *   model: Config.withDefault(Config.string("APP_SUMMARY_MODEL"), "gpt-4o-mini")
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category layers

@@ -23,6 +23,7 @@ export class ScriptedSkill extends Context.Tag("effect-chat-memory/ScriptedSkill
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace ScriptedSkill {
   /**

@@ -49,6 +49,17 @@ export interface Options {
  * The SQL store over a PostgreSQL pool (`@effect/sql-pg`), providing every storage port, with
  * cross-process summarization leases (in the database); the migrations run when the layer is built.
  *
+ * @example
+ * ```ts
+ * import { Config, Redacted } from "effect"
+ * import { PgStore } from "effect-chat-memory"
+ *
+ * // The PostgreSQL store; its migrations run when the layer is built.
+ * export const Store = PgStore.layer({ url: Redacted.make("postgres://app:secret@localhost:5432/app") })
+ * // The same, with the URL read from the app's variable.
+ * export const FromConfig = PgStore.layerConfig({ url: Config.redacted("DATABASE_URL") })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

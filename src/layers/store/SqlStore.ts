@@ -108,6 +108,18 @@ export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> 
  * The SQL store over the `SqlClient` in context, providing every storage port, after running the
  * migrations.
  *
+ * @example
+ * ```ts
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Config, Layer } from "effect"
+ * import { SqlStore } from "effect-chat-memory"
+ *
+ * // The store over the app's own PostgreSQL pool: the memory's tables beside the app's.
+ * export const Store = SqlStore.layer().pipe(
+ *   Layer.provide(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") }))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -22,6 +22,7 @@ import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
 import * as Progress from "./Progress.js"
 import * as Report from "./Report.js"
+import { withStrategy } from "./Settings.js"
 import * as Settings from "./Settings.js"
 import * as Transcript from "./Transcript.js"
 
@@ -269,7 +270,7 @@ const run = (
       yield* startOver(conversationId)
       // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
       const settings = yield* memory.getSettings(conversationId)
-      yield* memory.setSettings(conversationId, { ...settings, strategy: configuration.strategy })
+      yield* memory.setSettings(conversationId, yield* withStrategy(settings, configuration.strategy))
     }
     const started = yield* Clock.currentTimeMillis
     const tracker = yield* Progress.make("replay", turnCount, "turns")

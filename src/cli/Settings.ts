@@ -3,9 +3,9 @@
  * `ChatMemoryConfig.variables`, the options they resolve to, and how to describe them.
  */
 import { Options } from "@effect/cli"
-import { Config, ConfigProvider, Effect, Option } from "effect"
+import { Config, ConfigProvider, Effect, Option, Schema } from "effect"
 import * as ContextSettings from "../domain/ContextSettings.js"
-import { StrategyName } from "../domain/ConversationSettings.js"
+import { ConversationSettings, StrategyName } from "../domain/ConversationSettings.js"
 import * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as SummarizationStrategy from "../strategies/SummarizationStrategy.js"
@@ -267,3 +267,7 @@ export const rows = (options: ChatMemoryConfig.Options): Array<readonly [string,
 /** The description as one line: the rows, `what: value (option)`, between semicolons. */
 export const describeLine = (options: ChatMemoryConfig.Options): string =>
   rows(options).map(([what, value]) => `${what}: ${value}`).join("; ")
+
+/** A conversation's settings with the strategy that writes it recorded, as `setSettings` takes them. */
+export const withStrategy = (settings: ConversationSettings, strategy: StrategyName) =>
+  Schema.encode(ConversationSettings)(new ConversationSettings({ ...settings, strategy })).pipe(Effect.orDie)

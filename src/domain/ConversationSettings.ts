@@ -7,6 +7,14 @@
  */
 import { Schema } from "effect"
 import { Overrides } from "./ContextSettings.js"
+import { MaxContentLength } from "./internal/messageLimits.js"
+
+/** A system prompt the conversation was given, from `since` on, and its tokens. */
+const SystemPrompt = Schema.Struct({
+  text: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MaxContentLength)),
+  since: Schema.DateTimeUtc,
+  tokenCount: Schema.NonNegativeInt
+})
 
 /**
  * The built-in strategies, by the name each reports (`MemoryManagementStrategy.name`).
@@ -39,5 +47,12 @@ export class ConversationSettings extends Schema.Class<ConversationSettings>("Co
    * `context` and `inspect`) builds it with this one, so that it reads the summary state the way
    * it was written.
    */
-  strategy: Schema.optionalWith(StrategyName, { exact: true })
+  strategy: Schema.optionalWith(StrategyName, { exact: true }),
+  /**
+   * The system prompts the conversation was given after its leading system messages, oldest first
+   * (`ChatMemoryService.setSystemPrompt`, which `ChatTurn` calls when its `system` changes). The
+   * last is the current one: contexts show it in place of the leading system messages. Each turn
+   * was told the one in effect when it was said (`since`).
+   */
+  systemPrompts: Schema.optionalWith(Schema.Array(SystemPrompt), { exact: true })
 }) {}

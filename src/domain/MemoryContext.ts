@@ -88,7 +88,8 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   dated: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {
   /**
-   * A fingerprint of the prompt's prefix: the leading system messages, facts, summary, omission
+   * A fingerprint of the prompt's prefix: the system messages (the leading ones, or the current
+   * system prompt), facts, summary, omission
    * notice, the first message shown and whether labels show dates. Two contexts of a conversation with the same
    * `prefixVersion` render to prompts where the newer one only appends messages to the older one
    * (messages are immutable), so a provider's prefix cache keeps hitting; it changes when a fold
@@ -96,7 +97,8 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
    */
   get prefixVersion(): string {
     const fingerprint = JSON.stringify([
-      this.system.map((message) => message.seq),
+      // A new system prompt keeps the seq it replaces: its text tells it apart.
+      this.system.map((message) => [message.seq, Hash.string(message.content)]),
       ...(this.userFacts.length > 0 ? [userFactsText(this.userFacts)] : []),
       ...(this.digest.length > 0 ? [digestText(this.digest)] : []),
       this.facts.length > 0 ? factsText(this.facts) : null,

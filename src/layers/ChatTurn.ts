@@ -12,8 +12,9 @@
  * console.log(turn.text)
  * ```
  *
- * The `system` prompt is stored once, as the conversation's leading system message, and checked
- * against it on every later turn. The recall tools (`RecallToolkit`), merged into the toolkit, are
+ * The `system` prompt is stored once, as the conversation's leading system message; a turn whose
+ * `system` differs makes it the conversation's current one (`ChatMemoryService.setSystemPrompt`),
+ * shown from that turn on, the earlier turns kept as they were told. The recall tools (`RecallToolkit`), merged into the toolkit, are
  * bound to the turn's conversation here: the app provides handlers for its own tools only.
  *
  * It has the shape of `LanguageModel.generateText` (a function over the `LanguageModel` in context,
@@ -33,7 +34,7 @@ import { MaxContentLength } from "../domain/internal/messageLimits.js"
 import { StorableString } from "../domain/internal/storable.js"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import type { Message } from "../domain/Message.js"
-import { DataValidationError } from "../errors/DataValidationError.js"
+import { type DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
@@ -61,10 +62,10 @@ export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
   readonly prompt: string
   /**
    * The conversation's system prompt. A conversation without messages stores it, with the turn, as
-   * its leading system message; later turns check it against that message, and a different one (or
-   * a conversation that started without one) fails the turn with a `DataValidationError` naming
-   * `options.system`, before any model call. Left out, the conversation's own system messages (if
-   * any) are used as stored.
+   * its leading system message. A different one on a later turn (or on a conversation that started
+   * without one) becomes the conversation's current system prompt (`ChatMemoryService.setSystemPrompt`):
+   * this turn's model call and every later context show it. Left out, the conversation's current
+   * system prompt is used as stored.
    */
   readonly system?: string | undefined
   /**
@@ -176,32 +177,32 @@ const toolkitOf = <Tools extends Record<string, Tool.Any>, E, R>(
     : RecallToolkit.bind(options.toolkit, conversationId, { userId: options.userId })
 
 /**
- * The system message this turn stores (a conversation without messages), or none (no `system`, or
- * the conversation's leading system message is `system`); any other case is refused.
+ * The system message this turn stores (a conversation without messages), and the context the turn
+ * starts from. A `system` that differs from the conversation's current system prompt (its leading
+ * system message, or the last one given since) becomes its current one
+ * (`ChatMemoryService.setSystemPrompt`): the context is read again, showing it.
  */
-const systemToStore = (
-  operation: string,
+const systemFor = (
   conversationId: string,
   context: MemoryContext,
-  system: string | undefined
+  system: string | undefined,
+  reread: Effect.Effect<MemoryContext, DataValidationError | RepositoryError, ChatMemoryService>
 ) =>
   Effect.gen(function*() {
-    if (system === undefined) return []
-    const refuse = (reason: string) =>
-      Effect.fail(new DataValidationError({ operation, path: "options.system", reason }))
-    const leading = context.system[0]
-    if (leading !== undefined) {
-      return leading.content === system
-        ? []
-        : yield* refuse(`differs from the conversation's leading system message (seq ${leading.seq})`)
-    }
+    const unchanged = { leading: [], context }
+    if (system === undefined) return unchanged
+    if (context.system[0]?.content === system) return unchanged
     const memory = yield* ChatMemoryService
-    const stored = yield* memory.getMessages(conversationId, { limit: 1 }).pipe(
-      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([]))
-    )
-    return stored.length === 0
-      ? [{ role: "system" as const, content: system }]
-      : yield* refuse("the conversation started without a system message")
+    const stored = context.system.length > 0 || context.recent.length > 0 || (yield* memory.getMessages(
+      conversationId,
+      { limit: 1 }
+    ).pipe(
+      Effect.map((messages) => messages.length > 0),
+      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(false))
+    ))
+    if (!stored) return { leading: [{ role: "system" as const, content: system }], context }
+    yield* memory.setSystemPrompt(conversationId, system)
+    return { leading: [], context: yield* reread }
   })
 
 /** The first prompt of the turn: the system message to store (if any), the context, the user's message. */
@@ -288,12 +289,13 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
     const operation = "ChatTurn.generateText"
     const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
     const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId, {
+    const readContext = memory.getContext(conversationId, {
       query: prompt,
       tokenBudget: options.tokenBudget,
       userId: options.userId
     })
-    const leading = yield* systemToStore(operation, conversationId, context, system)
+    const read = yield* readContext
+    const { context, leading } = yield* systemFor(conversationId, read, system, readContext)
     const toolkit = yield* toolkitOf(conversationId, options)
 
     let current = firstPrompt(context, prompt, leading, options.recordRole)
@@ -359,12 +361,13 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
     const operation = "ChatTurn.streamText"
     const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
     const memory = yield* ChatMemoryService
-    const context = yield* memory.getContext(conversationId, {
+    const readContext = memory.getContext(conversationId, {
       query: prompt,
       tokenBudget: options.tokenBudget,
       userId: options.userId
     })
-    const leading = yield* systemToStore(operation, conversationId, context, system)
+    const read = yield* readContext
+    const { context, leading } = yield* systemFor(conversationId, read, system, readContext)
     const toolkit = yield* toolkitOf(conversationId, options)
     // The parts of this turn, in order, for `addMessages` at the end, and where each call starts:
     // state of this call only.

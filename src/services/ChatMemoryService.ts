@@ -147,6 +147,16 @@ export declare namespace ChatMemoryService {
       query: string,
       options?: SearchOptions
     ) => Effect.Effect<ReadonlyArray<RecalledTurn>, DataValidationError | RepositoryError>
+    /**
+     * Gives the conversation a new system prompt: from now on its contexts show it in place of the
+     * leading system messages (and of any earlier one). The change is kept in the conversation's
+     * settings (`ConversationSettings.systemPrompts`, with when it was given); the same prompt as
+     * the current one stores nothing. Returns the settings.
+     */
+    readonly setSystemPrompt: (
+      conversationId: string,
+      text: string
+    ) => Effect.Effect<ConversationSettings, DataValidationError | RepositoryError>
     /** The conversation's overrides: the empty settings when none are stored. */
     readonly getSettings: (
       conversationId: string

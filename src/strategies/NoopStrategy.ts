@@ -6,7 +6,7 @@
 import { Effect, Layer } from "effect"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
-import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/context/window.js"
+import { assemble, emptyContext, emptyPreamble, noEvents, withCurrentSystem } from "./internal/context/window.js"
 
 /**
  * Builds the no-op strategy. Its context has no budget: every message, in order.
@@ -25,7 +25,12 @@ export const make = Effect.gen(function*() {
           after: "system-prefix",
           tokenLimit: Number.MAX_SAFE_INTEGER
         })
-        return yield* assemble(repository, { strategy: "noop", window, preamble: emptyPreamble, budget: null })
+        return yield* assemble(repository, {
+          strategy: "noop",
+          window: withCurrentSystem(window),
+          preamble: emptyPreamble,
+          budget: null
+        })
       },
       (effect, conversationId) =>
         Effect.catchTag(

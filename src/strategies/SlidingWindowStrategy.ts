@@ -10,7 +10,7 @@ import type { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
-import { assemble, emptyContext, emptyPreamble, noEvents } from "./internal/context/window.js"
+import { assemble, emptyContext, emptyPreamble, noEvents, withCurrentSystem } from "./internal/context/window.js"
 
 /** Options of the sliding window. */
 const Options = Schema.Struct({
@@ -53,7 +53,12 @@ export const make = (
         const window = budget > first
           ? yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: budget })
           : read
-        return yield* assemble(repository, { strategy: "sliding-window", window, preamble: emptyPreamble, budget })
+        return yield* assemble(repository, {
+          strategy: "sliding-window",
+          window: withCurrentSystem(window),
+          preamble: emptyPreamble,
+          budget
+        })
       }, (effect, conversationId, settings) =>
         Effect.catchTag(effect, "ConversationNotFoundError", () =>
           Effect.succeed(emptyContext(conversationId, "sliding-window", settings?.tokenBudget ?? tokenBudget)))),

@@ -8,7 +8,7 @@ import { ConversationSettings } from "../ConversationSettings.js"
  */
 export const isEmpty = (settings: ConversationSettings): boolean =>
   settings.tokenBudget === undefined && settings.kRawTurns === undefined && settings.view === undefined &&
-  settings.strategy === undefined
+  settings.strategy === undefined && settings.systemPrompts === undefined
 
 /**
  * The settings of a conversation that overrides nothing.

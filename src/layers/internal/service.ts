@@ -123,6 +123,11 @@ const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
 
 const StatsRequest = ConversationRequest
 
+const SystemPromptRequest = Schema.Struct({
+  conversationId: ConversationId,
+  text: Schema.String.pipe(Schema.minLength(1, { message: () => "must be a non-empty string" }))
+})
+
 const GetContextRequest = Schema.Struct({
   conversationId: ConversationId,
   options: Schema.optionalWith(
@@ -245,6 +250,7 @@ export const make = (options: Options = {}): Effect.Effect<
     const decodeContext = decode(GetContextRequest, "ChatMemoryService.getContext", "")
     const decodeSetSettings = decode(SetSettingsRequest, "ChatMemoryService.setSettings", "")
     const decodeGetSettings = decode(ConversationRequest, "ChatMemoryService.getSettings", "")
+    const decodeSystemPrompt = decode(SystemPromptRequest, "ChatMemoryService.setSystemPrompt", "")
     const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
 
     /**
@@ -439,6 +445,23 @@ export const make = (options: Options = {}): Effect.Effect<
             ? { index: messageIndex, conversationId: request.conversationId }
             : { users, userId, conversationId: request.conversationId },
           search
+        )
+      }),
+
+      setSystemPrompt: Effect.fn("ChatMemoryService.setSystemPrompt")(function*(conversationId, text) {
+        const request = yield* decodeSystemPrompt({ conversationId, text })
+        yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        const current = yield* settingsRepository.getSettings(request.conversationId)
+        const prompts = current.systemPrompts ?? []
+        if (prompts.at(-1)?.text === request.text) return current
+        const prompt = {
+          text: request.text,
+          since: yield* DateTime.now,
+          tokenCount: yield* counter.countMessage({ content: request.text, metadata: {} })
+        }
+        return yield* settingsRepository.setSettings(
+          request.conversationId,
+          new ConversationSettings({ ...current, systemPrompts: [...prompts, prompt] })
         )
       }),
 

@@ -23,7 +23,7 @@ import { EmbeddingJobs } from "../Recall.js"
 import { memoCounter } from "./context/memoCounter.js"
 import { summaryPreamble, withoutShown } from "./context/preamble.js"
 import { digestLimit, shareRooms, userReserve, userSections, withUser } from "./context/user.js"
-import { assemble, emptyContext } from "./context/window.js"
+import { assemble, emptyContext, withCurrentSystem } from "./context/window.js"
 import { spansDays, withLabels } from "./dates.js"
 import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
@@ -95,12 +95,15 @@ export const makeWith = (
     // `stable` view, every turn after the cursor. With the user the call names, a conversation not
     // stored yet reads as a new conversation of that user (its settings and the user's sections).
     const readWindow = (conversationId: ConversationId, settings: SummarizationOptions, userId?: UserId) =>
-      repository.readWindow(conversationId, {
-        after: settings.view === "full" ? "system-prefix" : "cursor",
-        tokenLimit: settings.tokenBudget,
-        digest: digestLimit,
-        userId
-      })
+      Effect.map(
+        repository.readWindow(conversationId, {
+          after: settings.view === "full" ? "system-prefix" : "cursor",
+          tokenLimit: settings.tokenBudget,
+          digest: digestLimit,
+          userId
+        }),
+        withCurrentSystem
+      )
 
     /**
      * The window of a context and the options it is built with: the strategy's, under the

@@ -8,7 +8,7 @@ import type { Fact } from "../../../domain/Fact.js"
 import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
 import type { MemoryEvent } from "../../../domain/MemoryEvent.js"
-import type { Message } from "../../../domain/Message.js"
+import { Message } from "../../../domain/Message.js"
 import { type Turn } from "../../../domain/Turn.js"
 import type { RepositoryService } from "../../../services/RepositoryService.js"
 import { spansDays, withLabels } from "../dates.js"
@@ -124,6 +124,26 @@ const countOmitted = (
     repository.countMessages(info.conversationId, { after, before: firstShownSeq }),
     (counts) => ({ turns: counts.user, messages: counts.total - counts.summary })
   )
+}
+
+/**
+ * The window with the conversation's current system prompt (`ConversationSettings.systemPrompts`,
+ * the last given) in place of its leading system messages: one system message, with the seq of the
+ * last leading one (1 when there is none) and the time it was given.
+ */
+export const withCurrentSystem = <W extends RepositoryService.WindowRead>(window: W): W => {
+  const current = window.settings.systemPrompts?.at(-1)
+  if (current === undefined) return window
+  const message = new Message({
+    conversationId: window.info.conversationId,
+    seq: Math.max(1, window.info.systemPrefixSeq),
+    role: "system",
+    content: current.text,
+    metadata: {},
+    tokenCount: current.tokenCount,
+    createdAt: current.since
+  }, { disableValidation: true })
+  return { ...window, system: [message] }
 }
 
 /**

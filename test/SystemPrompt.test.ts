@@ -1,0 +1,63 @@
+/**
+ * A conversation's system prompt changes (`ChatMemoryService.setSystemPrompt`): contexts of every
+ * strategy show the current one in place of the leading system messages, the log keeps what each
+ * turn was told, the same prompt again stores nothing; on every store.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
+import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
+import * as MemoryStore from "../src/layers/store/MemoryStore.js"
+import type * as Store from "../src/layers/store/Store.js"
+import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { pgliteRepository } from "./fixtures/pglite.js"
+import { describePostgres, repositoryLayer } from "./fixtures/postgres.js"
+
+const suite = (name: string, store: () => Layer.Layer<Store.Ports, unknown>) =>
+  describe(`the system prompt changes (${name})`, () => {
+    for (const strategy of ["summarization", "hierarchical", "sliding-window", "noop"] as const) {
+      it.effect(`${strategy}: the context shows the current one, the log keeps the first`, () =>
+        Effect.gen(function*() {
+          const memory = yield* ChatMemoryService
+          yield* memory.addMessages("c", [
+            { role: "system", content: "You are the travel desk." },
+            { role: "user", content: "Book TRV-4411." },
+            { role: "assistant", content: "Booked." }
+          ])
+          const first = yield* memory.getContext("c")
+          const settings = yield* memory.setSystemPrompt("c", "You are the travel desk; answer in French.")
+          assert.lengthOf(settings.systemPrompts ?? [], 1)
+          // The same prompt again stores nothing.
+          yield* memory.setSystemPrompt("c", "You are the travel desk; answer in French.")
+          assert.lengthOf((yield* memory.getSettings("c")).systemPrompts ?? [], 1)
+          const context = yield* memory.getContext("c")
+          assert.deepStrictEqual(context.system.map((m) => m.content), ["You are the travel desk; answer in French."])
+          assert.deepStrictEqual(context.recent.map((m) => m.content), ["Book TRV-4411.", "Booked."])
+          assert.isAbove(context.tokenCount, first.tokenCount)
+          assert.notStrictEqual(context.prefixVersion, first.prefixVersion)
+          const stored = yield* memory.getMessages("c")
+          assert.deepStrictEqual(stored.map((m) => m.content), [
+            "You are the travel desk.",
+            "Book TRV-4411.",
+            "Booked."
+          ])
+          // A later change replaces it; the settings keep both, oldest first.
+          yield* memory.setSystemPrompt("c", "You are the travel desk; answer in German.")
+          const later = yield* memory.getContext("c")
+          assert.deepStrictEqual(later.system.map((m) => m.content), ["You are the travel desk; answer in German."])
+          assert.deepStrictEqual((yield* memory.getSettings("c")).systemPrompts?.map((p) => p.text), [
+            "You are the travel desk; answer in French.",
+            "You are the travel desk; answer in German."
+          ])
+          // An empty prompt is refused naming it.
+          const refused = yield* Effect.flip(memory.setSystemPrompt("c", ""))
+          assert.strictEqual(refused._tag, "DataValidationError")
+          assert.include(refused.message, "text")
+        }).pipe(Effect.provide(ChatMemoryTest.layer({ strategy, store: store() }))))
+    }
+  })
+
+suite("in memory", () => MemoryStore.layer)
+suite("PGlite", () => pgliteRepository())
+describePostgres("the system prompt changes (PostgreSQL)", (url) => {
+  suite("PostgreSQL", () => repositoryLayer(url))
+})

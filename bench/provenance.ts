@@ -1,6 +1,7 @@
 /**
  * What a run of the benchmarks or of the question sets ran on: the machine, and the code (the
- * package's version, the commit and its date, and whether the tree had uncommitted changes).
+ * package's version, the commit and its date, and whether the tree had uncommitted changes
+ * outside `figures/`, where the runs write).
  */
 import { Command, FileSystem } from "@effect/platform"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
@@ -43,7 +44,8 @@ export const code: Effect.Effect<Code, never, FileSystem.FileSystem | CommandExe
   )
   const commit = yield* git("rev-parse", "HEAD")
   const commitDate = yield* git("log", "-1", "--format=%cI")
-  const status = yield* git("status", "--porcelain", "--untracked-files=no")
+  // The runs' own output (figures/) is no change to the code they ran.
+  const status = yield* git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures")
   return {
     version,
     commit: Option.getOrNull(commit),

@@ -99,7 +99,7 @@ const headline = ({ bench, evals }: Runs): string => {
   const dates = [bench.startedAt, ...evals.map((run) => run.startedAt)].map(date).sort()
   lines.push(
     "",
-    `Measured on ${codeLine(bench.code)} (runs of ${dates[0]}${
+    `Measured on ${[...new Set([bench, ...evals].map((run) => codeLine(run.code)))].join("; ")} (runs of ${dates[0]}${
       dates[0] === dates.at(-1) ? "" : ` to ${dates.at(-1)}`
     }); \`npm run figures\` writes these lines from the committed runs.`
   )

@@ -422,7 +422,8 @@ const open = (bench: BenchRun): string => {
 const callLabel = {
   user: "a conversation of the user",
   new: "a new conversation of the user",
-  plain: "no user"
+  plain: "a conversation without a user",
+  whole: "one conversation of the user's whole history, no user"
 } as const
 
 const users = (bench: BenchRun): string => {
@@ -443,22 +444,24 @@ const users = (bench: BenchRun): string => {
         ["median", "right"],
         ["p99", "right"],
         ["x no user", "right"],
+        ["x whole history", "right"],
         ["x 1 user", "right"],
         ["round trips", "right"]
       ],
       section.rows.flatMap((r) =>
         r.series.map((s) => {
           const many = s.users !== 1
+          const scoped = s.call === "user" ? "existing" : s.call === "new" ? "new" : null
+          const count = many ? "10000" : "1"
           return [
             r.store,
             int(s.users),
             callLabel[s.call],
             ms(s.figure.median),
             ms(s.figure.p99),
-            s.call === "plain"
-              ? ""
-              : times(r.userOverConversation[s.call === "user" ? "existing" : "new"][many ? "10000" : "1"]),
-            many ? times(r.manyOverOne[s.call]) : "",
+            scoped === null ? "" : times(r.userOverConversation[scoped][count]),
+            scoped === null || r.userOverWhole === undefined ? "" : times(r.userOverWhole[scoped][count]),
+            many ? times(r.manyOverOne[s.call] ?? null) : "",
             s.roundTrips === null ? "" : trips(s.roundTrips)
           ]
         })

@@ -217,6 +217,11 @@ const Open = Schema.Struct({
   }))
 })
 
+const ByUsers = Schema.Struct({
+  existing: Schema.Struct({ "1": Measured, "10000": Measured }),
+  new: Schema.Struct({ "1": Measured, "10000": Measured })
+})
+
 const Users = Schema.Struct({
   conversations: Schema.Number,
   messagesPerConversation: Schema.Number,
@@ -225,15 +230,14 @@ const Users = Schema.Struct({
     store: Schema.String,
     series: Schema.Array(Schema.Struct({
       users: Schema.Number,
-      call: Schema.Literal("user", "new", "plain"),
+      call: Schema.Literal("user", "new", "plain", "whole"),
       figure: Stat,
       roundTrips: Schema.NullOr(Trips)
     })),
-    userOverConversation: Schema.Struct({
-      existing: Schema.Struct({ "1": Measured, "10000": Measured }),
-      new: Schema.Struct({ "1": Measured, "10000": Measured })
-    }),
-    manyOverOne: Schema.Struct({ user: Measured, new: Measured, plain: Measured })
+    userOverConversation: ByUsers,
+    /** Against one conversation that holds the user's whole history (runs that time it). */
+    userOverWhole: Schema.optional(ByUsers),
+    manyOverOne: Schema.Struct({ user: Measured, new: Measured, plain: Measured, whole: Schema.optional(Measured) })
   }))
 })
 

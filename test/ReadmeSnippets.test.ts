@@ -130,5 +130,5 @@ describe("TypeScript blocks of the README and docs/", () => {
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }
-  })
+  }, 900_000) // a hang guard: one tsc of every block, libraries' declarations included
 })

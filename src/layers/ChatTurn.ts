@@ -39,7 +39,7 @@ import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { type PromptOptions, withUserMessage } from "./ai/ContextPrompt.js"
-import { refusingPrompt } from "./ai/internal/promptInput.js"
+import { refusingPrompt } from "./internal/promptInput.js"
 import * as RecallToolkit from "./RecallToolkit.js"
 
 /**

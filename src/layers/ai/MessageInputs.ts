@@ -9,8 +9,8 @@ import { MaxMetadataLength, MaxToolCalls } from "../../domain/internal/messageLi
 import { MaxContentLength } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, isStorable, MaxJsonDepth } from "../../domain/internal/storable.js"
 import { type AnyInput, InputRole, type MessageInput, type ToolCall } from "../../domain/Message.js"
+import { refusingPrompt } from "../internal/promptInput.js"
 import { type Decoded, decodePieces, type Piece } from "./internal/parts.js"
-import { refusingPrompt } from "./internal/promptInput.js"
 
 /**
  * A message `MessageInputs` decoded, and where in the caller's list it came from.

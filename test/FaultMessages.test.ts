@@ -1,15 +1,17 @@
 /**
  * Every fault names its cause in one line: a refused connection (the store over the app's own
  * `SqlClient` as the `postgres` store), a missing optional peer (its install line, on every layer
- * that loads it), and a `Prompt` given where messages are expected (pass `prompt.content`).
+ * that loads it), and a `Prompt` given where messages are expected (pass `prompt.content`) or as
+ * `ChatTurn`'s user message (pass its text).
  */
-import { Prompt } from "@effect/ai"
+import { LanguageModel, Prompt } from "@effect/ai"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Stream } from "effect"
 import { describe as oneLine } from "../src/cli/Errors.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
-import { spawnScript } from "./fixtures/cli.js"
+import * as ChatTurn from "../src/layers/ChatTurn.js"
+import { spawnCli, spawnScript } from "./fixtures/cli.js"
 
 const refused = "postgres://memory:memory@127.0.0.1:1/memory"
 
@@ -38,11 +40,25 @@ const withHidden = (peers: ReadonlyArray<string>) =>
 
 /** The service as a JavaScript caller sees it: any value goes in (method parameters are bivariant). */
 interface Untyped {
-  addMessages(
-    conversationId: string,
-    messages: ReadonlyArray<unknown>
-  ): Effect.Effect<unknown, { readonly message: string }>
+  addMessages(conversationId: string, messages: unknown): Effect.Effect<unknown, { readonly message: string }>
 }
+
+/** `ChatTurn` as a JavaScript caller sees it. */
+interface UntypedTurn {
+  generateText(
+    conversationId: string,
+    options: { readonly prompt: unknown; readonly system?: unknown }
+  ): Effect.Effect<unknown, { readonly message: string }, LanguageModel.LanguageModel | ChatMemory.ChatMemoryService>
+}
+
+/** A model that must not be called: the turns below are refused before any call. */
+const NoModel = Layer.effect(
+  LanguageModel.LanguageModel,
+  LanguageModel.make({
+    generateText: () => Effect.dieMessage("no model call expected"),
+    streamText: () => Stream.dieMessage("no model call expected")
+  })
+)
 
 describe("fault messages", () => {
   it.effect(
@@ -81,6 +97,15 @@ describe("fault messages", () => {
         }
         assert.strictEqual(pglite.get("PgliteClient.layer"), install)
         assert.strictEqual(pglite.get("layerLive exact tokenizer"), "built")
+        // The command line, whose default store is PGlite: the same line, and nothing else said.
+        const replay = yield* spawnCli(["replay"], {
+          env: { HIDE_PEERS: "@electric-sql/pglite" },
+          node: ["--import", "./test/fixtures/hidePeers.mjs"]
+        })
+        assert.deepStrictEqual([replay.code, replay.stderr.trim()], [
+          1,
+          `error: Store failure during connect: ${install}`
+        ])
 
         const others = yield* withHidden(["@effect/sql-pg", "gpt-tokenizer"])
         const sqlPg = "@effect/sql-pg could not be loaded: install it beside effect-chat-memory " +
@@ -101,9 +126,15 @@ describe("fault messages", () => {
       const memory = yield* ChatMemory.ChatMemoryService
       const untyped: Untyped = memory
       const prompt = Prompt.make([{ role: "user", content: "hi" }])
-      const whole = yield* Effect.flip(untyped.addMessages("c", [prompt]))
+      const whole = yield* Effect.flip(untyped.addMessages("c", prompt))
       assert.strictEqual(
         whole.message,
+        "ChatMemoryService.addMessages: invalid messages: must be a list of messages, not an @effect/ai Prompt: " +
+          "pass prompt.content (the messages not stored yet)"
+      )
+      const one = yield* Effect.flip(untyped.addMessages("c", [prompt]))
+      assert.strictEqual(
+        one.message,
         "ChatMemoryService.addMessages: invalid messages[0]: must be a message, not an @effect/ai Prompt: " +
           "pass its messages, ...prompt.content (the messages not stored yet)"
       )
@@ -111,4 +142,24 @@ describe("fault messages", () => {
       // Its content is what to pass.
       assert.lengthOf(yield* memory.addMessages("c", prompt.content), 1)
     }).pipe(Effect.provide(ChatMemory.layerTest())))
+
+  it.effect("a Prompt given to ChatTurn as the user's message or the system prompt says what to pass", () =>
+    Effect.gen(function*() {
+      const turns: UntypedTurn = ChatTurn
+      const prompt = Prompt.make([{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }])
+      const asPrompt = yield* Effect.flip(turns.generateText("t", { prompt }))
+      assert.strictEqual(
+        asPrompt.message,
+        "ChatTurn.generateText: invalid options.prompt: must be the user's message as a string, not an " +
+          "@effect/ai Prompt: pass the text of its last user message (the memory brings the history)"
+      )
+      const asSystem = yield* Effect.flip(turns.generateText("t", { prompt: "hi", system: prompt }))
+      assert.strictEqual(
+        asSystem.message,
+        "ChatTurn.generateText: invalid options.system: must be a string, not an @effect/ai Prompt: " +
+          "pass the text of its system message"
+      )
+      const memory = yield* ChatMemory.ChatMemoryService
+      assert.strictEqual((yield* Effect.flip(memory.getMessages("t")))._tag, "ConversationNotFoundError")
+    }).pipe(Effect.provide(Layer.merge(ChatMemory.layerTest(), NoModel))))
 })

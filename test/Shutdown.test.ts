@@ -156,4 +156,13 @@ describe("closing the memory", () => {
         assert.strictEqual((yield* store.summaries.getSummaryState(ConversationId.make("a"))).narrative, "")
       })
     ))
+
+  it.effect("shutdownDrain below zero fails the construction, naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(ChatMemoryTest.layer({ shutdownDrain: -1 })))
+      assert.strictEqual(
+        error.message,
+        "SummarizationStrategy.make: invalid options.shutdownDrain: must be a duration of zero or more"
+      )
+    }).pipe(Effect.scoped))
 })

@@ -267,6 +267,11 @@ describe("SummarizationStrategy", () => {
       assert.isTrue(Either.isRight(yield* build({ retryBaseDelay: 0, skillTimeout: 1500 })))
       assert.strictEqual(yield* pathOf({ skillTimeout: "0 millis" }), "options.skillTimeout")
       assert.strictEqual(yield* pathOf({ breakerCooldown: -5 }), "options.breakerCooldown")
+      // Duration.decode reads an input below zero as zero: refused as written, not taken as zero.
+      assert.strictEqual(yield* pathOf({ retryBaseDelay: -1 }), "options.retryBaseDelay")
+      assert.strictEqual(yield* pathOf({ shutdownDrain: "-2 seconds" }), "options.shutdownDrain")
+      assert.strictEqual(yield* pathOf({ shutdownDrain: [-1, 0] }), "options.shutdownDrain")
+      assert.isTrue(Either.isRight(yield* build({ shutdownDrain: [0, 5], retryBaseDelay: BigInt(0) })))
       // The previous version's names, for one release: read as milliseconds, checked the same way.
       assert.isTrue(Either.isRight(yield* build({ skillTimeoutMillis: 1000, retryBaseDelayMillis: 0 })))
       assert.strictEqual(yield* pathOf({ breakerCooldownMillis: 0 }), "options.breakerCooldown")

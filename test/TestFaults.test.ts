@@ -1,10 +1,14 @@
 /**
- * Faults on cue in the test memory: an app tests its own handling of a failing store or summarizer
- * with `ChatMemory.TestFaults`, no double written by hand.
+ * Faults on cue in the test memory: an app tests its own handling of a failing store, summarizer or
+ * embedding model with `ChatMemory.TestFaults`, no double written by hand.
  */
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Stream } from "effect"
+import { Effect, Layer, Stream, TestClock } from "effect"
+import { recalledText } from "../src/domain/internal/recall.js"
+import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import { conceptVectors } from "./fixtures/conceptVectors.js"
 
 /** An app's turn: stores the line, answers from the context, says sorry when the store fails. */
 const appTurn = (conversationId: string, line: string) =>
@@ -19,6 +23,23 @@ const turn = (i: number) => [
   { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(80, ".") },
   { role: "assistant" as const, content: `Answer ${i}: shipped to Lyon.`.padEnd(240, ".") }
 ]
+
+/** Where a failure came from: its tag and, for the store's, the operation. */
+const failed = (error: { readonly _tag: string }) =>
+  "operation" in error && typeof error.operation === "string" ? `${error._tag} ${error.operation}` : error._tag
+
+/** An app's embedding model: words that mean the same thing share a dimension. */
+const { vectorOf } = conceptVectors([["car", "automobile", "vehicle"], ["broke", "stalled", "breakdown"]])
+const Embeddings = Layer.effect(
+  EmbeddingModel.EmbeddingModel,
+  EmbeddingModel.make({
+    embedMany: (texts) => Effect.succeed(texts.map((text, index) => ({ index, embeddings: vectorOf(text) })))
+  })
+)
+
+/** The events of `tag` in what `events` received so far. */
+const received = <Tag extends MemoryEvent["_tag"]>(events: ReadonlyArray<MemoryEvent>, tag: Tag) =>
+  events.filter((event): event is Extract<MemoryEvent, { readonly _tag: Tag }> => event._tag === tag)
 
 describe("ChatMemory.TestFaults", () => {
   it.effect("an app's handling of a failing store, in three lines of setup", () =>
@@ -62,5 +83,76 @@ describe("ChatMemory.TestFaults", () => {
       Effect.provide(
         ChatMemory.layerTest({ kRawTurns: 2, tokenBudget: 1000, chunkSummarizeThreshold: 400, retries: 0 })
       )
+    ))
+
+  it.effect("failStore fails every port of the store: settings, the user's facts, the summary's commit", () =>
+    Effect.gen(function*() {
+      const faults = yield* ChatMemory.TestFaults
+      const memory = yield* ChatMemory.ChatMemoryService
+      const users = yield* ChatMemory.UserMemoryService
+      yield* faults.failStore()
+      assert.deepStrictEqual(
+        [
+          failed(yield* Effect.flip(memory.getSettings("c4"))),
+          failed(yield* Effect.flip(memory.setSettings("c4", { tokenBudget: 900 }))),
+          failed(yield* Effect.flip(users.getFacts("u4"))),
+          failed(yield* Effect.flip(memory.searchMemory("c4", "order")))
+        ],
+        [
+          "RepositoryError getSettings",
+          "RepositoryError setSettings",
+          "RepositoryError getFacts",
+          "RepositoryError searchMessages"
+        ]
+      )
+      // Only the summary's commit: the messages are stored, the summarization fails on the store.
+      yield* faults.failStore({ operations: ["commitSummary"] })
+      const events = yield* memory.subscribe
+      for (let i = 0; i < 12; i++) yield* memory.addMessages("c4", turn(i))
+      yield* memory.awaitIdle("c4")
+      const [first] = received([...yield* events.takeAll], "SummarizationFailed")
+      assert.strictEqual(first?.error, "RepositoryError")
+      assert.lengthOf(yield* memory.getMessages("c4"), 24)
+      assert.strictEqual((yield* memory.stats("c4")).summarizedUpTo, 0)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(
+        ChatMemory.layerTest({ kRawTurns: 2, tokenBudget: 1000, chunkSummarizeThreshold: 400, retries: 0 })
+      )
+    ))
+
+  it.effect("a failing embedding model: writes succeed, recall is by words, EmbeddingFailed says so; heal embeds", () =>
+    Effect.gen(function*() {
+      const faults = yield* ChatMemory.TestFaults
+      const memory = yield* ChatMemory.ChatMemoryService
+      const events = yield* memory.subscribe
+      yield* faults.failEmbeddings
+      yield* memory.addMessages("c5", [
+        { role: "user", content: "My automobile stalled near junction 14." },
+        { role: "assistant", content: "Sorry to hear that; a tow truck is on its way." }
+      ])
+      yield* memory.awaitIdle("c5")
+      // No word of the question is in the answer's turn: found by meaning only.
+      const byMeaning = "Where did the car break?"
+      assert.notInclude(recalledText(yield* memory.searchMemory("c5", byMeaning)), "junction 14")
+      assert.include(recalledText(yield* memory.searchMemory("c5", "junction")), "junction 14")
+      const failures = received([...yield* events.takeAll], "EmbeddingFailed")
+      assert.deepStrictEqual(
+        failures.map((event) => [event.stage, event.reason, event.detail]),
+        [
+          ["index", "failed", "UnknownError: ChatMemoryTest.embedMany: a fault set by the test"],
+          ["query", "failed", "UnknownError: ChatMemoryTest.embed: a fault set by the test"]
+        ]
+      )
+      // Healed, and past the model's rest after a failure (the batch timeout, 30 seconds by
+      // default), the next write embeds what is pending, and the question finds its answer.
+      yield* faults.heal
+      yield* TestClock.adjust("30 seconds")
+      yield* memory.addMessages("c5", [{ role: "user", content: "Thanks." }])
+      yield* memory.awaitIdle("c5")
+      assert.include(recalledText((yield* memory.searchMemory("c5", byMeaning)).slice(0, 1)), "junction 14")
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(ChatMemory.layerTest({ recall: "hybrid", embeddings: Embeddings }))
     ))
 })

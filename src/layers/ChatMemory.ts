@@ -146,7 +146,8 @@ export const layerConfig = ChatMemoryLive.layerConfig
 export const layerTest = ChatMemoryTest.layer
 
 /**
- * Faults on cue in the test memory (`layerTest` provides it): `failStore`, `failSummarizer`, `heal`.
+ * Faults on cue in the test memory (`layerTest` provides it): `failStore`, `failSummarizer`,
+ * `failEmbeddings`, `heal`.
  *
  * @since 0.2.0
  * @category tags

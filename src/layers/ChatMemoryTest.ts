@@ -1,27 +1,31 @@
 /**
- * The memory for a host's own tests: a fresh in-memory store (or the store layer of your choice), a scripted summarizer that records its calls, the approximate token counter, and the
- * strategy of your choice.
+ * The memory for a host's own tests: a fresh in-memory store (or the store layer of your choice), a
+ * scripted summarizer that records its calls, the approximate token counter, the strategy of your
+ * choice, and faults on cue in the store, the summarizer and the embedding model.
  *
  * @since 0.1.0
  */
+import * as AiError from "@effect/ai/AiError"
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { Context, Effect, Layer, Ref } from "effect"
+import type { ConversationId } from "../domain/ConversationId.js"
 import type { StrategyName } from "../domain/ConversationSettings.js"
 import type { DataValidationError } from "../errors/DataValidationError.js"
 import { RepositoryError } from "../errors/RepositoryError.js"
 import { SkillExecutionError } from "../errors/SkillExecutionError.js"
-import { RepositoryService } from "../services/RepositoryService.js"
 import { SkillService } from "../services/SkillService.js"
 import type { HierarchicalOptions } from "../strategies/HierarchicalStrategy.js"
 import * as ChatMemoryLive from "./ChatMemoryLive.js"
 import * as Service from "./internal/service.js"
 import * as ScriptedSkill from "./skills/ScriptedSkill.js"
 import * as MemoryStore from "./store/MemoryStore.js"
-import type * as Store from "./store/Store.js"
+import * as Store from "./store/Store.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
  * The options of the test memory: the strategy (`summarization` by default) and its knobs, the
- * summarizer's script (deterministic default answers when left out), and the store.
+ * summarizer's script (deterministic default answers when left out), the store, and the embedding
+ * model of `hybrid` recall.
  *
  * @since 0.1.0
  * @category models
@@ -35,12 +39,20 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
    * from its parts), a SQL store. Its error and requirements become the test memory's.
    */
   readonly store?: Layer.Layer<Store.Ports, E, R> | undefined
+  /**
+   * The embedding model of `hybrid` recall (with `recall: "hybrid"` and a summarizing strategy): the
+   * store's index also searches by meaning, as with `ChatMemory.layerLive`. Without it, recall is
+   * lexical. Its error and requirements become the test memory's.
+   */
+  readonly embeddings?: Layer.Layer<EmbeddingModel.EmbeddingModel, E, R> | undefined
 }
 
 /**
  * Faults on cue, for a host's tests of its own error handling: from `failStore` on, the store's
  * calls fail with a `RepositoryError`; from `failSummarizer` on, the summarizer's calls fail with a
- * `SkillExecutionError`; `heal` ends both. The test memory provides it.
+ * `SkillExecutionError`; from `failEmbeddings` on, the embedding model's calls fail with an
+ * `AiError` (recall falls back to words, an `EmbeddingFailed` event says so); `heal` ends them all.
+ * The test memory provides it.
  *
  * @example
  * ```ts
@@ -63,11 +75,17 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
 export class Faults extends Context.Tag("effect-chat-memory/ChatMemoryTest/Faults")<Faults, {
   /**
    * From now on, the store's calls fail with a `RepositoryError` whose `operation` is the call's
-   * (`appendMessages`, `readWindow`, …): every call, or those of `operations` only.
+   * (`appendMessages`, `readWindow`, `getSettings`, `getFacts`, `withLease`, …): every call of every
+   * port, or those of `operations` only.
    */
   readonly failStore: (options?: { readonly operations?: ReadonlyArray<string> | undefined }) => Effect.Effect<void>
   /** From now on, the summarizer's calls fail with a `SkillExecutionError` (`Unavailable`, retryable). */
   readonly failSummarizer: Effect.Effect<void>
+  /**
+   * From now on, the embedding model's calls fail with an `AiError` (with `embeddings` and
+   * `recall: "hybrid"`).
+   */
+  readonly failEmbeddings: Effect.Effect<void>
   /** Ends every fault: the calls after it succeed again. */
   readonly heal: Effect.Effect<void>
 }>() {}
@@ -76,9 +94,12 @@ interface Armed {
   /** The store's operations that fail: all of them (`true`), or those named. */
   readonly store: boolean | ReadonlySet<string>
   readonly summarizer: boolean
+  readonly embeddings: boolean
 }
 
-const makeFaults = Effect.map(Ref.make<Armed>({ store: false, summarizer: false }), (armed) => ({
+const healed: Armed = { store: false, summarizer: false, embeddings: false }
+
+const makeFaults = Effect.map(Ref.make<Armed>(healed), (armed) => ({
   armed,
   faults: Faults.of({
     failStore: (options) =>
@@ -87,7 +108,8 @@ const makeFaults = Effect.map(Ref.make<Armed>({ store: false, summarizer: false 
         store: options?.operations === undefined ? true : new Set(options.operations)
       })),
     failSummarizer: Ref.update(armed, (a) => ({ ...a, summarizer: true })),
-    heal: Ref.set(armed, { store: false, summarizer: false })
+    failEmbeddings: Ref.update(armed, (a) => ({ ...a, embeddings: true })),
+    heal: Ref.set(armed, healed)
   })
 }))
 
@@ -98,22 +120,59 @@ const storeCheck = (armed: Ref.Ref<Armed>) => (operation: string, conversationId
       ? Effect.fail(new RepositoryError({ operation, conversationId, detail: "a fault set by the test" }))
       : Effect.void)
 
-/** The store's repository, each call failing on cue. */
-const faultyRepository = (
-  inner: RepositoryService.Service,
-  armed: Ref.Ref<Armed>
-): RepositoryService.Service => {
+/** Every port of the store, each call failing on cue. */
+const faultyStore = (store: Store.Store, armed: Ref.Ref<Armed>): Store.Store => {
   const check = storeCheck(armed)
-  return RepositoryService.of({
-    appendMessages: (id, messages, options) =>
-      Effect.zipRight(check("appendMessages", id), inner.appendMessages(id, messages, options)),
-    getConversation: (id) => Effect.zipRight(check("getConversation", id), inner.getConversation(id)),
-    listMessages: (id, query) => Effect.zipRight(check("listMessages", id), inner.listMessages(id, query)),
-    countMessages: (id, query) => Effect.zipRight(check("countMessages", id), inner.countMessages(id, query)),
-    readWindow: (id, query) => Effect.zipRight(check("readWindow", id), inner.readWindow(id, query)),
-    readTurns: (id, query) => Effect.zipRight(check("readTurns", id), inner.readTurns(id, query)),
-    deleteConversation: (id) => Effect.zipRight(check("deleteConversation", id), inner.deleteConversation(id))
-  })
+  // A call of a conversation's, and one of a user's (no conversation to name).
+  const ofConversation = <A extends ReadonlyArray<unknown>, B, E>(
+    operation: string,
+    call: (conversationId: ConversationId, ...rest: A) => Effect.Effect<B, E>
+  ) =>
+  (conversationId: ConversationId, ...rest: A) =>
+    Effect.zipRight(check(operation, conversationId), call(conversationId, ...rest))
+  const ofUser =
+    <A extends ReadonlyArray<unknown>, B, E>(operation: string, call: (...args: A) => Effect.Effect<B, E>) =>
+    (...args: A) => Effect.zipRight(check(operation), call(...args))
+  const { index, lease, repository, settings, summaries, users } = store
+  return {
+    repository: {
+      appendMessages: ofConversation("appendMessages", repository.appendMessages),
+      getConversation: ofConversation("getConversation", repository.getConversation),
+      listMessages: ofConversation("listMessages", repository.listMessages),
+      countMessages: ofConversation("countMessages", repository.countMessages),
+      readWindow: ofConversation("readWindow", repository.readWindow),
+      readTurns: ofConversation("readTurns", repository.readTurns),
+      deleteConversation: ofConversation("deleteConversation", repository.deleteConversation)
+    },
+    summaries: {
+      getSummaryState: ofConversation("getSummaryState", summaries.getSummaryState),
+      commitSummary: (commit) =>
+        Effect.zipRight(check("commitSummary", commit.conversationId), summaries.commitSummary(commit)),
+      listSummarizations: ofConversation("listSummarizations", summaries.listSummarizations)
+    },
+    settings: {
+      getSettings: ofConversation("getSettings", settings.getSettings),
+      setSettings: ofConversation("setSettings", settings.setSettings)
+    },
+    index: {
+      searchMessages: ofConversation("searchMessages", index.searchMessages),
+      pendingEmbeddings: ofConversation("pendingEmbeddings", index.pendingEmbeddings),
+      storeEmbeddings: ofConversation("storeEmbeddings", index.storeEmbeddings),
+      searchEmbeddings: ofConversation("searchEmbeddings", index.searchEmbeddings)
+    },
+    lease: {
+      withLease: (conversationId, effect) =>
+        Effect.zipRight(check("withLease", conversationId), lease.withLease(conversationId, effect))
+    },
+    users: {
+      getFacts: ofUser("getFacts", users.getFacts),
+      mergeFacts: ofUser("mergeFacts", users.mergeFacts),
+      listConversations: ofUser("listConversations", users.listConversations),
+      searchMessages: ofUser("searchMessages", users.searchMessages),
+      readTurns: ofUser("readTurns", users.readTurns),
+      erase: ofUser("erase", users.erase)
+    }
+  }
 }
 
 /** The summarizer, each call failing on cue. */
@@ -136,11 +195,26 @@ const faultySkill = (inner: SkillService.Service, armed: Ref.Ref<Armed>): SkillS
   })
 }
 
+/** The embedding model, each call failing on cue. */
+const faultyEmbeddings = (inner: EmbeddingModel.Service, armed: Ref.Ref<Armed>): EmbeddingModel.Service => {
+  const check = (method: string) =>
+    Effect.flatMap(Ref.get(armed), ({ embeddings }) =>
+      embeddings
+        ? Effect.fail(
+          new AiError.UnknownError({ module: "ChatMemoryTest", method, description: "a fault set by the test" })
+        )
+        : Effect.void)
+  return {
+    embed: (input) => Effect.zipRight(check("embed"), inner.embed(input)),
+    embedMany: (input, options) => Effect.zipRight(check("embedMany"), inner.embedMany(input, options))
+  }
+}
+
 /**
  * A fresh memory per build: provide it to each test (`Effect.provide(ChatMemoryTest.layer())`) so
  * that no state leaks between tests. Besides the services of `ChatMemoryLive`, it provides
- * `ScriptedSkill`, the log of the summarizer's calls, and `Faults`, which makes the store or the
- * summarizer fail on cue.
+ * `ScriptedSkill`, the log of the summarizer's calls, and `Faults`, which makes the store, the
+ * summarizer or the embedding model fail on cue.
  *
  * @example
  * ```ts
@@ -167,20 +241,30 @@ const faultySkill = (inner: SkillService.Service, armed: Ref.Ref<Armed>): SkillS
 export const layer = <E = never, R = never>(
   options: Options<E, R> = {}
 ): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill | Faults, DataValidationError | E, R> => {
-  const { script, store, ...strategy } = options
+  const { embeddings, script, store, ...strategy } = options
   return Layer.unwrapEffect(Effect.map(makeFaults, ({ armed, faults }) => {
-    const faultyStore = Layer.effectContext(Effect.gen(function*() {
-      const ports = yield* Effect.context<Store.Ports>()
-      return Context.add(ports, RepositoryService, faultyRepository(Context.get(ports, RepositoryService), armed))
-    })).pipe(Layer.provide(store ?? MemoryStore.layer))
+    const ports = Store.layer(Effect.map(Store.get, (inner) => faultyStore(inner, armed))).pipe(
+      Layer.provide(store ?? MemoryStore.layer)
+    )
+    const recall = ChatMemoryLive.layerRecall<E, R>({
+      ...strategy,
+      embeddings: embeddings === undefined ? undefined : {
+        _tag: "embedding-model",
+        layer: Layer.effect(
+          EmbeddingModel.EmbeddingModel,
+          Effect.map(EmbeddingModel.EmbeddingModel, (inner) => faultyEmbeddings(inner, armed))
+        ).pipe(Layer.provide(embeddings))
+      }
+    })
     const faultySkills = Layer.effectContext(Effect.gen(function*() {
       const skills = yield* Effect.context<SkillService | ScriptedSkill.ScriptedSkill>()
       return Context.add(skills, SkillService, faultySkill(Context.get(skills, SkillService), armed))
     })).pipe(Layer.provide(ScriptedSkill.layer(script)))
     return Service.layer.pipe(
       Layer.provideMerge(ChatMemoryLive.layerStrategy(strategy)),
+      Layer.provideMerge(recall),
       Layer.provideMerge(faultySkills),
-      Layer.provideMerge(faultyStore),
+      Layer.provideMerge(ports),
       Layer.provideMerge(ApproximateTokenCounter.layer),
       Layer.provideMerge(Layer.succeed(Faults, faults))
     )

@@ -39,6 +39,7 @@ import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { type PromptOptions, withUserMessage } from "./ai/ContextPrompt.js"
+import { refusingPrompt } from "./internal/promptInput.js"
 import * as RecallToolkit from "./RecallToolkit.js"
 
 /**
@@ -149,9 +150,16 @@ const Content = StorableString.pipe(
   Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
 )
 
+// A Prompt is what `LanguageModel.generateText` takes; here the memory brings the history.
 const TurnOptions = Schema.Struct({
-  prompt: Content,
-  system: Schema.optional(Content),
+  prompt: refusingPrompt(
+    Content,
+    "must be the user's message as a string, not an @effect/ai Prompt: pass the text of its last user " +
+      "message (the memory brings the history)"
+  ),
+  system: Schema.optional(
+    refusingPrompt(Content, "must be a string, not an @effect/ai Prompt: pass the text of its system message")
+  ),
   maxSteps: Schema.optional(
     Schema.Int.pipe(Schema.between(1, MaxSteps, { message: () => `must be an integer from 1 to ${MaxSteps}` }))
   )

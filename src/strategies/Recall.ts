@@ -12,18 +12,24 @@
  * import { OpenAiClient, OpenAiEmbeddingModel } from "@effect/ai-openai"
  * import { FetchHttpClient } from "@effect/platform"
  * import { Config, Layer } from "effect"
- * import { ChatMemory, MemoryStore, Recall, SummarizationStrategy } from "effect-chat-memory"
+ * import { ChatMemory } from "effect-chat-memory"
  *
  * const Embeddings = OpenAiEmbeddingModel.model("text-embedding-3-small", { mode: "batched" }).pipe(
  *   Layer.provide(OpenAiClient.layerConfig({ apiKey: Config.redacted("OPENAI_API_KEY") })),
  *   Layer.provide(FetchHttpClient.layer)
  * )
  *
- * // The store's index, made hybrid; the strategy asks it for recall by meaning.
- * export const MemoryLive = ChatMemory.layerTest({ strategy: "summarization", recall: "hybrid" }).pipe(
- *   Layer.provide(Recall.layerHybrid({ model: "text-embedding-3-small" })),
- *   Layer.provide(Embeddings)
- * )
+ * // The store's index, made hybrid (`layerHybrid` over the model); the strategy asks it for
+ * // recall by meaning.
+ * export const MemoryLive = ChatMemory.layerLive({
+ *   strategy: "summarization",
+ *   recall: "hybrid",
+ *   embeddings: { _tag: "embedding-model", layer: Embeddings },
+ *   embeddingModel: "text-embedding-3-small"
+ * })
+ *
+ * // The test memory, the same way.
+ * export const TestMemory = ChatMemory.layerTest({ strategy: "summarization", recall: "hybrid", embeddings: Embeddings })
  * ```
  *
  * @since 0.2.0

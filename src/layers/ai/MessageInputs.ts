@@ -4,12 +4,12 @@
  *
  * @since 0.1.0
  */
-import * as Prompt from "@effect/ai/Prompt"
 import { Either, ParseResult, Predicate, Schema, type SchemaAST } from "effect"
 import { MaxMetadataLength, MaxToolCalls } from "../../domain/internal/messageLimits.js"
 import { MaxContentLength } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, isStorable, MaxJsonDepth } from "../../domain/internal/storable.js"
 import { type AnyInput, InputRole, type MessageInput, type ToolCall } from "../../domain/Message.js"
+import { refusingPrompt } from "../internal/promptInput.js"
 import { type Decoded, decodePieces, type Piece } from "./internal/parts.js"
 
 /**
@@ -24,37 +24,16 @@ export interface SourcedInput {
   readonly source: number
 }
 
-/** Whether `input` is an `@effect/ai` `Prompt` (a proxy whose trap throws is not). */
-const isPrompt = (input: unknown): boolean => {
-  try {
-    return Prompt.isPrompt(input)
-  } catch {
-    return false
-  }
-}
-
 /**
  * `schema`, but a `Prompt` given in its place is refused saying what to pass instead: its messages,
  * `prompt.content`. A Prompt is what a model is sent, most often the whole history (a context's
  * summary and recalled turns included), so taking it whole would store again what is stored.
  */
-const refusingPrompt = <A, I>(schema: Schema.Schema<A, I>, expected: string, pass: string): Schema.Schema<A, I> =>
-  Schema.declare([schema], {
-    decode: (inner) => {
-      const decodeInner = ParseResult.decodeUnknown(inner)
-      return (input, options, ast) =>
-        isPrompt(input)
-          ? ParseResult.fail(
-            new ParseResult.Type(
-              ast,
-              input,
-              `must be ${expected}, not an @effect/ai Prompt: pass ${pass} (the messages not stored yet)`
-            )
-          )
-          : decodeInner(input, options)
-    },
-    encode: (inner) => ParseResult.encodeUnknown(inner)
-  })
+const refusingPromptAs = <A, I>(schema: Schema.Schema<A, I>, expected: string, pass: string): Schema.Schema<A, I> =>
+  refusingPrompt(
+    schema,
+    `must be ${expected}, not an @effect/ai Prompt: pass ${pass} (the messages not stored yet)`
+  )
 
 // As deep as `Message.MessageInput` reads a message: tool call `params` are a JSON value at level
 // 5 (message, metadata, toolCalls, call, params), and a few more levels are read, so that a value
@@ -63,7 +42,7 @@ const maxInputDepth = MaxJsonDepth + 8
 
 // Each input is read once, inside a guard, keeping the caller's key order: the JSON texts of tool
 // calls and results must come back byte for byte.
-const AnyInputSchema: Schema.Schema<ReadonlyArray<Piece>, AnyInput> = refusingPrompt(
+const AnyInputSchema: Schema.Schema<ReadonlyArray<Piece>, AnyInput> = refusingPromptAs(
   fromUntrusted(
     Schema.declare([], {
       decode: () => (input, options, ast) => decodePieces(input, { ast, options }),
@@ -194,7 +173,7 @@ export const MessageInputs = (options: {
   Schema.transformOrFail(
     // Read once, inside a guard (a proxy or a getter on the list must not crash decoding); each
     // input guards itself.
-    refusingPrompt(
+    refusingPromptAs(
       fromUntrusted(
         Schema.Array(AnyInputSchema).pipe(
           Schema.maxItems(options.maxInputs, { message: () => `must hold at most ${options.maxInputs} inputs` })

@@ -9,21 +9,16 @@
  * stores, also the round trips of each context.
  */
 import { FileSystem } from "@effect/platform"
-import { Context, DateTime, Effect, Layer, Schema } from "effect"
+import { DateTime, Effect, Layer, Schema } from "effect"
 import MiniSearch from "minisearch"
 import { randomUUID } from "node:crypto"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { searchableText } from "../src/domain/internal/recall.js"
 import { MessageInput, type NewMessage } from "../src/domain/Message.js"
-import * as ChatMemory from "../src/layers/ChatMemory.js"
-import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
-import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { TokenCounter } from "../src/services/TokenCounter.js"
-import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
-import { type Counter, counting } from "./roundTrips.js"
+import { countedMemory } from "./roundTrips.js"
 import { type BenchStore, budget, scaled, seedSummary, type Settings } from "./setup.js"
 import { type Figure, fixed, interleaved, ms, printTable, ratio, times } from "./stats.js"
 
@@ -112,18 +107,7 @@ const measure = (
   source: { readonly messages: ReadonlyArray<MessageInput>; readonly questions: ReadonlyArray<string> }
 ) =>
   Effect.gen(function*() {
-    const statements: Counter = { value: 0, fiber: undefined }
-    const storeLayer = store.over === undefined ? store.layer : store.over(counting(statements))
-    const built = yield* Layer.build(
-      ChatMemory.layer.pipe(
-        Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: budget })),
-        Layer.provideMerge(ScriptedSkill.layer()),
-        Layer.provideMerge(storeLayer),
-        Layer.provideMerge(Layer.succeed(TokenCounter, counter))
-      )
-    )
-    const memory = Context.get(built, ChatMemoryService)
-    const storage = yield* Effect.provide(Store.get, built)
+    const { memory, statements, storage } = yield* countedMemory(store, Layer.succeed(TokenCounter, counter))
     const rows: Array<Row> = []
     for (const length of lengths) {
       const id = ConversationId.make(`recall-cost-${length}-${randomUUID()}`)

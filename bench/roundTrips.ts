@@ -7,10 +7,15 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import type { Connection } from "@effect/sql/SqlConnection"
-import { Effect, Equal, type FiberId, Layer, Stream } from "effect"
+import { Context, Effect, Equal, type FiberId, Layer, Stream } from "effect"
 import { randomUUID } from "node:crypto"
+import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import { type BenchStore, slidingMemory, type StoreError, summarizingMemory } from "./setup.js"
+import type { TokenCounter } from "../src/services/TokenCounter.js"
+import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
+import { type BenchStore, budget, slidingMemory, type StoreError, summarizingMemory } from "./setup.js"
 import { printTable } from "./stats.js"
 import { text } from "./texts.js"
 
@@ -53,6 +58,29 @@ export const counting = (counter: Counter) =>
       return yield* SqlClient.make({ acquirer, compiler: PgClient.makeCompiler(), spanAttributes: [] })
     })
   ).pipe(Layer.provide(inner), Layer.provide(Reactivity.layer))
+
+/**
+ * The summarizing memory (scripted skill) over a fresh store of `store`'s kind and `tokens`, built
+ * in the caller's scope: the service, its store, and the statements its SQL connections run.
+ */
+export const countedMemory = (store: BenchStore, tokens: Layer.Layer<TokenCounter>) =>
+  Effect.gen(function*() {
+    const statements: Counter = { value: 0, fiber: undefined }
+    const storeLayer = store.over === undefined ? store.layer : store.over(counting(statements))
+    const built = yield* Layer.build(
+      ChatMemory.layer.pipe(
+        Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: budget })),
+        Layer.provideMerge(ScriptedSkill.layer()),
+        Layer.provideMerge(storeLayer),
+        Layer.provideMerge(tokens)
+      )
+    )
+    return {
+      memory: Context.get(built, ChatMemoryService),
+      storage: yield* Effect.provide(Store.get, built),
+      statements
+    }
+  })
 
 interface Row {
   readonly store: string

@@ -12,19 +12,16 @@
  * Goals: user-scoped / conversation-scoped ≤ 1.5x, 10,000 users / 1 user ≈ 1.0x, at most 3 round
  * trips per context (for both the existing and the new conversation).
  */
-import { Context, DateTime, Effect, Layer } from "effect"
+import { DateTime, Effect } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { MemoryContext } from "../src/domain/MemoryContext.js"
 import type { NewMessage } from "../src/domain/Message.js"
 import { UserFact } from "../src/domain/UserFact.js"
 import * as UserId from "../src/domain/UserId.js"
-import * as ChatMemory from "../src/layers/ChatMemory.js"
-import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
-import * as Store from "../src/layers/store/Store.js"
+import type * as Store from "../src/layers/store/Store.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
-import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
-import { type Counter, counting } from "./roundTrips.js"
+import { type ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { countedMemory, type Counter } from "./roundTrips.js"
 import { type BenchStore, budget, scaled, seedSummary, type Settings } from "./setup.js"
 import { type Figure, fixed, int, interleaved, ms, printTable, ratio, timed, times } from "./stats.js"
 import { generatedTurn, pick } from "./texts.js"
@@ -184,19 +181,9 @@ export const seed = (store: Store.Store, userCount: number) =>
 /** Builds the memory over a fresh store of `store`'s kind (its statements counted on SQL) and seeds it. */
 const database = (store: BenchStore, userCount: number) =>
   Effect.gen(function*() {
-    const statements: Counter = { value: 0, fiber: undefined }
-    const storeLayer = store.over === undefined ? store.layer : store.over(counting(statements))
-    const built = yield* Layer.build(
-      ChatMemory.layer.pipe(
-        Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: budget })),
-        Layer.provideMerge(ScriptedSkill.layer()),
-        Layer.provideMerge(storeLayer),
-        Layer.provideMerge(ApproximateTokenCounter.layer)
-      )
-    )
-    const storage = yield* Effect.provide(Store.get, built)
+    const { memory, statements, storage } = yield* countedMemory(store, ApproximateTokenCounter.layer)
     const [t] = yield* timed(seed(storage, userCount))
-    return { users: userCount, memory: Context.get(built, ChatMemoryService), statements, seedSeconds: t / 1000 }
+    return { users: userCount, memory, statements, seedSeconds: t / 1000 }
   })
 
 /**
@@ -239,17 +226,17 @@ interface StoreRow {
   readonly seedSeconds: { readonly "1": number; readonly "10000": number }
   readonly series: ReadonlyArray<Series>
   /** Medians: user-scoped over conversation-scoped, at each number of users. */
-  readonly userOverConversation: {
-    readonly existing: { readonly "1": number; readonly "10000": number }
-    readonly new: { readonly "1": number; readonly "10000": number }
-  }
+  readonly userOverConversation: UserScopedRatios
   /** Medians: user-scoped over conversation-scoped on one conversation of the user's whole history. */
-  readonly userOverWhole: {
-    readonly existing: { readonly "1": number; readonly "10000": number }
-    readonly new: { readonly "1": number; readonly "10000": number }
-  }
+  readonly userOverWhole: UserScopedRatios
   /** Medians: 10,000 users over 1 user, for each call. */
   readonly manyOverOne: Record<Call, number>
+}
+
+/** The user-scoped calls' medians over a conversation-scoped one's, at each number of users. */
+interface UserScopedRatios {
+  readonly existing: { readonly "1": number; readonly "10000": number }
+  readonly new: { readonly "1": number; readonly "10000": number }
 }
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
@@ -304,30 +291,19 @@ const measure = (store: BenchStore, warmup: number, runs: number) =>
     })
     const median = (count: number, which: Call) =>
       series.find((s) => s.users === count && s.call === which)?.figure.median
+    const overBase = (base: Call): UserScopedRatios => ({
+      existing: {
+        "1": ratio(median(1, "user"), median(1, base)),
+        "10000": ratio(median(users, "user"), median(users, base))
+      },
+      new: { "1": ratio(median(1, "new"), median(1, base)), "10000": ratio(median(users, "new"), median(users, base)) }
+    })
     return {
       store: store.name,
       seedSeconds: { "1": one.seedSeconds, "10000": many.seedSeconds },
       series,
-      userOverConversation: {
-        existing: {
-          "1": ratio(median(1, "user"), median(1, "plain")),
-          "10000": ratio(median(users, "user"), median(users, "plain"))
-        },
-        new: {
-          "1": ratio(median(1, "new"), median(1, "plain")),
-          "10000": ratio(median(users, "new"), median(users, "plain"))
-        }
-      },
-      userOverWhole: {
-        existing: {
-          "1": ratio(median(1, "user"), median(1, "whole")),
-          "10000": ratio(median(users, "user"), median(users, "whole"))
-        },
-        new: {
-          "1": ratio(median(1, "new"), median(1, "whole")),
-          "10000": ratio(median(users, "new"), median(users, "whole"))
-        }
-      },
+      userOverConversation: overBase("plain"),
+      userOverWhole: overBase("whole"),
       manyOverOne: {
         user: ratio(median(users, "user"), median(1, "user")),
         new: ratio(median(users, "new"), median(1, "new")),

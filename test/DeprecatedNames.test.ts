@@ -3,24 +3,12 @@
  * "Use `Name`", and `Name` is a root export of the same module, not itself deprecated.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { fileURLToPath } from "node:url"
 import ts from "typescript"
-
-const entry = fileURLToPath(new URL("../src/index.ts", import.meta.url))
+import { rootModule } from "./fixtures/rootModule.js"
 
 /** The root's exports: each one's module, and its deprecation note if it has one. */
 const rootExports = () => {
-  const program = ts.createProgram([entry], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    strict: true,
-    skipLibCheck: true,
-    noEmit: true
-  })
-  const checker = program.getTypeChecker()
-  const source = program.getSourceFile(entry)
-  const module = source === undefined ? undefined : checker.getSymbolAtLocation(source)
+  const { checker, module } = rootModule()
   if (module === undefined) return new Map<string, { readonly target: ts.Symbol; readonly note?: string }>()
   return new Map(
     checker.getExportsOfModule(module).map((symbol) => {

@@ -4,37 +4,16 @@
  * none of them; faults at Warning. The omission is logged once per context.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Logger, LogLevel } from "effect"
+import { Effect, LogLevel } from "effect"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import * as SlidingWindowStrategy from "../src/strategies/SlidingWindowStrategy.js"
 import { memoryWith, summarizingMemory } from "./fixtures/layers.js"
-
-/** One log line: its level and message. */
-interface Entry {
-  readonly level: LogLevel.LogLevel
-  readonly message: string
-}
-
-/** A logger that records every line, and runs `effect` with every level on. */
-const recording = <A, E, R>(effect: (entries: ReadonlyArray<Entry>) => Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const entries: Array<Entry> = []
-    const logger = Logger.make(({ logLevel, message }) => {
-      entries.push({ level: logLevel, message: (Array.isArray(message) ? message : [message]).join(" ") })
-    })
-    return effect(entries).pipe(
-      Logger.withMinimumLogLevel(LogLevel.All),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
-    )
-  })
+import { atInfoOrAbove, recording } from "./fixtures/logs.js"
 
 const turn = (i: number) => [
   { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(36, ".") },
   { role: "assistant" as const, content: `Answer ${i}: shipped to Lyon.`.padEnd(100, ".") }
 ]
-
-const atInfoOrAbove = (entries: ReadonlyArray<Entry>) =>
-  entries.filter((entry) => LogLevel.greaterThanEqual(entry.level, LogLevel.Info))
 
 describe("memory logs", () => {
   it.effect("a summary made and a context read log nothing at Info or above; the summary at Debug", () =>

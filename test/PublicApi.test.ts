@@ -8,23 +8,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
+import { rootModule } from "./fixtures/rootModule.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** The root's names, sorted: `Namespace.member`, or `Alias (deprecated)`. */
 const rootNames = (): ReadonlyArray<string> => {
-  const entry = `${root}src/index.ts`
-  const program = ts.createProgram([entry], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    strict: true,
-    skipLibCheck: true,
-    noEmit: true
-  })
-  const checker = program.getTypeChecker()
-  const source = program.getSourceFile(entry)
-  const module = source === undefined ? undefined : checker.getSymbolAtLocation(source)
+  const { checker, module } = rootModule()
   if (module === undefined) return []
   const names: Array<string> = []
   for (const symbol of checker.getExportsOfModule(module)) {

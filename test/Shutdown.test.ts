@@ -4,35 +4,14 @@
  * with `shutdownDrain` the close waits for them up to that long first. On the test clock.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Queue, Scope, TestClock } from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, LogLevel, Option, Queue, Scope, TestClock } from "effect"
 import { ConversationId } from "../src/domain/ConversationId.js"
 import type { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
-
-/** One log line: its level and message. */
-interface Entry {
-  readonly level: LogLevel.LogLevel
-  readonly message: string
-}
-
-/** A logger that records every line, and runs `effect` with every level on. */
-const recording = <A, E, R>(effect: (entries: ReadonlyArray<Entry>) => Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const entries: Array<Entry> = []
-    const logger = Logger.make(({ logLevel, message }) => {
-      entries.push({ level: logLevel, message: (Array.isArray(message) ? message : [message]).join(" ") })
-    })
-    return effect(entries).pipe(
-      Logger.withMinimumLogLevel(LogLevel.All),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
-    )
-  })
-
-const atInfoOrAbove = (entries: ReadonlyArray<Entry>) =>
-  entries.filter((entry) => LogLevel.greaterThanEqual(entry.level, LogLevel.Info))
+import { atInfoOrAbove, recording } from "./fixtures/logs.js"
 
 const turn = (i: number) => [
   { role: "user" as const, content: `Question ${i} about order ORD-${1000 + i}.`.padEnd(60, ".") },

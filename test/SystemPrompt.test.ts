@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
+import { MaxContentLength } from "../src/domain/internal/messageLimits.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import type * as Store from "../src/layers/store/Store.js"
@@ -52,6 +53,11 @@ const suite = (name: string, store: () => Layer.Layer<Store.Ports, unknown>) =>
           const refused = yield* Effect.flip(memory.setSystemPrompt("c", ""))
           assert.strictEqual(refused._tag, "DataValidationError")
           assert.include(refused.message, "text")
+          // So is one longer than a stored message may be, and the stored prompts stay as they were.
+          const tooLong = yield* Effect.flip(memory.setSystemPrompt("c", "x".repeat(MaxContentLength + 1)))
+          assert.strictEqual(tooLong._tag, "DataValidationError")
+          assert.include(tooLong.message, "text")
+          assert.strictEqual((yield* memory.getSettings("c")).systemPrompts?.length, 2)
         }).pipe(Effect.provide(ChatMemoryTest.layer({ strategy, store: store() }))))
     }
   })

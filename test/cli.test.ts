@@ -9,21 +9,8 @@ import { DateTime, Effect, Schema, TestClock } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Transcript from "../src/cli/Transcript.js"
-import { bundled, cli, root, type Run, spawnCli, tempDir } from "./fixtures/cli.js"
+import { assertOneLineFailure, bundled, cli, root, spawnCli, tempDir } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
-
-/** The non-blank lines of stderr. */
-const errorLines = (run: Run) => run.stderr.split("\n").filter((line) => line.trim().length > 0)
-
-/** A failure as the CLI must show it: non-zero exit, one line on stderr, no stack trace. */
-const assertOneLineFailure = (run: Run, ...mentions: ReadonlyArray<string>) => {
-  assert.notStrictEqual(run.code, 0)
-  const lines = errorLines(run)
-  assert.strictEqual(lines.length, 1, run.stderr)
-  for (const mention of mentions) assert.include(lines[0], mention)
-  assert.notMatch(run.stderr, /\n\s+at /)
-  assert.strictEqual(run.stdout, "")
-}
 
 const Entry = Schema.Struct({ role: Schema.String, content: Schema.String })
 const transcript = readFileSync(bundled, "utf8").split("\n").filter((line) => line.trim().length > 0)

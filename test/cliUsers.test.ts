@@ -8,19 +8,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { cli, type Run, tempDir } from "./fixtures/cli.js"
+import { assertOneLineFailure, cli, tempDir } from "./fixtures/cli.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
-
-const errorLines = (run: Run) => run.stderr.split("\n").filter((line) => line.trim().length > 0)
-
-/** A failure as the CLI must show it: non-zero exit, one line on stderr naming each of `mentions`. */
-const assertOneLineFailure = (run: Run, ...mentions: ReadonlyArray<string>) => {
-  assert.notStrictEqual(run.code, 0)
-  const lines = errorLines(run)
-  assert.strictEqual(lines.length, 1, run.stderr)
-  for (const mention of mentions) assert.include(lines[0], mention)
-  assert.strictEqual(run.stdout, "")
-}
 
 const said = (conversation: string, role: "user" | "assistant", content: string, at: string) =>
   JSON.stringify({ conversation, role, content, createdAt: at })

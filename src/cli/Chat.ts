@@ -15,7 +15,6 @@ import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { CliError } from "./Errors.js"
 import * as Report from "./Report.js"
-import { withStrategy } from "./Settings.js"
 import * as Settings from "./Settings.js"
 import { Stdio } from "./Stdio.js"
 
@@ -63,7 +62,7 @@ const converse = (where: Where, system: string, banner: string, strategy: Strate
       // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
       yield* memory.setSettings(
         conversationId,
-        yield* withStrategy(yield* memory.getSettings(conversationId), strategy)
+        yield* Settings.withStrategy(yield* memory.getSettings(conversationId), strategy)
       )
       yield* memory.addMessages(conversationId, [{ role: "system", content: system }], { userId })
     }

@@ -15,14 +15,13 @@ import { Console, Effect, Layer, Option } from "effect"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { StrategyName } from "../domain/ConversationSettings.js"
-import { digestText, factsText, recentLabel, summaryText, userFactsText } from "../domain/internal/contextText.js"
-import { recalledText } from "../domain/internal/recall.js"
 import { type MemoryContext } from "../domain/MemoryContext.js"
 import { withUserMessage } from "../layers/ai/ContextPrompt.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
 import { UserMemoryService } from "../services/UserMemoryService.js"
+import { answered, contextText, holds } from "./Answers.js"
 import * as Bm25 from "./Bm25.js"
 import { CliError } from "./Errors.js"
 import { type QuestionResult, type RecallAtK, type StrategyResult, table } from "./EvalResults.js"
@@ -32,6 +31,7 @@ import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
 import * as Transcript from "./Transcript.js"
 
+export { contextText, datesSaid } from "./Answers.js"
 export type { QuestionResult, RecallAtK, StrategyResult } from "./EvalResults.js"
 export { table } from "./EvalResults.js"
 export { answerTurns, Question, QuestionKind, QuestionsFile, readQuestions, recallKs } from "./Questions.js"
@@ -47,79 +47,6 @@ const bucketOf = (age: number): string => {
   return bucket === undefined ? `< ${ageBuckets[0][0]}` : bucket[1] === Number.POSITIVE_INFINITY
     ? `${bucket[0]}+`
     : `${bucket[0]}-${bucket[1]}`
-}
-
-/** The text a context puts in front of a model: what an answer must be found in. */
-export const contextText = (context: MemoryContext): string =>
-  [
-    ...context.system.map((message) => message.content),
-    ...(context.userFacts.length === 0 ? [] : [userFactsText(context.userFacts)]),
-    ...(context.digest.length === 0 ? [] : [digestText(context.digest)]),
-    ...(context.facts.length === 0 ? [] : [factsText(context.facts)]),
-    ...(context.summary === null ? [] : [summaryText(context.summary)]),
-    ...context.recent.map((message) =>
-      [
-        ...(context.dated && message.role === "user" ? [recentLabel(message)] : []),
-        message.content,
-        ...(message.metadata.toolCalls ?? []).map((call) => JSON.stringify(call.params))
-      ].join(" ")
-    ),
-    ...(context.recalled.length === 0 ? [] : [recalledText(context.recalled, { dated: context.dated })])
-  ].join("\n")
-
-const isoDate = /\d{4}-\d{2}-\d{2}/g
-
-/** The runs of four words of a text, lower-cased: what a line must share to say part of it. */
-const wordRuns = (text: string): Array<string> => {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu) ?? []
-  return words.slice(3).map((_, i) => words.slice(i, i + 4).join(" "))
-}
-
-/**
- * Whether `text` dates what was said: for each date of `dates`, a line that says four words in a
- * row of `said` under that date, the date on the line itself (a recent message's label) or on the
- * nearest line above that names one (a summary's date heading, a recalled turn's label). The date
- * alone is not enough: on a conversation of many days, a date shown says when something happened,
- * not that it is what the question asks about.
- */
-export const datesSaid = (text: string, dates: ReadonlyArray<string>, said: ReadonlyArray<string>): boolean => {
-  const runs = new Set(said.flatMap(wordRuns))
-  const found = new Set<string>()
-  let above: string | undefined
-  for (const line of text.split("\n")) {
-    const named = line.match(isoDate) ?? []
-    const under = [...named, ...(above === undefined ? [] : [above])]
-    if (under.some((date) => dates.includes(date)) && wordRuns(line).some((run) => runs.has(run))) {
-      for (const date of under) found.add(date)
-    }
-    above = named.at(-1) ?? above
-  }
-  return dates.every((date) => found.has(date))
-}
-
-/**
- * Whether a context holds a question's answer. A `when` question answered by dates (`2025-01-05`,
- * the day a turn was said on) needs those dates on what its answer's turns said (`datesSaid`);
- * any other, its answer's strings as written.
- */
-const answered = (
-  text: string,
-  question: Question,
-  turns: ReadonlyArray<Transcript.ConversationTurn>
-): boolean =>
-  question.kind === "when" && question.answers.every((answer) => /^\d{4}-\d{2}-\d{2}$/.test(answer))
-    ? datesSaid(
-      text,
-      question.answers,
-      answerTurns(question).flatMap((turn) => (turns[turn - 1]?.messages ?? []).map((message) => message.content))
-    )
-    : holds(text, question.answers, false)
-
-/** Whether `text` holds every answer string: as written in a context; case and spacing aside in a reply. */
-const holds = (text: string, answers: ReadonlyArray<string>, loose: boolean): boolean => {
-  const normalize = (s: string) => (loose ? s.toLowerCase().replace(/\s+/g, " ") : s)
-  const haystack = normalize(text)
-  return answers.every((answer) => haystack.includes(normalize(answer)))
 }
 
 const median = (values: ReadonlyArray<number>): number => {

@@ -7,23 +7,21 @@
  * keeps failing (its breaker opens) ends the replay: the rest of the transcript is stored, and the
  * error says why.
  */
-import { Clock, Console, Effect, Option, Predicate, Queue, Schema } from "effect"
-import { connect } from "node:net"
+import { Clock, Console, Effect, Option, type Queue, Schema } from "effect"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { MemoryContext } from "../domain/MemoryContext.js"
-import type { MemoryEvent, SummarizerUnavailable } from "../domain/MemoryEvent.js"
+import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { Message, MessageInput } from "../domain/Message.js"
 import { isAppendOnly } from "../layers/ai/internal/prefix.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
-import { CliError } from "./Errors.js"
 import * as Progress from "./Progress.js"
 import * as Report from "./Report.js"
-import { withStrategy } from "./Settings.js"
 import * as Settings from "./Settings.js"
+import { breakerOpened, type Stopped, summarizerStopped } from "./SummarizerStopped.js"
 import * as Transcript from "./Transcript.js"
 
 /** The conversation `npm start` replays. */
@@ -71,19 +69,6 @@ const endsVerbatim = (recent: ReadonlyArray<Message>, added: ReadonlyArray<Messa
 
 const mean = (values: ReadonlyArray<number>): number =>
   values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length
-
-/** The summarizer's breaker opened at `turn`: the replay stops waiting for summaries. */
-interface Stopped {
-  readonly turn: number
-  readonly event: SummarizerUnavailable
-}
-
-/** The newest `SummarizerUnavailable` among the events received so far. */
-const breakerOpened = (events: Queue.Dequeue<MemoryEvent>) =>
-  Effect.map(Queue.takeAll(events), (chunk) =>
-    Option.fromNullable(
-      [...chunk].filter((event): event is SummarizerUnavailable => event._tag === "SummarizerUnavailable").at(-1)
-    ))
 
 /** A conversation of the transcript: the id it is stored under, and its turns. */
 interface Conversation {
@@ -173,72 +158,6 @@ const feed = (
     return { records, stopped }
   })
 
-/** The OS's word for a failed connection: what a transport error from the HTTP client hides. */
-const socketFailure = (error: Error): string => {
-  const code = Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
-  switch (code) {
-    case "ECONNREFUSED":
-      return "connection refused"
-    case "ENOTFOUND":
-    case "EAI_AGAIN":
-      return "host not found"
-    case "EHOSTUNREACH":
-    case "ENETUNREACH":
-      return "host unreachable"
-    default:
-      return error.message
-  }
-}
-
-/** What a TCP connection to the server of `url` says, within 2 s: the cause behind a transport error. */
-const reachability = (url: string): Effect.Effect<string> =>
-  URL.canParse(url)
-    ? Effect.async<string>((resume) => {
-      const target = new URL(url)
-      const port = Number(target.port || (target.protocol === "https:" ? 443 : 80))
-      const socket = connect({ host: target.hostname.replace(/^\[(.*)\]$/, "$1"), port })
-      const done = (outcome: string) => {
-        socket.destroy()
-        resume(Effect.succeed(outcome))
-      }
-      socket.setTimeout(2000)
-      socket.once("connect", () => done("the server accepts connections"))
-      socket.once("timeout", () => done("no answer to a connection within 2 s"))
-      socket.once("error", (error) => done(socketFailure(error)))
-      return Effect.sync(() => socket.destroy())
-    })
-    : Effect.succeed("not a valid URL")
-
-/**
- * The error a replay stopped by the summarizer's breaker ends with: the summarizer, the server
- * and what a connection to it says, the skill's last error, and that nothing was lost.
- */
-const summarizerStopped = (
-  stopped: Stopped,
-  options: ChatMemoryConfig.Options,
-  conversationId: string,
-  totals: { readonly turns: number; readonly messagesStored: number; readonly summarizedUpTo: number }
-) =>
-  Effect.gen(function*() {
-    const configuration = Settings.describe(options)
-    const url = configuration.summarizer === "openai"
-      ? configuration.summarizerUrl ?? "https://api.openai.com/v1"
-      : undefined
-    const where = url === undefined
-      ? `the ${configuration.summarizer} summarizer`
-      : `the summarizer ${configuration.summarizerModel} at ${url} (${yield* reachability(url)})`
-    return new CliError({
-      reason: `replay stopped after turn ${stopped.turn} of ${totals.turns}: ${where} failed ` +
-        `${stopped.event.failures} summarizations in a row, so summarization is paused ` +
-        `(last error: ${stopped.event.detail}). Nothing is lost: all ${totals.messagesStored} messages are stored ` +
-        `under "${conversationId}" (summarized up to seq ${totals.summarizedUpTo}). ` +
-        (url === undefined
-          ? "Check the summarizer and replay again."
-          : `Check ${Settings.variables.openAiBaseUrl.name} and ${Settings.variables.openAiApiKey.name} ` +
-            "(unset both for the offline summarizer) and replay again.")
-    })
-  })
-
 /** Clears what an earlier replay left under the same id in a persistent store. */
 const startOver = (conversationId: string) =>
   Effect.gen(function*() {
@@ -270,7 +189,7 @@ const run = (
       yield* startOver(conversationId)
       // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
       const settings = yield* memory.getSettings(conversationId)
-      yield* memory.setSettings(conversationId, yield* withStrategy(settings, configuration.strategy))
+      yield* memory.setSettings(conversationId, yield* Settings.withStrategy(settings, configuration.strategy))
     }
     const started = yield* Clock.currentTimeMillis
     const tracker = yield* Progress.make("replay", turnCount, "turns")

@@ -15,24 +15,17 @@ import {
   type Scope,
   Stream
 } from "effect"
-import { ContextSettings } from "../../domain/ContextSettings.js"
 import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
 import { createdAtProblem } from "../../domain/internal/messageLimits.js"
 import { MaxContentLength } from "../../domain/internal/messageLimits.js"
-import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
 import { ContextBuilt, type MemoryEvent, MemoryRecalled, MessagesAdded } from "../../domain/MemoryEvent.js"
 import { type NewMessage } from "../../domain/Message.js"
-import { UserId } from "../../domain/UserId.js"
+import { type UserId } from "../../domain/UserId.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { decode } from "../../errors/internal/decode.js"
-import {
-  ChatMemoryService,
-  MaxInputsPerCall,
-  MaxMessagesPerCall,
-  MaxPageSize
-} from "../../services/ChatMemoryService.js"
+import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall } from "../../services/ChatMemoryService.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
@@ -42,7 +35,20 @@ import { TokenCounter } from "../../services/TokenCounter.js"
 import { type UserMemoryService } from "../../services/UserMemoryService.js"
 import { UserStore } from "../../services/UserStore.js"
 import { EmbeddingJobs, searchTurns } from "../../strategies/Recall.js"
-import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
+import { decodePlainInputs } from "../ai/MessageInputs.js"
+import { makePrefixTracker } from "./prefixTracker.js"
+import {
+  AddMessagesRequest,
+  AddOptions,
+  AwaitIdleRequest,
+  ConversationRequest,
+  GetContextRequest,
+  GetMessagesRequest,
+  SearchRequest,
+  SetSettingsRequest,
+  StatsRequest,
+  SystemPromptRequest
+} from "./requests.js"
 import * as Users from "./users.js"
 
 /** Turns a context left out without their being summarized. */
@@ -59,106 +65,7 @@ const prefixChanges = Metric.counter("chat_memory_context_prefix_changes_total",
   incremental: true
 })
 
-const AddMessagesRequest = Schema.Struct({
-  conversationId: ConversationId,
-  // Our messages, `@effect/ai` prompt messages and response parts, each read once, inside a guard.
-  messages: MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall })
-})
-
-const AddOptions = Schema.Struct({ options: fromUntrusted(Schema.Struct({ userId: Schema.optional(UserId) })) })
-
-const GetMessagesRequest = Schema.Struct({
-  conversationId: ConversationId,
-  // Exact: an `undefined` member would print the raw input (running a hostile object's getters).
-  options: Schema.optionalWith(
-    fromUntrusted(Schema.Struct({
-      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
-      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
-    })),
-    { exact: true }
-  )
-})
-
 const isConversationId = Schema.is(ConversationId)
-
-/** How many conversations' prefix tracking a service keeps: the least recently read go first. */
-const trackedConversations = 10_000
-
-/** The contexts built for a conversation, and how many changed the prompt's prefix. */
-interface PrefixTrack {
-  readonly version: string
-  readonly contexts: number
-  readonly changes: number
-}
-
-/**
- * The prefix tracking of the conversations read most recently: a `Map` kept in recency order
- * (read and re-inserted on each update), bounded by `trackedConversations`.
- */
-const makePrefixTracker = () => {
-  const tracks = new Map<ConversationId, PrefixTrack>()
-  return {
-    record: (conversationId: ConversationId, version: string) =>
-      Effect.sync(() => {
-        const before = tracks.get(conversationId)
-        tracks.delete(conversationId)
-        const changed = before === undefined || before.version !== version
-        tracks.set(conversationId, {
-          version,
-          contexts: (before?.contexts ?? 0) + 1,
-          changes: (before?.changes ?? 0) + (changed ? 1 : 0)
-        })
-        if (tracks.size > trackedConversations) {
-          const oldest = tracks.keys().next()
-          if (oldest.done !== true) tracks.delete(oldest.value)
-        }
-        return changed
-      }),
-    get: (conversationId: ConversationId) => Effect.sync(() => tracks.get(conversationId)),
-    forget: (conversationId: ConversationId) => Effect.sync(() => tracks.delete(conversationId))
-  }
-}
-
-const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
-
-const StatsRequest = ConversationRequest
-
-const SystemPromptRequest = Schema.Struct({
-  conversationId: ConversationId,
-  text: Schema.String.pipe(Schema.minLength(1, { message: () => "must be a non-empty string" }))
-})
-
-const GetContextRequest = Schema.Struct({
-  conversationId: ConversationId,
-  options: Schema.optionalWith(
-    fromUntrusted(Schema.Struct({
-      tokenBudget: Schema.optional(ContextSettings.fields.tokenBudget),
-      query: Schema.optional(StorableString),
-      userId: Schema.optional(UserId)
-    })),
-    { exact: true }
-  )
-})
-
-const SearchRequest = Schema.Struct({
-  conversationId: ConversationId,
-  query: StorableString,
-  options: Schema.optionalWith(
-    fromUntrusted(Schema.Struct({
-      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
-      before: Schema.optional(Schema.Int.pipe(Schema.positive())),
-      userId: Schema.optional(UserId)
-    })),
-    { exact: true }
-  )
-})
-
-const SetSettingsRequest = Schema.Struct({
-  conversationId: ConversationId,
-  settings: fromUntrusted(ConversationSettings)
-})
-
-const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optionalWith(ConversationId, { exact: true }) })
 
 /**
  * The options of the service.

@@ -1,0 +1,78 @@
+/**
+ * What the service decodes at its edge, per operation: each call's arguments as one request, so
+ * that a bad one is refused with a `DataValidationError` naming its field before anything runs.
+ */
+import { Schema } from "effect"
+import { ContextSettings } from "../../domain/ContextSettings.js"
+import { ConversationId } from "../../domain/ConversationId.js"
+import { ConversationSettings } from "../../domain/ConversationSettings.js"
+import { MaxContentLength } from "../../domain/internal/messageLimits.js"
+import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
+import { UserId } from "../../domain/UserId.js"
+import { MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../../services/ChatMemoryService.js"
+import { MessageInputs } from "../ai/MessageInputs.js"
+
+export const AddMessagesRequest = Schema.Struct({
+  conversationId: ConversationId,
+  // Our messages, `@effect/ai` prompt messages and response parts, each read once, inside a guard.
+  messages: MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall })
+})
+
+export const AddOptions = Schema.Struct({ options: fromUntrusted(Schema.Struct({ userId: Schema.optional(UserId) })) })
+
+export const GetMessagesRequest = Schema.Struct({
+  conversationId: ConversationId,
+  // Exact: an `undefined` member would print the raw input (running a hostile object's getters).
+  options: Schema.optionalWith(
+    fromUntrusted(Schema.Struct({
+      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
+      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
+    })),
+    { exact: true }
+  )
+})
+
+export const ConversationRequest = Schema.Struct({ conversationId: ConversationId })
+
+export const StatsRequest = ConversationRequest
+
+export const SystemPromptRequest = Schema.Struct({
+  conversationId: ConversationId,
+  // The bounds of `ConversationSettings.systemPrompts`' texts, so that a stored prompt always reads back.
+  text: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "must be a non-empty string" }),
+    Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
+  )
+})
+
+export const GetContextRequest = Schema.Struct({
+  conversationId: ConversationId,
+  options: Schema.optionalWith(
+    fromUntrusted(Schema.Struct({
+      tokenBudget: Schema.optional(ContextSettings.fields.tokenBudget),
+      query: Schema.optional(StorableString),
+      userId: Schema.optional(UserId)
+    })),
+    { exact: true }
+  )
+})
+
+export const SearchRequest = Schema.Struct({
+  conversationId: ConversationId,
+  query: StorableString,
+  options: Schema.optionalWith(
+    fromUntrusted(Schema.Struct({
+      limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
+      before: Schema.optional(Schema.Int.pipe(Schema.positive())),
+      userId: Schema.optional(UserId)
+    })),
+    { exact: true }
+  )
+})
+
+export const SetSettingsRequest = Schema.Struct({
+  conversationId: ConversationId,
+  settings: fromUntrusted(ConversationSettings)
+})
+
+export const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optionalWith(ConversationId, { exact: true }) })

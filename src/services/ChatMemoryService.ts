@@ -91,11 +91,15 @@ export class ChatMemoryService extends Context.Tag("effect-chat-memory/ChatMemor
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace ChatMemoryService {
   /**
+   * The memory's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -182,6 +186,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `addMessages`.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -194,6 +200,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `getContext`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -216,6 +224,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `searchMemory`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -232,6 +242,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `getMessages`: a page of the log.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -39,11 +39,15 @@ export class MemoryManagementStrategy extends Context.Tag("effect-chat-memory/Me
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace MemoryManagementStrategy {
   /**
+   * The strategy's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -72,6 +76,8 @@ export declare namespace MemoryManagementStrategy {
   }
 
   /**
+   * The settings a strategy assembles a context with.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -86,6 +92,8 @@ export declare namespace MemoryManagementStrategy {
   }
 
   /**
+   * What `postAddMessagesHook` receives after an append.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -89,11 +89,15 @@ export class RepositoryService extends Context.Tag("effect-chat-memory/Repositor
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace RepositoryService {
   /**
+   * The log's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -160,6 +164,8 @@ export declare namespace RepositoryService {
   export type Errors = ConversationNotFoundError | RepositoryError
 
   /**
+   * The options of `appendMessages`.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -169,6 +175,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * What `appendMessages` stored.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -181,6 +189,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * The counters of a conversation (`getConversation`).
+   *
    * @since 0.1.0
    * @category models
    */
@@ -244,6 +254,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * What `countMessages` counts.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -281,6 +293,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * What `readWindow` returns: everything one context is assembled from.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -316,6 +330,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * A count per role.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -30,11 +30,15 @@ export class SkillService extends Context.Tag("effect-chat-memory/SkillService")
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace SkillService {
   /**
+   * The skills; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -48,6 +52,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * The input of `summarize`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -107,11 +113,15 @@ export declare namespace SkillService {
   >
 
   /**
+   * The cases of `ExistingSummary` and their tags.
+   *
    * @since 0.2.0
    * @category models
    */
   export namespace ExistingSummary {
     /**
+     * The cases, one per fold.
+     *
      * @since 0.2.0
      * @category models
      */
@@ -123,6 +133,8 @@ export declare namespace SkillService {
     }>
 
     /**
+     * The tag of a case.
+     *
      * @since 0.2.0
      * @category models
      */
@@ -142,6 +154,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * The input of `extractFacts`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -163,6 +177,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * What `extractFacts` answers.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -172,6 +188,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * A skill's answer, with who answered and what it cost.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -52,11 +52,15 @@ export class UserMemoryService extends Context.Tag("effect-chat-memory/UserMemor
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.2.0
  * @category models
  */
 export declare namespace UserMemoryService {
   /**
+   * The user's operations; their laws are on the tag.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -89,6 +93,8 @@ export declare namespace UserMemoryService {
   }
 
   /**
+   * The options of `listConversations`: a page of a user's conversations.
+   *
    * @since 0.2.0
    * @category models
    */

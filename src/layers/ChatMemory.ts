@@ -155,6 +155,8 @@ export const layerTest = ChatMemoryTest.layer
 export const TestFaults = ChatMemoryTest.Faults
 
 /**
+ * The faults' controls: `failStore`, `failSummarizer`, `heal`.
+ *
  * @since 0.2.0
  * @category models
  */

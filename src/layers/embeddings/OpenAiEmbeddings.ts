@@ -29,11 +29,15 @@ export const defaultModel = OpenAiModels.embeddings
 export const maxBatchSize = 64
 
 /**
+ * The options and types of `OpenAiEmbeddings`.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace OpenAiEmbeddings {
   /**
+   * The options of `layer`.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -3,6 +3,27 @@
  * budgeted context for the next model call. The tag and its laws; the implementation over a
  * store, a strategy and a token counter is `ChatMemory.layer`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // Store an exchange, then ask for the context of the next model call.
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   yield* memory.addMessages("c1", [
+ *     { role: "user", content: "Ship order A-1001 to Lyon, please." },
+ *     { role: "assistant", content: "Done: A-1001 goes to Lyon." }
+ *   ])
+ *   const context = yield* memory.getContext("c1", { tokenBudget: 2000 })
+ *   return context.recent.map((message) => `${message.role}: ${message.content}`)
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(ChatMemory.layerTest()))).then((lines) =>
+ *   assert.deepStrictEqual(lines, ["user: Ship order A-1001 to Lyon, please.", "assistant: Done: A-1001 goes to Lyon."])
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import { Context, type Effect, type Queue, type Scope, type Stream } from "effect"
@@ -63,24 +84,6 @@ export const MaxPageSize = 10_000
  * - Methods on a conversation that was never written (or was cleared) fail with
  *   `ConversationNotFoundError` (except `getContext`, `searchMemory` and the settings);
  *   `addMessages` creates it.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { ChatMemory, ChatMemoryService } from "effect-chat-memory"
- *
- * const program = Effect.gen(function*() {
- *   const memory = yield* ChatMemoryService.ChatMemoryService
- *   yield* memory.addMessages("c1", [
- *     { role: "user", content: "Ship order A-1001 to Lyon, please." },
- *     { role: "assistant", content: "Done: A-1001 goes to Lyon." }
- *   ])
- *   const context = yield* memory.getContext("c1", { query: "where does A-1001 go?", tokenBudget: 2000 })
- *   return context.recent.map((message) => message.content)
- * })
- *
- * export const main = program.pipe(Effect.provide(ChatMemory.layerTest()))
- * ```
  *
  * @since 0.1.0
  * @category tags

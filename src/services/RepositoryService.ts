@@ -5,6 +5,26 @@
  * `SettingsStore`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
  * of them (`Store.Ports`).
  *
+ * @example
+ * ```ts
+ * import { DateTime, Effect } from "effect"
+ * import { ConversationId, MemoryStore, RepositoryService } from "effect-chat-memory"
+ *
+ * // The store's log, used directly: append a counted, stamped message, then read the counters.
+ * const program = Effect.gen(function*() {
+ *   const repository = yield* RepositoryService.RepositoryService
+ *   const id = ConversationId.make("c1")
+ *   const createdAt = yield* DateTime.now
+ *   yield* repository.appendMessages(id, [{ role: "user", content: "hello", metadata: {}, tokenCount: 2, createdAt }])
+ *   return yield* repository.getConversation(id)
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(MemoryStore.layer))).then((info) => {
+ *   assert.strictEqual(info.lastSeq, 1)
+ *   assert.strictEqual(info.tokenCount, 2)
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import type { DateTime, Effect } from "effect"
@@ -57,28 +77,6 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   with `ConversationNotFoundError` only when the id holds nothing: neither messages nor
  *   settings. An id that holds settings only is deleted like any other (its settings are
  *   cleared) and the call succeeds; a second call then fails.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { ConversationId, MemoryStore, RepositoryService } from "effect-chat-memory"
- *
- * // The store's log, read directly: the conversation's counters.
- * const program = Effect.gen(function*() {
- *   const repository = yield* RepositoryService.RepositoryService
- *   const id = ConversationId.make("c1")
- *   yield* repository.appendMessages(id, [{
- *     role: "user",
- *     content: "hello",
- *     metadata: {},
- *     tokenCount: 2,
- *     createdAt: yield* Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
- *   }])
- *   return (yield* repository.getConversation(id)).messageCount
- * })
- *
- * export const main = program.pipe(Effect.provide(MemoryStore.layer))
- * ```
  *
  * @since 0.1.0
  * @category tags

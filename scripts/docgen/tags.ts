@@ -38,6 +38,8 @@ const docComments = (text: string, position: number): Array<string> =>
 
 const tag = (doc: string, name: string): string | undefined => doc.match(new RegExp(`@${name}[ \\t]+(\\S[^\\n]*)`))?.[1]
 
+const unchecked = "docgen neither typechecks nor runs an @example here"
+
 const isExported = (statement: ts.Statement): boolean =>
   ts.canHaveModifiers(statement) &&
   (ts.getModifiers(statement) ?? []).some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)
@@ -58,8 +60,9 @@ const declaredNames = (statement: ts.Statement): Array<string> => {
 
 /**
  * What is wrong with the doc tags of one module's text: each export without `@since`, without
- * `@category`, or with a category outside `categories`. `export * as X` takes docgen's default
- * category (`exports`) when it names none.
+ * `@category`, or with a category outside `categories`; an `@example` where docgen does not check
+ * it (on a class or a re-export: put it in the module's comment, or on a function or constant).
+ * `export * as X` takes docgen's default category (`exports`) when it names none.
  */
 export const problems = (fileName: string, text: string): Array<string> => {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true)
@@ -79,7 +82,9 @@ export const problems = (fileName: string, text: string): Array<string> => {
         const clause = statement.exportClause
         if (clause !== undefined && ts.isNamedExports(clause)) {
           for (const element of clause.elements) {
-            check(`${prefix}${element.name.text}`, docComments(text, element.pos).at(-1), true)
+            const doc = docComments(text, element.pos).at(-1)
+            check(`${prefix}${element.name.text}`, doc, true)
+            if (doc?.includes("@example")) found.push(`${prefix}${element.name.text}: ${unchecked}`)
           }
         } else {
           const name = `${prefix}${statement.moduleSpecifier?.getText() ?? "export *"}`
@@ -94,6 +99,9 @@ export const problems = (fileName: string, text: string): Array<string> => {
       if (!isExported(statement)) continue
       const doc = docComments(text, statement.pos).at(-1)
       for (const name of declaredNames(statement)) check(`${prefix}${name}`, doc, true)
+      if (ts.isClassDeclaration(statement) && doc?.includes("@example")) {
+        found.push(`${prefix}${statement.name?.getText() ?? "class"}: ${unchecked}`)
+      }
       if (ts.isModuleDeclaration(statement) && statement.body !== undefined && ts.isModuleBlock(statement.body)) {
         visit(statement.body.statements, `${prefix}${statement.name.getText()}.`)
       }

@@ -56,6 +56,25 @@ export declare namespace OpenAiEmbeddings {
 /**
  * The embedding model over the OpenAI API.
  *
+ * @example
+ * ```ts
+ * import { Config, Effect, Layer } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ * import * as OpenAiEmbeddings from "effect-chat-memory/OpenAiEmbeddings"
+ *
+ * // Hybrid recall: the store's full-text search fused with embeddings, computed in the background.
+ * export const MemoryLive = Layer.unwrapEffect(
+ *   Effect.map(Config.redacted("OPENAI_API_KEY"), (apiKey) =>
+ *     ChatMemory.layerLive({
+ *       recall: "hybrid",
+ *       embeddings: {
+ *         _tag: "embedding-model",
+ *         layer: OpenAiEmbeddings.layer({ model: "text-embedding-3-small", apiKey })
+ *       }
+ *     }))
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

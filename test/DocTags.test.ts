@@ -35,6 +35,21 @@ describe("doc tags", () => {
     expect(problems("index.ts", source)).toEqual(["\"./a.js\": docgen reads the module's comment as its doc"])
   })
 
+  it("sees an @example docgen never checks: on a class, on a re-export", () => {
+    const example = " * @example\n * ```ts\n * const x = 1\n * ```\n *\n"
+    const source = [
+      `/**\n${example} * @since 0.1.0\n * @category tags\n */\nexport class A {}`,
+      `export {\n  /**\n${
+        example.replaceAll(" * ", "   * ")
+      }   * @since 0.1.0\n   * @category tags\n   */\n  B\n} from "./b.js"`,
+      `/**\n${example} * @since 0.1.0\n * @category constants\n */\nexport const c = 1`
+    ].join("\n\n")
+    expect(problems("m.ts", source)).toEqual([
+      "A: docgen neither typechecks nor runs an @example here",
+      "B: docgen neither typechecks nor runs an @example here"
+    ])
+  })
+
   it("every public export has @since and a @category of the set", () => {
     expect(check(root)).toEqual([])
   })

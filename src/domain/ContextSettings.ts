@@ -68,6 +68,8 @@ export const ContextSettings = Schema.Struct({
 })
 
 /**
+ * The settings of a context, as the `ContextSettings` schema decodes them.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -36,6 +36,8 @@ export const ConversationId = StorableString.pipe(
 )
 
 /**
+ * A conversation id, as the `ConversationId` schema decodes it.
+ *
  * @since 0.1.0
  * @category models
  */

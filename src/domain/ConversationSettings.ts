@@ -25,6 +25,8 @@ const SystemPrompt = Schema.Struct({
 export const StrategyName = Schema.Literal("noop", "sliding-window", "summarization", "hierarchical")
 
 /**
+ * The name of a built-in strategy.
+ *
  * @since 0.1.0
  * @category models
  */

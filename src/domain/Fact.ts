@@ -19,6 +19,8 @@ export const FactCategory = Schema.Literal("ENTITY", "DECISION", "CONDITION", "S
   })
 
 /**
+ * What kind of statement a fact is.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -40,6 +42,8 @@ export const Fact = Schema.Struct({
 }).annotations({ identifier: "Fact" })
 
 /**
+ * A fact, as the `Fact` schema decodes it.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -226,6 +226,8 @@ export const MemoryEvent = Schema.Union(
 )
 
 /**
+ * Any memory event.
+ *
  * @since 0.1.0
  * @category models
  */

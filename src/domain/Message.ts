@@ -21,6 +21,8 @@ import { reasonOr } from "./internal/untrusted.js"
 export const Role = Schema.Literal("system", "user", "assistant", "tool", "summary")
 
 /**
+ * The role of a stored message.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -40,6 +42,8 @@ export const InputRole = Schema.Literal("system", "user", "assistant", "tool").a
 })
 
 /**
+ * A role a caller may add.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -66,6 +70,8 @@ export const ToolCall = Schema.Struct({
 }).annotations({ identifier: "ToolCall" })
 
 /**
+ * A tool call, as the `ToolCall` schema decodes it.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -118,6 +124,8 @@ export const MessageMetadataInput = Schema.Struct(metadataFields).annotations({ 
   )
 
 /**
+ * Metadata a caller attaches to a message.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -141,6 +149,8 @@ export const MessageMetadata = Schema.Struct({
 }).annotations({ identifier: "MessageMetadata" })
 
 /**
+ * A stored message's metadata, in canonical form.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -234,6 +244,8 @@ export const MessageInput = fromUntrusted(PlainMessage, { maxDepth: maxInputDept
 })
 
 /**
+ * A message a caller adds, as the `MessageInput` schema decodes it.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -261,6 +273,8 @@ export class Message extends Schema.Class<Message>("Message")({
   createdAt: Schema.DateTimeUtc
 }) {
   /**
+   * The structural hash, computed on each call (a frozen message cannot cache it).
+   *
    * @since 0.1.0
    */
   [Hash.symbol](): number {

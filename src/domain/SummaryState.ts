@@ -21,6 +21,8 @@ export const SummaryLayer = Schema.Struct({
 }).annotations({ identifier: "SummaryLayer" })
 
 /**
+ * A chunk summary, as the `SummaryLayer` schema decodes it.
+ *
  * @since 0.1.0
  * @category models
  */

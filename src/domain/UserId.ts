@@ -29,6 +29,8 @@ export const UserId = StorableString.pipe(
 )
 
 /**
+ * A user id, as the `UserId` schema decodes it.
+ *
  * @since 0.2.0
  * @category models
  */

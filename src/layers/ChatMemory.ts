@@ -68,6 +68,19 @@ export const layer = Service.layer
 /**
  * The service as a layer over its ports, with options; invalid ones fail its construction.
  *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { ApproximateTokenCounter, ChatMemory, MemoryStore, SlidingWindowStrategy } from "effect-chat-memory"
+ *
+ * // A longer message is refused with a DataValidationError naming `messages[i].content`.
+ * export const MemoryLive = ChatMemory.layerWith({ maxMessageLength: 20_000 }).pipe(
+ *   Layer.provideMerge(SlidingWindowStrategy.layer({ tokenBudget: 3000 })),
+ *   Layer.provideMerge(MemoryStore.layer),
+ *   Layer.provideMerge(ApproximateTokenCounter.layer)
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -130,6 +143,21 @@ export const layerLive = ChatMemoryLive.layer
  * program.pipe(Effect.provide(ChatMemory.layerConfig()), NodeRuntime.runMain)
  * ```
  *
+ * @example
+ * ```ts
+ * import { Config } from "effect"
+ * import { ChatMemory, ChatMemoryConfig } from "effect-chat-memory"
+ *
+ * // The app's own variables: what it leaves out takes its default, and no other variable is read.
+ * export const FromAppVariables = ChatMemory.layerConfig({
+ *   strategy: Config.literal("summarization", "hierarchical")("APP_MEMORY_STRATEGY"),
+ *   tokenBudget: Config.withDefault(Config.integer("APP_MEMORY_BUDGET"), 4000)
+ * })
+ *
+ * // The environment table, with the store given in code.
+ * export const InMemory = ChatMemory.layerConfig(ChatMemoryConfig.configWith({ store: { _tag: "memory" } }))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -140,6 +168,36 @@ export const layerConfig = ChatMemoryLive.layerConfig
  * your choice), a scripted summarizer whose calls can be read back (`ScriptedSkill`), the
  * approximate token counter and the strategy of your choice. Provide it to each test.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory, ScriptedSkill } from "effect-chat-memory"
+ *
+ * // A small budget, so that older turns fold into the summary in the background.
+ * const TestMemory = ChatMemory.layerTest({ strategy: "summarization", tokenBudget: 600, summaryTokenCap: 100 })
+ *
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   for (let i = 1; i <= 12; i++) {
+ *     yield* memory.addMessages("c1", [
+ *       { role: "user", content: `Where is order A-${1000 + i}? `.repeat(4) },
+ *       { role: "assistant", content: `Order A-${1000 + i} ships on day ${i}. `.repeat(4) }
+ *     ])
+ *   }
+ *   // Waits for the background summaries: a test sees their result.
+ *   yield* memory.awaitIdle("c1")
+ *   const context = yield* memory.getContext("c1")
+ *   const calls = yield* (yield* ScriptedSkill.ScriptedSkill).calls
+ *   return { context, calls }
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(TestMemory))).then(({ calls, context }) => {
+ *   assert.notStrictEqual(context.summary, null)
+ *   assert.strictEqual(context.turnsOmitted, 0)
+ *   assert.ok(calls.length > 0)
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -149,12 +207,32 @@ export const layerTest = ChatMemoryTest.layer
  * Faults on cue in the test memory (`layerTest` provides it): `failStore`, `failSummarizer`,
  * `failEmbeddings`, `heal`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // The app's handling of a store failure, tested with one line of setup.
+ * const program = Effect.gen(function*() {
+ *   yield* (yield* ChatMemory.TestFaults).failStore()
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   return yield* Effect.flip(memory.addMessages("c1", [{ role: "user", content: "hi" }]))
+ * })
+ *
+ * // In a test: `it.effect("…", () => program.pipe(Effect.provide(ChatMemory.layerTest())))`.
+ * Effect.runPromise(program.pipe(Effect.provide(ChatMemory.layerTest()))).then((error) =>
+ *   assert.strictEqual(error._tag, "RepositoryError")
+ * )
+ * ```
+ *
  * @since 0.2.0
  * @category tags
  */
 export const TestFaults = ChatMemoryTest.Faults
 
 /**
+ * The faults' controls: `failStore`, `failSummarizer`, `heal`.
+ *
  * @since 0.2.0
  * @category models
  */

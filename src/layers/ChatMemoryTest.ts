@@ -54,21 +54,6 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
  * `AiError` (recall falls back to words, an `EmbeddingFailed` event says so); `heal` ends them all.
  * The test memory provides it.
  *
- * @example
- * ```ts
- * import { assert, it } from "@effect/vitest"
- * import { Effect } from "effect"
- * import { ChatMemory } from "effect-chat-memory"
- *
- * it.effect("a failing store is reported to the user", () =>
- *   Effect.gen(function*() {
- *     yield* (yield* ChatMemory.TestFaults).failStore()
- *     const memory = yield* ChatMemory.ChatMemoryService
- *     const error = yield* Effect.flip(memory.addMessages("c1", [{ role: "user", content: "hi" }]))
- *     assert.strictEqual(error._tag, "RepositoryError")
- *   }).pipe(Effect.provide(ChatMemory.layerTest())))
- * ```
- *
  * @since 0.2.0
  * @category tags
  */

@@ -337,6 +337,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
  * `Chat.Persistence` over the memory: swap it for `Chat.layerPersisted` (and its backing) and keep
  * the app's code.
  *
+ * @example
+ * ```ts
+ * import { Chat } from "@effect/ai"
+ * import { Effect, Layer } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ * import * as ChatPersistence from "effect-chat-memory/ChatPersistence"
+ *
+ * // The app's code, written against Chat.Persistence, stays as it is.
+ * export const reply = (chatId: string, line: string) =>
+ *   Effect.gen(function*() {
+ *     const chat = yield* (yield* Chat.Persistence).getOrCreate(chatId)
+ *     const response = yield* chat.generateText({ prompt: line })
+ *     return response.text
+ *   })
+ *
+ * // Before: `Chat.layerPersisted({ storeId: "chats" })` over a key-value backing, the whole history
+ * // rewritten on every call. After: the memory's context on each call, each exchange appended once.
+ * export const Chats = ChatPersistence.layer({ tokenBudget: 3000, userOf: (chatId) => chatId.split(":")[0] }).pipe(
+ *   Layer.provide(ChatMemory.layerConfig())
+ * )
+ * ```
+ *
  * @since 0.2.0
  * @category layers
  */

@@ -287,7 +287,7 @@ type TurnContext<Tools extends Record<string, Tool.Any>, R> =
  * ```
  *
  * @since 0.1.0
- * @category turns
+ * @category utils
  */
 export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = never, R = never>(
   conversationId: string,
@@ -359,7 +359,7 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
  * ```
  *
  * @since 0.1.0
- * @category turns
+ * @category utils
  */
 export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = never, R = never>(
   conversationId: string,

@@ -66,7 +66,7 @@ import {
  * ```
  *
  * @since 0.1.0
- * @category toolkits
+ * @category constants
  */
 export const toolkit = Toolkit.make(SearchMemory, ReadTurns)
 
@@ -133,7 +133,7 @@ const decodeConversationId = decode(ConversationId, "RecallToolkit.handlers", "c
  * conversation, so an agent reaches no other one. An invalid id fails with `DataValidationError`.
  *
  * @since 0.1.0
- * @category handlers
+ * @category constructors
  */
 export const handlers = (conversationId: string, scope: Scope = {}) =>
   Effect.gen(function*() {
@@ -201,7 +201,7 @@ export const layer = (
  * it is; an invalid id fails with `DataValidationError`.
  *
  * @since 0.1.0
- * @category toolkits
+ * @category utils
  */
 export const bind = <Tools extends Record<string, Tool.Any>, E = never, R = never>(
   toolkit: Toolkit.WithHandler<Tools> | Effect.Effect<Toolkit.WithHandler<Tools>, E, R>,

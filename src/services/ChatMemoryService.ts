@@ -3,6 +3,27 @@
  * budgeted context for the next model call. The tag and its laws; the implementation over a
  * store, a strategy and a token counter is `ChatMemory.layer`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * // Store an exchange, then ask for the context of the next model call.
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   yield* memory.addMessages("c1", [
+ *     { role: "user", content: "Ship order A-1001 to Lyon, please." },
+ *     { role: "assistant", content: "Done: A-1001 goes to Lyon." }
+ *   ])
+ *   const context = yield* memory.getContext("c1", { tokenBudget: 2000 })
+ *   return context.recent.map((message) => `${message.role}: ${message.content}`)
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(ChatMemory.layerTest()))).then((lines) =>
+ *   assert.deepStrictEqual(lines, ["user: Ship order A-1001 to Lyon, please.", "assistant: Done: A-1001 goes to Lyon."])
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import { Context, type Effect, type Queue, type Scope, type Stream } from "effect"
@@ -64,24 +85,6 @@ export const MaxPageSize = 10_000
  *   `ConversationNotFoundError` (except `getContext`, `searchMemory` and the settings);
  *   `addMessages` creates it.
  *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { ChatMemory, ChatMemoryService } from "effect-chat-memory"
- *
- * const program = Effect.gen(function*() {
- *   const memory = yield* ChatMemoryService.ChatMemoryService
- *   yield* memory.addMessages("c1", [
- *     { role: "user", content: "Ship order A-1001 to Lyon, please." },
- *     { role: "assistant", content: "Done: A-1001 goes to Lyon." }
- *   ])
- *   const context = yield* memory.getContext("c1", { query: "where does A-1001 go?", tokenBudget: 2000 })
- *   return context.recent.map((message) => message.content)
- * })
- *
- * export const main = program.pipe(Effect.provide(ChatMemory.layerTest()))
- * ```
- *
  * @since 0.1.0
  * @category tags
  */
@@ -91,11 +94,15 @@ export class ChatMemoryService extends Context.Tag("effect-chat-memory/ChatMemor
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace ChatMemoryService {
   /**
+   * The memory's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -182,6 +189,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `addMessages`.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -194,6 +203,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `getContext`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -216,6 +227,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `searchMemory`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -232,6 +245,8 @@ export declare namespace ChatMemoryService {
   }
 
   /**
+   * The options of `getMessages`: a page of the log.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -1,6 +1,48 @@
 /**
  * The policy port: what to do after messages are added, and how to assemble the context.
  *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import {
+ *   ApproximateTokenCounter,
+ *   ChatMemory,
+ *   MemoryManagementStrategy,
+ *   MemoryStore,
+ *   NoopStrategy,
+ *   SlidingWindowStrategy
+ * } from "effect-chat-memory"
+ *
+ * // Swapping the policy is swapping one layer: the rest of the composition stays.
+ * const memoryWith = <E, R>(strategy: Layer.Layer<MemoryManagementStrategy.MemoryManagementStrategy, E, R>) =>
+ *   ChatMemory.layer.pipe(
+ *     Layer.provideMerge(strategy),
+ *     Layer.provideMerge(MemoryStore.layer),
+ *     Layer.provideMerge(ApproximateTokenCounter.layer)
+ *   )
+ *
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   for (let i = 1; i <= 20; i++) {
+ *     yield* memory.addMessages("c1", [
+ *       { role: "user", content: `Question ${i}?` },
+ *       { role: "assistant", content: `Answer ${i}.` }
+ *     ])
+ *   }
+ *   return yield* memory.getContext("c1")
+ * })
+ *
+ * Promise.all([
+ *   Effect.runPromise(program.pipe(Effect.provide(memoryWith(NoopStrategy.layer)))),
+ *   Effect.runPromise(program.pipe(Effect.provide(memoryWith(SlidingWindowStrategy.layer({ tokenBudget: 100 })))))
+ * ]).then(([whole, window]) => {
+ *   // The whole conversation, against the newest turns that fit, the others counted as omitted.
+ *   assert.strictEqual(whole.turnsShown, 20)
+ *   assert.strictEqual(window.turnsShown + window.turnsOmitted, 20)
+ *   assert.ok(window.turnsShown < 20)
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import type { Effect, Queue, Scope } from "effect"
@@ -39,11 +81,15 @@ export class MemoryManagementStrategy extends Context.Tag("effect-chat-memory/Me
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace MemoryManagementStrategy {
   /**
+   * The strategy's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -72,6 +118,8 @@ export declare namespace MemoryManagementStrategy {
   }
 
   /**
+   * The settings a strategy assembles a context with.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -86,6 +134,8 @@ export declare namespace MemoryManagementStrategy {
   }
 
   /**
+   * What `postAddMessagesHook` receives after an append.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -50,11 +50,15 @@ export class MessageIndex extends Context.Tag("effect-chat-memory/MessageIndex")
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace MessageIndex {
   /**
+   * The index's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -5,6 +5,26 @@
  * `SettingsStore`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
  * of them (`Store.Ports`).
  *
+ * @example
+ * ```ts
+ * import { DateTime, Effect } from "effect"
+ * import { ConversationId, MemoryStore, RepositoryService } from "effect-chat-memory"
+ *
+ * // The store's log, used directly: append a counted, stamped message, then read the counters.
+ * const program = Effect.gen(function*() {
+ *   const repository = yield* RepositoryService.RepositoryService
+ *   const id = ConversationId.make("c1")
+ *   const createdAt = yield* DateTime.now
+ *   yield* repository.appendMessages(id, [{ role: "user", content: "hello", metadata: {}, tokenCount: 2, createdAt }])
+ *   return yield* repository.getConversation(id)
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(MemoryStore.layer))).then((info) => {
+ *   assert.strictEqual(info.lastSeq, 1)
+ *   assert.strictEqual(info.tokenCount, 2)
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import type { DateTime, Effect } from "effect"
@@ -58,28 +78,6 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   settings. An id that holds settings only is deleted like any other (its settings are
  *   cleared) and the call succeeds; a second call then fails.
  *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { ConversationId, MemoryStore, RepositoryService } from "effect-chat-memory"
- *
- * // The store's log, read directly: the conversation's counters.
- * const program = Effect.gen(function*() {
- *   const repository = yield* RepositoryService.RepositoryService
- *   const id = ConversationId.make("c1")
- *   yield* repository.appendMessages(id, [{
- *     role: "user",
- *     content: "hello",
- *     metadata: {},
- *     tokenCount: 2,
- *     createdAt: yield* Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
- *   }])
- *   return (yield* repository.getConversation(id)).messageCount
- * })
- *
- * export const main = program.pipe(Effect.provide(MemoryStore.layer))
- * ```
- *
  * @since 0.1.0
  * @category tags
  */
@@ -89,11 +87,15 @@ export class RepositoryService extends Context.Tag("effect-chat-memory/Repositor
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace RepositoryService {
   /**
+   * The log's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -160,6 +162,8 @@ export declare namespace RepositoryService {
   export type Errors = ConversationNotFoundError | RepositoryError
 
   /**
+   * The options of `appendMessages`.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -169,6 +173,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * What `appendMessages` stored.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -181,6 +187,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * The counters of a conversation (`getConversation`).
+   *
    * @since 0.1.0
    * @category models
    */
@@ -244,6 +252,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * What `countMessages` counts.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -281,6 +291,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * What `readWindow` returns: everything one context is assembled from.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -316,6 +328,8 @@ export declare namespace RepositoryService {
   }
 
   /**
+   * A count per role.
+   *
    * @since 0.1.0
    * @category models
    */

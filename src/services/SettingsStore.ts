@@ -33,11 +33,15 @@ export class SettingsStore extends Context.Tag("effect-chat-memory/SettingsStore
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace SettingsStore {
   /**
+   * The settings' operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */

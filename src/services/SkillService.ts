@@ -3,6 +3,66 @@
  * extract facts plus a narrative as structured output. The input is data (the summary so far, the
  * known facts, the turns as stored); each skill renders what it reads.
  *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import {
+ *   ApproximateTokenCounter,
+ *   ChatMemory,
+ *   MemoryStore,
+ *   SkillExecutionError,
+ *   SkillService,
+ *   SummarizationStrategy
+ * } from "effect-chat-memory"
+ *
+ * const earlier = (existing: SkillService.SkillService.ExistingSummary): Array<string> =>
+ *   existing._tag === "None" ? [] : existing._tag === "Layers" ? [existing.older, existing.newer] : [existing.text]
+ *
+ * // A summarizer of your own, here with no model: the summary so far, then each new turn's first line.
+ * const FirstLines = Layer.succeed(SkillService.SkillService, {
+ *   summarize: (input) =>
+ *     Effect.succeed({
+ *       value: [...earlier(input.existingSummary), ...input.turns.map((turn) => turn.messages[0]?.content ?? "")]
+ *         .join("\n"),
+ *       skillId: "first-lines/summarize@1",
+ *       model: null,
+ *       usage: { inputTokens: 0, outputTokens: 0 }
+ *     }),
+ *   // Only the hierarchical strategy extracts facts.
+ *   extractFacts: () =>
+ *     Effect.fail(
+ *       new SkillExecutionError.SkillExecutionError({
+ *         skillId: "first-lines/extract-facts@1",
+ *         reason: "Unavailable",
+ *         retryable: false
+ *       })
+ *     )
+ * })
+ *
+ * const MemoryLive = ChatMemory.layer.pipe(
+ *   Layer.provideMerge(SummarizationStrategy.layer({ tokenBudget: 600, summaryTokenCap: 100 })),
+ *   Layer.provideMerge(FirstLines),
+ *   Layer.provideMerge(MemoryStore.layer),
+ *   Layer.provideMerge(ApproximateTokenCounter.layer)
+ * )
+ *
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   for (let i = 1; i <= 12; i++) {
+ *     yield* memory.addMessages("c1", [
+ *       { role: "user", content: `Where is order A-${1000 + i}? `.repeat(4) },
+ *       { role: "assistant", content: `Order A-${1000 + i} ships on day ${i}. `.repeat(4) }
+ *     ])
+ *   }
+ *   yield* memory.awaitIdle("c1")
+ *   return yield* memory.getContext("c1")
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(MemoryLive))).then((context) =>
+ *   assert.ok(context.summary?.startsWith("Where is order A-1001?"))
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import type { Data, Effect } from "effect"
@@ -30,11 +90,15 @@ export class SkillService extends Context.Tag("effect-chat-memory/SkillService")
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace SkillService {
   /**
+   * The skills; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -48,6 +112,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * The input of `summarize`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -107,11 +173,15 @@ export declare namespace SkillService {
   >
 
   /**
+   * The cases of `ExistingSummary` and their tags.
+   *
    * @since 0.2.0
    * @category models
    */
   export namespace ExistingSummary {
     /**
+     * The cases, one per fold.
+     *
      * @since 0.2.0
      * @category models
      */
@@ -123,6 +193,8 @@ export declare namespace SkillService {
     }>
 
     /**
+     * The tag of a case.
+     *
      * @since 0.2.0
      * @category models
      */
@@ -142,6 +214,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * The input of `extractFacts`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -163,6 +237,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * What `extractFacts` answers.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -172,6 +248,8 @@ export declare namespace SkillService {
   }
 
   /**
+   * A skill's answer, with who answered and what it cost.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -31,11 +31,15 @@ export class SummarizationLease extends Context.Tag("effect-chat-memory/Summariz
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace SummarizationLease {
   /**
+   * The lease's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */

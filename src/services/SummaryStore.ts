@@ -36,11 +36,15 @@ export class SummaryStore extends Context.Tag("effect-chat-memory/SummaryStore")
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace SummaryStore {
   /**
+   * The summary state's operations; their laws are on the tag.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -86,6 +90,8 @@ export declare namespace SummaryStore {
   }
 
   /**
+   * What a compare-and-set of the summary state did.
+   *
    * @since 0.1.0
    * @category models
    */

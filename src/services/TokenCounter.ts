@@ -28,11 +28,15 @@ export class TokenCounter extends Context.Tag("effect-chat-memory/TokenCounter")
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace TokenCounter {
   /**
+   * The counter's operations.
+   *
    * @since 0.1.0
    * @category models
    */

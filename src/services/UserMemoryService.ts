@@ -3,6 +3,32 @@
  * known about the user, search the user's history, and erase the user. The tag and its laws; the
  * composed memory provides it beside `ChatMemoryService`.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ *
+ * const program = Effect.gen(function*() {
+ *   const memory = yield* ChatMemory.ChatMemoryService
+ *   const users = yield* ChatMemory.UserMemoryService
+ *   // A conversation belongs to the user its first write names.
+ *   yield* memory.addMessages("support-1", [{ role: "user", content: "My dog is called Rex." }], { userId: "ana" })
+ *   // What the app knows from its own data.
+ *   yield* users.setFacts("ana", [{ key: "plan", value: "premium" }])
+ *   const facts = yield* users.getFacts("ana")
+ *   const conversations = yield* users.listConversations("ana", { limit: 5 })
+ *   // "Delete everything you know about me": every conversation, message, summary and fact of the user.
+ *   const erased = yield* users.erase("ana")
+ *   return { facts, conversations, erased }
+ * })
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(ChatMemory.layerTest()))).then(({ conversations, erased, facts }) => {
+ *   assert.deepStrictEqual(facts.map((fact) => `${fact.key}: ${fact.value}`), ["plan: premium"])
+ *   assert.deepStrictEqual(conversations.map((entry) => entry.conversationId), ["support-1"])
+ *   assert.strictEqual(erased.messages, 1)
+ * })
+ * ```
+ *
  * @since 0.2.0
  */
 import { Context, type Effect } from "effect"
@@ -28,21 +54,6 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   conversation, message, summary, setting, vector and fact of the user in one transaction, and
  *   says what it removed. Afterwards the user is unknown: every read is empty.
  *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { ChatMemory } from "effect-chat-memory"
- *
- * // "Delete everything you know about me": every conversation, message, summary and fact of the user.
- * export const forget = (userId: string) =>
- *   Effect.gen(function*() {
- *     const users = yield* ChatMemory.UserMemoryService
- *     const recent = yield* users.listConversations(userId, { limit: 5 })
- *     const erased = yield* users.erase(userId)
- *     return `${recent.length} recent conversations; ${erased.messages} messages erased`
- *   })
- * ```
- *
  * @since 0.2.0
  * @category tags
  */
@@ -52,11 +63,15 @@ export class UserMemoryService extends Context.Tag("effect-chat-memory/UserMemor
 >() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.2.0
  * @category models
  */
 export declare namespace UserMemoryService {
   /**
+   * The user's operations; their laws are on the tag.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -89,6 +104,8 @@ export declare namespace UserMemoryService {
   }
 
   /**
+   * The options of `listConversations`: a page of a user's conversations.
+   *
    * @since 0.2.0
    * @category models
    */

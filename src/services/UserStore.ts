@@ -46,11 +46,15 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
 export class UserStore extends Context.Tag("effect-chat-memory/UserStore")<UserStore, UserStore.Service>() {}
 
 /**
+ * The shape of the service (`Service`) and the types it takes and gives.
+ *
  * @since 0.2.0
  * @category models
  */
 export declare namespace UserStore {
   /**
+   * The user port's operations; their laws are on the tag.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -95,6 +99,8 @@ export declare namespace UserStore {
   }
 
   /**
+   * What a merge of facts about the user did.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -106,6 +112,8 @@ export declare namespace UserStore {
   }>
 
   /**
+   * What `listConversations` reads: a page of a user's conversations.
+   *
    * @since 0.2.0
    * @category models
    */
@@ -117,6 +125,8 @@ export declare namespace UserStore {
   }
 
   /**
+   * What `searchMessages` looks for across a user's conversations.
+   *
    * @since 0.2.0
    * @category models
    */

@@ -61,6 +61,8 @@ import { makeJobs } from "./internal/summarizer/jobs.js"
 export const RecalledTurn = Recalled.RecalledTurn
 
 /**
+ * One recalled turn, as the `RecalledTurn` schema decodes it.
+ *
  * @since 0.2.0
  * @category models
  */
@@ -80,7 +82,7 @@ type Scope =
  * conversation than the scope's is labelled with it. An unknown conversation or user has none.
  *
  * @since 0.2.0
- * @category search
+ * @category utils
  */
 export const searchTurns = (
   repository: RepositoryService.Service,

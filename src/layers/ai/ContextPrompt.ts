@@ -135,6 +135,23 @@ export const toPrompt = (context: MemoryContext, options?: PromptOptions): Promp
  * Pass it as `prompt` to `LanguageModel.generateText`; store the user message and the response's
  * parts as they come with `addMessages` afterwards (or let `ChatTurn.generateText` do all three).
  *
+ * @example
+ * ```ts
+ * import { LanguageModel } from "@effect/ai"
+ * import { Effect } from "effect"
+ * import { ChatMemory, ContextPrompt } from "effect-chat-memory"
+ *
+ * // A turn by hand: the context, the model, then the exchange stored (what ChatTurn.generateText does).
+ * export const turn = (conversationId: string, line: string) =>
+ *   Effect.gen(function*() {
+ *     const memory = yield* ChatMemory.ChatMemoryService
+ *     const context = yield* memory.getContext(conversationId, { query: line })
+ *     const response = yield* LanguageModel.generateText({ prompt: ContextPrompt.withUserMessage(context, line) })
+ *     yield* memory.addMessages(conversationId, [{ role: "user", content: line }, ...response.content])
+ *     return response.text
+ *   })
+ * ```
+ *
  * @since 0.1.0
  * @category conversions
  */

@@ -202,7 +202,7 @@ const isInputRole = Schema.is(InputRole)
  * property test checks it).
  *
  * @since 0.1.0
- * @category decoding
+ * @category conversions
  */
 export const decodePlainInputs = (
   input: unknown,

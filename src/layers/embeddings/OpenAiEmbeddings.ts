@@ -29,11 +29,15 @@ export const defaultModel = OpenAiModels.embeddings
 export const maxBatchSize = 64
 
 /**
+ * The options and types of `OpenAiEmbeddings`.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace OpenAiEmbeddings {
   /**
+   * The options of `layer`.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -51,6 +55,25 @@ export declare namespace OpenAiEmbeddings {
 
 /**
  * The embedding model over the OpenAI API.
+ *
+ * @example
+ * ```ts
+ * import { Config, Effect, Layer } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ * import * as OpenAiEmbeddings from "effect-chat-memory/OpenAiEmbeddings"
+ *
+ * // Hybrid recall: the store's full-text search fused with embeddings, computed in the background.
+ * export const MemoryLive = Layer.unwrapEffect(
+ *   Effect.map(Config.redacted("OPENAI_API_KEY"), (apiKey) =>
+ *     ChatMemory.layerLive({
+ *       recall: "hybrid",
+ *       embeddings: {
+ *         _tag: "embedding-model",
+ *         layer: OpenAiEmbeddings.layer({ model: "text-embedding-3-small", apiKey })
+ *       }
+ *     }))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category layers

@@ -47,11 +47,15 @@ export const Extraction = Schema.Struct({
 }).annotations({ description: "An update of a conversation's memory" })
 
 /**
+ * The options and types of `LanguageModelSkill`.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace LanguageModelSkill {
   /**
+   * The options of the skills over a language model.
+   *
    * @since 0.1.0
    * @category models
    */

@@ -15,11 +15,15 @@ import { SkillService } from "../../services/SkillService.js"
 import * as LanguageModelSkill from "./LanguageModelSkill.js"
 
 /**
+ * The options and types of `OpenAiSkill`.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace OpenAiSkill {
   /**
+   * The options of the skills over OpenAI.
+   *
    * @since 0.1.0
    * @category models
    */

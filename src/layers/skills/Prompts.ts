@@ -19,7 +19,7 @@ import * as internal from "./internal/prompts.js"
  * lines that would read as one are indented.
  *
  * @since 0.1.0
- * @category input
+ * @category conversions
  */
 export const summaryInput: (
   input: { readonly existingSummary: SkillService.ExistingSummary; readonly turns: ReadonlyArray<Turn> }
@@ -32,7 +32,7 @@ export const summaryInput: (
  * `shortenSummaryPrompt`.
  *
  * @since 0.1.0
- * @category messages
+ * @category conversions
  */
 export const summarizeMessages: (
   input: SkillService.SummarizeInput,
@@ -47,7 +47,7 @@ export const summarizeMessages: (
  * model did not read are kept as they are.
  *
  * @since 0.1.0
- * @category messages
+ * @category conversions
  */
 export const extractFactsMessages: (input: SkillService.ExtractFactsInput) => Array<Prompt.MessageEncoded> =
   internal.extractFactsMessages

@@ -22,11 +22,15 @@ export class ScriptedSkill extends Context.Tag("effect-chat-memory/ScriptedSkill
 >() {}
 
 /**
+ * The options and types of `ScriptedSkill`.
+ *
  * @since 0.1.0
  * @category models
  */
 export declare namespace ScriptedSkill {
   /**
+   * What a test reads back from the scripted skill.
+   *
    * @since 0.1.0
    * @category models
    */
@@ -36,6 +40,8 @@ export declare namespace ScriptedSkill {
   }
 
   /**
+   * A call the scripted skill received: which skill, with what input.
+   *
    * @since 0.1.0
    * @category models
    */

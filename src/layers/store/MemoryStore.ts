@@ -36,6 +36,34 @@ export const make: Effect.Effect<Store.Store> = Effect.gen(function*() {
 /**
  * A layer with a fresh, empty in-memory store, providing every storage port.
  *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ApproximateTokenCounter, ChatMemory, MemoryStore, NoopStrategy, Store } from "effect-chat-memory"
+ *
+ * const memoryOver = (store: Layer.Layer<Store.Ports>) =>
+ *   ChatMemory.layer.pipe(
+ *     Layer.provideMerge(NoopStrategy.layer),
+ *     Layer.provideMerge(store),
+ *     Layer.provideMerge(ApproximateTokenCounter.layer)
+ *   )
+ *
+ * // `MemoryStore.layer` is a fresh store per build. One store shared by two memories (as two
+ * // processes share a database): build it once, then provide it as a value.
+ * const program = Effect.gen(function*() {
+ *   const store = Store.layerFrom(yield* MemoryStore.make)
+ *   const add = Effect.flatMap(ChatMemory.ChatMemoryService, (memory) =>
+ *     memory.addMessages("c1", [{ role: "user", content: "hello" }]))
+ *   const read = Effect.flatMap(ChatMemory.ChatMemoryService, (memory) => memory.getMessages("c1"))
+ *   yield* add.pipe(Effect.provide(memoryOver(store)))
+ *   return yield* read.pipe(Effect.provide(memoryOver(store)))
+ * })
+ *
+ * Effect.runPromise(program).then((messages) =>
+ *   assert.deepStrictEqual(messages.map((message) => message.content), ["hello"])
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -170,6 +170,15 @@ const make = (
 /**
  * `SqlClient.SqlClient` over a PGlite database, in memory or in `dataDir`, closed with the layer.
  *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { PgliteClient, SqlStore } from "effect-chat-memory"
+ *
+ * // PostgreSQL in the process (WASM), on a data directory: the server's SQL, with no server.
+ * export const Store = SqlStore.layer().pipe(Layer.provide(PgliteClient.layer({ dataDir: ".data/memory" })))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -56,7 +56,7 @@ const context = (store: Store): Context.Context<Ports> =>
  * another layer from its parts.
  *
  * @since 0.1.0
- * @category accessors
+ * @category utils
  */
 export const get: Effect.Effect<Store, never, Ports> = Effect.all({
   repository: RepositoryService,

@@ -126,6 +126,19 @@ export const layerFromTokenizer = (name: string): Layer.Layer<TokenCounter.Token
 /**
  * The exact counter with OpenAI's o200k encoding.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatMemory } from "effect-chat-memory"
+ * import * as ExactTokenCounter from "effect-chat-memory/ExactTokenCounter"
+ *
+ * // Tokens as GPT-4o counts them (o200k), rather than characters / 4.
+ * Effect.runPromise(ExactTokenCounter.make.count("Hello, world!")).then((tokens) => assert.strictEqual(tokens, 4))
+ *
+ * // The composed memory takes it by name.
+ * export const MemoryLive = ChatMemory.layerLive({ tokenizer: "exact" })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

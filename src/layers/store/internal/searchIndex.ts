@@ -22,6 +22,9 @@ const tokens = (text: string): Array<string> => {
 /** How many looked-up terms an index keeps (see `Postings.postings`). */
 const lookedTerms = 256
 
+/** The postings of a term no document holds: one shared value, never written to. */
+const noPostings: ReadonlyMap<number, number> = new Map()
+
 /**
  * MiniSearch with read access to its postings. Its own `search` scores every document of every
  * query term, and a question's common words are in most of a long conversation's messages; the
@@ -45,12 +48,13 @@ class Postings extends MiniSearch<Document> {
    * microsecond. (Postings change in place as documents come and go; `forget` empties the cache when
    * a term may have come or gone.)
    */
-  private readonly looked = new Map<string, ReadonlyMap<number, number> | undefined>()
+  private readonly looked = new Map<string, ReadonlyMap<number, number>>()
 
-  /** The documents (by short id) that hold `term`, with its frequency in each. */
-  postings(term: string): ReadonlyMap<number, number> | undefined {
-    if (this.looked.has(term)) return this.looked.get(term)
-    const found = this._index.get(term)?.get(0)
+  /** The documents (by short id) that hold `term`, with its frequency in each (none: empty). */
+  postings(term: string): ReadonlyMap<number, number> {
+    const cached = this.looked.get(term)
+    if (cached !== undefined) return cached
+    const found = this._index.get(term)?.get(0) ?? noPostings
     // Bounded: an index nobody writes to any more still sees new queries.
     if (this.looked.size >= lookedTerms) this.looked.clear()
     this.looked.set(term, found)
@@ -127,7 +131,7 @@ export class SearchIndex {
     const terms = Search.queryTerms(query.text)
     const documents = this.index.documentCount
     if (terms.length === 0 || documents === 0) return []
-    const postings = terms.map((term) => this.index.postings(term) ?? new Map<number, number>())
+    const postings = terms.map((term) => this.index.postings(term))
     const plan = Search.plan(postings.map((p) => p.size), documents)
     const hits: Array<MessageIndex.SearchHit> = []
     for (const { seq, shortId } of this.candidates(plan, postings, query.before, Search.recentCandidates)) {
@@ -168,7 +172,7 @@ export class SearchIndex {
       documents += count
       lengthSum += index.index.lengths(-1).average * count
       return terms.map((term, t) => {
-        const postings = index.index.postings(term) ?? new Map<number, number>()
+        const postings = index.index.postings(term)
         frequencies[t] = (frequencies[t] ?? 0) + postings.size
         return postings
       })

@@ -340,26 +340,46 @@ const aboutOf = (conversation: Conversation): string => {
   return ""
 }
 
+/**
+ * Each snapshot's users' conversations, the latest said first: a snapshot never changes, and a
+ * user-scoped context reads the order twice (its recall and its digest).
+ */
+const recency = new WeakMap<Snapshot, Map<UserId, ReadonlyArray<Conversation>>>()
+
+const sortedByRecency = (snapshot: Snapshot, userId: UserId): ReadonlyArray<Conversation> => {
+  let users = recency.get(snapshot)
+  if (users === undefined) {
+    users = new Map()
+    recency.set(snapshot, users)
+  }
+  const cached = users.get(userId)
+  if (cached !== undefined) return cached
+  const user = HashMap.get(snapshot.users, userId)
+  const found: Array<{ readonly conversation: Conversation; readonly at: number }> = []
+  if (Option.isSome(user)) {
+    for (const id of user.value.conversations) {
+      const conversation = HashMap.get(snapshot.conversations, id)
+      if (Option.isNone(conversation) || conversation.value.info.userId !== userId) continue
+      found.push({ conversation: conversation.value, at: DateTime.toEpochMillis(conversation.value.lastSaidAt) })
+    }
+  }
+  const sorted = found.sort((a, b) =>
+    b.at - a.at || (a.conversation.info.conversationId < b.conversation.info.conversationId ? -1 : 1)
+  ).map(({ conversation }) => conversation)
+  users.set(userId, sorted)
+  return sorted
+}
+
 /** The user's conversations, the latest said first (ties: by id); with `before`, those said before it. */
 export const byRecency = (
   snapshot: Snapshot,
   userId: UserId,
   query: { readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId } = {}
-): Array<Conversation> => {
-  const user = HashMap.get(snapshot.users, userId)
-  if (Option.isNone(user)) return []
-  const found: Array<{ readonly conversation: Conversation; readonly at: number }> = []
-  for (const id of user.value.conversations) {
-    if (id === query.exclude) continue
-    const conversation = HashMap.get(snapshot.conversations, id)
-    if (Option.isNone(conversation) || conversation.value.info.userId !== userId) continue
-    if (query.before !== undefined && !DateTime.lessThan(conversation.value.lastSaidAt, query.before)) continue
-    found.push({ conversation: conversation.value, at: DateTime.toEpochMillis(conversation.value.lastSaidAt) })
-  }
-  return found.sort((a, b) =>
-    b.at - a.at || (a.conversation.info.conversationId < b.conversation.info.conversationId ? -1 : 1)
-  ).map(({ conversation }) => conversation)
-}
+): ReadonlyArray<Conversation> =>
+  sortedByRecency(snapshot, userId).filter((conversation) =>
+    conversation.info.conversationId !== query.exclude &&
+    (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before))
+  )
 
 /** The user's conversations, the latest said first (ties: by id), as a list shows them. */
 export const entries = (

@@ -1,20 +1,21 @@
 /**
- * The search of one conversation on PostgreSQL reads a bounded number of messages whatever the
- * planner's statistics say of the conversation: none yet, statistics taken when it held a third of
- * its messages, statistics that have never seen it, and fresh ones. The statement is run under
- * `EXPLAIN (ANALYZE, FORMAT JSON)` and the rows its scans of the messages read are counted; its
- * hits are the same, to the last bit of their scores, with stale statistics and with fresh ones.
+ * Recall on PostgreSQL (the search of one conversation, then the turns of its hits) reads a bounded
+ * number of messages whatever the planner's statistics say of the conversation: none yet,
+ * statistics taken when it held a third of its messages, statistics that have never seen it, and
+ * fresh ones. Each statement is run again under `EXPLAIN (ANALYZE, FORMAT JSON)` and the rows its
+ * scans of the messages read are counted; the hits and turns are the same, to the last bit of the
+ * scores, with stale statistics and with fresh ones.
  */
 import { SqlClient, Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { assert, it } from "@effect/vitest"
-import { Array, Effect, Layer, Option, Redacted, Ref, Schema } from "effect"
+import { Array, Effect, Layer, Redacted, Ref, Schema } from "effect"
 import type * as ConversationId from "../src/domain/ConversationId.js"
 import { candidateBudget, recentCandidates, recentWindow } from "../src/layers/store/internal/search.js"
-import { makeSearch, sampleSize } from "../src/layers/store/internal/sql/search.js"
+import { sampleSize } from "../src/layers/store/internal/sql/search.js"
+import { turnReach } from "../src/layers/store/internal/sql/statements.js"
 import * as SqlStore from "../src/layers/store/SqlStore.js"
 import * as Store from "../src/layers/store/Store.js"
-import type { MessageIndex } from "../src/services/MessageIndex.js"
 import { freshId, newMessage } from "./fixtures/messages.js"
 import { describePostgres, freshSchemaUrl } from "./fixtures/postgres.js"
 
@@ -55,11 +56,37 @@ const rowsRead = (node: PlanNode): number =>
       node["Actual Loops"]
   )
 
+/** Runs `effect`, then each statement it sent again under `EXPLAIN (ANALYZE, FORMAT JSON)`. */
+const explained = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const compiled = yield* Ref.make<ReadonlyArray<readonly [string, ReadonlyArray<unknown>]>>([])
+    const result = yield* effect.pipe(
+      Statement.withTransformer((statement) =>
+        Effect.as(Ref.update(compiled, (all) => [...all, statement.compile()]), statement)
+      )
+    )
+    const plans = yield* Effect.forEach(yield* Ref.get(compiled), ([statement, params]) =>
+      Effect.map(
+        Effect.flatMap(sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`, params), decodeExplain),
+        ([{ "QUERY PLAN": [{ Plan }] }]) => Plan
+      ))
+    return { result, scans: plans.flatMap(nodes).filter((node) => node["Relation Name"] === "chat_memory_messages") }
+  })
+
 /**
  * The messages a search reads by seq at most: the sample, the window of recent candidates, and one
  * row per candidate. A plan that reads the whole conversation, or the table, reads more.
  */
 const bySeqBound = sampleSize + recentWindow + candidateBudget + recentCandidates
+
+/** The hits whose turns are read, as recall reads them. */
+const limit = 10
+
+/**
+ * The messages the turns read reads at most: for each hit, the hit, the walks to the user messages
+ * around it (within `turnReach` each way) and the messages of its turn.
+ */
+const turnsBound = limit * (4 * turnReach + 2)
 
 const words = ["delivery", "dock", "slot", "carrier", "invoice", "pallet", "route", "driver"]
 
@@ -81,15 +108,14 @@ const queries = (length: number): ReadonlyArray<string> => [
 /** Seeded the long conversations' lengths: well past what one search may read by seq. */
 const long = 6 * bySeqBound
 
-describePostgres("the search's plan on PostgreSQL", (base) => {
+describePostgres("recall's plans on PostgreSQL", (base) => {
   it.scoped(
-    "reads the same bounded rows whatever the statistics say of the conversation, and ranks alike",
+    "recall reads the same bounded rows whatever the statistics say of the conversation, and finds alike",
     () =>
       Effect.gen(function*() {
         const url = Redacted.make(yield* freshSchemaUrl(base))
         const context = yield* Layer.build(SqlStore.layer().pipe(Layer.provideMerge(PgClient.layer({ url }))))
         const [store, sql] = yield* Effect.provide(Effect.all([Store.get, SqlClient.SqlClient]), context)
-        const search = makeSearch(sql)
         // The statistics are the ones this test takes, not autovacuum's.
         yield* sql`ALTER TABLE chat_memory_messages SET (autovacuum_enabled = false)`
         yield* sql`ALTER TABLE chat_memory_conversations SET (autovacuum_enabled = false)`
@@ -101,30 +127,29 @@ describePostgres("the search's plan on PostgreSQL", (base) => {
             { discard: true }
           )
 
-        /** The hits of each query and the rows its plan read by seq, with no sequential scan. */
+        /** The hits of each query and the turns that hold them, with the rows their plans read. */
         const measure = (id: ConversationId.ConversationId, length: number, state: string) =>
           Effect.forEach(queries(length), (text) =>
             Effect.gen(function*() {
-              const query: MessageIndex.SearchQuery = { text, before: length + 1, limit: 10 }
-              const compiled = yield* Ref.make(Option.none<readonly [string, ReadonlyArray<unknown>]>())
-              const hits = yield* search(id, query).pipe(
-                Statement.withTransformer((statement) =>
-                  Effect.as(Ref.set(compiled, Option.some(statement.compile())), statement)
-                )
-              )
-              const [statement, params] = Option.getOrThrow(yield* Ref.get(compiled))
-              const [{ "QUERY PLAN": [{ Plan }] }] = yield* decodeExplain(
-                yield* sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`, params)
-              )
-              const scans = nodes(Plan).filter((node) => node["Relation Name"] === "chat_memory_messages")
               const label = `${state}, ${length} messages, "${text}"`
-              assert.deepStrictEqual(scans.filter((node) => node["Node Type"] === "Seq Scan"), [], label)
+              const search = yield* explained(sql, store.index.searchMessages(id, { text, before: length + 1, limit }))
+              assert.deepStrictEqual(search.scans.filter((node) => node["Node Type"] === "Seq Scan"), [], label)
               // The posting lists of the query's terms (each read up to `frequencyCap` rows) aside.
-              const bySeq = scans.filter((node) => !(node["Recheck Cond"] ?? "").includes("search @@"))
-              const read = bySeq.reduce((sum, node) => sum + rowsRead(node), 0)
-              assert.isAtMost(read, bySeqBound, label)
-              assert.isAbove(hits.length, 0, label)
-              return hits
+              const bySeq = search.scans.filter((node) => !(node["Recheck Cond"] ?? "").includes("search @@"))
+              assert.isAtMost(bySeq.reduce((sum, node) => sum + rowsRead(node), 0), bySeqBound, label)
+              assert.isAbove(search.result.length, 0, label)
+              const turns = yield* explained(
+                sql,
+                store.repository.readTurns(id, { seqs: search.result.map((hit) => hit.seq), before: length + 1 })
+              )
+              assert.deepStrictEqual(turns.scans.filter((node) => node["Node Type"] === "Seq Scan"), [], label)
+              assert.isAtMost(turns.scans.reduce((sum, node) => sum + rowsRead(node), 0), turnsBound, label)
+              assert.strictEqual(
+                turns.result.length,
+                new Set(search.result.map((hit) => (hit.seq - 1) >> 1)).size,
+                label
+              )
+              return { hits: search.result, turns: turns.result }
             }))
 
         const short = freshId("plan-short")

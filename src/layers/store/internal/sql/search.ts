@@ -118,14 +118,21 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
     // already name the conversation; the test only guards against two ids that share a scope.
     // The messages of a conversation with a user hold each term twice (under both scopes): their
     // lengths and the sample's mean are all doubled, and the ratio BM25 takes is the same.
+    // The plan must not hang on the planner's estimate of the conversation's length, which is
+    // often wrong (a long conversation among short ones, statistics older than its messages):
+    // the seq bounds come from `conv` as scalar subqueries, so the sample and the recent
+    // candidates are primary-key ranges, and each candidate is read by its primary key (`LIMIT 1`
+    // keeps that lookup a subquery, never a scan of the conversation joined to the candidates).
+    // Scores sum the terms in query order, as the in-memory store does, whatever the plan.
     execute: (q) => {
       const own = sql`m.conversation_id || '' = ${q.id}`
       return sql`WITH conv AS (
         SELECT last_seq, greatest(1, message_count - summary_count - system_prefix_seq)::float8 AS n
         FROM chat_memory_conversations WHERE conversation_id = ${q.id}
       ), sample AS MATERIALIZED (
-        SELECT m.search FROM conv, chat_memory_messages m
-        WHERE m.conversation_id = ${q.id} AND m.seq > conv.last_seq - ${sampleSize} AND m.search IS NOT NULL
+        SELECT m.search FROM chat_memory_messages m
+        WHERE m.conversation_id = ${q.id} AND m.seq > (SELECT last_seq FROM conv) - ${sampleSize}
+          AND m.seq <= (SELECT last_seq FROM conv) AND m.search IS NOT NULL
       ), sampled AS MATERIALIZED (
         SELECT greatest(1, count(*))::float8 AS size, greatest(1, coalesce(avg(length(search)), 1))::float8 AS len
         FROM sample
@@ -139,11 +146,11 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
           SELECT count(*) FILTER (WHERE s.search @@ t.q::tsquery)::float8 AS hits FROM sample s
         ) h
       ), ordered AS MATERIALIZED (
-        SELECT t.q, t.found, t.estimate, cardinality(t.found) AS counted,
+        SELECT t.i, t.q, t.found, t.estimate, cardinality(t.found) AS counted,
           sum(coalesce(cardinality(t.found), ${frequencyCap})) OVER (ORDER BY cardinality(t.found), t.i) AS reach
         FROM terms t
       ), weights AS MATERIALIZED (
-        SELECT o.q, o.found, o.reach <= ${candidateBudget} AS rare,
+        SELECT o.i, o.q, o.found, o.reach <= ${candidateBudget} AS rare,
           ln(1 + greatest(0, conv.n - e.df + 0.5) / (e.df + 0.5)) AS idf
         FROM ordered o CROSS JOIN conv
         CROSS JOIN LATERAL (
@@ -154,20 +161,24 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
         SELECT found.seq FROM weights w CROSS JOIN LATERAL unnest(w.found) AS found(seq)
         WHERE w.rare AND found.seq < ${q.before}
         UNION
-        (SELECT m.seq FROM conv, chat_memory_messages m
+        (SELECT m.seq FROM chat_memory_messages m
           WHERE (SELECT bool_or(NOT w.rare) FROM weights w)
             AND m.conversation_id = ${q.id} AND m.seq < ${q.before}
-            AND m.seq > least(${q.before}::bigint - 1, conv.last_seq) - ${recentWindow}
+            AND m.seq > (SELECT least(${q.before}::bigint - 1, last_seq) FROM conv) - ${recentWindow}
             AND m.search IS NOT NULL
             AND EXISTS (SELECT 1 FROM weights w WHERE NOT w.rare AND m.search @@ w.q)
           ORDER BY m.seq DESC LIMIT ${recentCandidates})
       ), ranked AS (
         SELECT m.seq, m.search, length(m.search)::float8 AS len
-        FROM candidates c JOIN chat_memory_messages m ON m.conversation_id = ${q.id} AND m.seq = c.seq
+        FROM candidates c CROSS JOIN LATERAL (
+          SELECT m.seq, m.search FROM chat_memory_messages m
+          WHERE m.conversation_id = ${q.id} AND m.seq = c.seq LIMIT 1
+        ) m
       )
       SELECT r.seq, sum(
           w.idf * f.tf * (${k1}::float8 + 1)
             / (f.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * r.len / a.len))
+          ORDER BY w.i
         )::float8 AS score
       FROM ranked r
       CROSS JOIN sampled a

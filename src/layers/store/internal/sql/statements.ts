@@ -230,7 +230,9 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
   // then their messages, by range. Each walk first looks `turnReach` seqs away: without statistics
   // (PGlite) the planner may read the whole range up to the seq and sort it rather than walk the
   // key, so the range is kept small, and read whole only for a turn longer than that. The row of
-  // the conversation tells no turn from no conversation.
+  // the conversation tells no turn from no conversation. Each seq is checked, and each turn read,
+  // in a subquery of its own (a scalar one; `OFFSET 0`), never joined: with statistics that think
+  // the conversation short, a join reads all of it once per turn.
   const selectTurns = SqlSchema.findAll({
     Request: Schema.Struct({
       id: Schema.String,
@@ -268,17 +270,21 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
                     ${q.before}::bigint
                   ) AS turn_end
                 FROM unnest(${q.seqs}::bigint[]) WITH ORDINALITY AS h(seq, i)
-                WHERE h.seq > c.system_prefix_seq AND h.seq < ${q.before} AND EXISTS (
-                  SELECT 1 FROM chat_memory_messages e
-                  WHERE e.conversation_id = c.conversation_id AND e.seq = h.seq AND e.role <> 'summary'
-                )
+                WHERE h.seq > c.system_prefix_seq AND h.seq < ${q.before} AND (
+                  SELECT e.role FROM chat_memory_messages e
+                  WHERE e.conversation_id = c.conversation_id AND e.seq = h.seq
+                ) <> 'summary'
               ) b
               ORDER BY b.turn_start, b.i
             ) d
             ORDER BY d.i LIMIT ${q.limit}
           ) t
-          JOIN chat_memory_messages x ON x.conversation_id = c.conversation_id
-            AND x.seq >= t.turn_start AND x.seq < t.turn_end AND x.role <> 'summary'
+          CROSS JOIN LATERAL (
+            SELECT x.seq, x.role, x.content, x.metadata, x.token_count, x.created_at FROM chat_memory_messages x
+            WHERE x.conversation_id = c.conversation_id AND x.seq >= t.turn_start AND x.seq < t.turn_end
+              AND x.role <> 'summary'
+            OFFSET 0
+          ) x
         ) m ON true
         WHERE c.conversation_id = ${q.id}
         ORDER BY m.seq`

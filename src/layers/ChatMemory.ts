@@ -1,9 +1,8 @@
 /**
- * The memory, from one name: its tag (`ChatMemory.ChatMemoryService`), the service's layer over a
- * store, a strategy and a token counter (`layer`, `layerWith`), the whole memory composed from typed
- * options (`layerLive`) or from the environment (`layerConfig`), and the memory for a host's own
- * tests (`layerTest`). Optional peers (PGlite, the OpenAI client, gpt-tokenizer) are loaded by the
- * layers that use them, when they are built, not by this module.
+ * The memory under one name: its tag, the service's layer over its ports (`layer`, `layerWith`), the
+ * whole memory from typed options (`layerLive`) or the environment (`layerConfig`), and a memory for
+ * tests (`layerTest`). Optional peers (PGlite, the OpenAI client, gpt-tokenizer) load when a layer
+ * that uses them is built.
  *
  * @since 0.1.0
  */
@@ -13,8 +12,8 @@ import * as Service from "./internal/service.js"
 
 export {
   /**
-   * The memory's tag: `yield* ChatMemory.ChatMemoryService` gives the service (`addMessages`,
-   * `getContext`, …); its laws are on its interface, `ChatMemoryService.Service`.
+   * The memory's tag: `yield* ChatMemory.ChatMemoryService` gives the service. Its laws are on
+   * `ChatMemoryService.Service`.
    *
    * @since 0.1.0
    * @category tags
@@ -24,9 +23,8 @@ export {
 
 export {
   /**
-   * The user's operations: `yield* ChatMemory.UserMemoryService` lists a user's conversations,
-   * reads and edits what is known about the user, searches the user's history and erases the user;
-   * its laws are on its interface, `UserMemoryService.Service`.
+   * The user's operations: list a user's conversations, read and edit the user's facts, search the
+   * user's history, erase the user. Its laws are on `UserMemoryService.Service`.
    *
    * @since 0.2.0
    * @category tags
@@ -43,8 +41,7 @@ export {
 export type Options = Service.Options
 
 /**
- * The service as a layer over the store, strategy and token counter layers: compose it by hand
- * (`ChatMemory.layer.pipe(Layer.provideMerge(SummarizationStrategy.layer(…)), …)`).
+ * The service as a layer over the store, strategy and token counter, to compose by hand.
  *
  * @example
  * ```ts
@@ -66,7 +63,7 @@ export type Options = Service.Options
 export const layer = Service.layer
 
 /**
- * The service as a layer over its ports, with options; invalid ones fail its construction.
+ * The service as a layer over its ports, with options. Invalid options fail its construction.
  *
  * @example
  * ```ts
@@ -87,8 +84,8 @@ export const layer = Service.layer
 export const layerWith = Service.layerWith
 
 /**
- * Everything the composed memory provides: the service, and the parts it is made of (the storage
- * ports, the strategy, the summarizer skill, the token counter).
+ * Everything the composed memory provides: the service and its parts (storage ports, strategy,
+ * summarizer skill, token counter).
  *
  * @since 0.1.0
  * @category models
@@ -96,10 +93,10 @@ export const layerWith = Service.layerWith
 export type Services = ChatMemoryLive.Services
 
 /**
- * The whole memory from typed options (`ChatMemoryConfig.Options`): store, token counter,
- * summarizer and strategy, each taking its default when left out. Invalid settings fail the
- * construction with a `DataValidationError` naming the setting; a store that cannot be opened,
- * with a `RepositoryError`. Closing the layer interrupts the background work and closes the store.
+ * The whole memory from typed options (`ChatMemoryConfig.Options`). Each part left out takes its
+ * default. An invalid setting fails with a `DataValidationError` naming it. A store that cannot be
+ * opened fails with a `RepositoryError`. Closing the layer interrupts background work and closes
+ * the store.
  *
  * @example
  * ```ts
@@ -121,10 +118,10 @@ export type Services = ChatMemoryLive.Services
 export const layerLive = ChatMemoryLive.layer
 
 /**
- * The whole memory configured from the environment (`MEMORY_STRATEGY`, `MEMORY_STORE`,
- * `DATABASE_URL`, `OPENAI_API_KEY`…): `layerConfig()`. An invalid variable fails the construction
- * with a `ConfigError` naming it. `layerConfig(overrides)` takes options in code (a store, a
- * summarizer, embeddings, any knob): the variables that would set them are not read.
+ * The whole memory from the environment (`MEMORY_STRATEGY`, `MEMORY_STORE`, `DATABASE_URL`,
+ * `OPENAI_API_KEY`…). An invalid variable fails with a `ConfigError` naming it. Given a `Config.Wrap`
+ * of the options, it reads the app's own variables instead. `ChatMemoryConfig.configWith` gives
+ * options in code, and the variables that would set them are not read.
  *
  * @example
  * ```ts
@@ -164,9 +161,9 @@ export const layerLive = ChatMemoryLive.layer
 export const layerConfig = ChatMemoryLive.layerConfig
 
 /**
- * The memory for a host's own tests, fresh per build: an in-memory store (or the store layer of
- * your choice), a scripted summarizer whose calls can be read back (`ScriptedSkill`), the
- * approximate token counter and the strategy of your choice. Provide it to each test.
+ * A memory for a host's tests, fresh per build: an in-memory store (or your own store layer), a
+ * scripted summarizer that records its calls (`ScriptedSkill`), the approximate token counter and
+ * your choice of strategy. Provide it to each test.
  *
  * @example
  * ```ts
@@ -204,8 +201,8 @@ export const layerConfig = ChatMemoryLive.layerConfig
 export const layerTest = ChatMemoryTest.layer
 
 /**
- * Faults on cue in the test memory (`layerTest` provides it): `failStore`, `failSummarizer`,
- * `failEmbeddings`, `heal`.
+ * Faults on cue in the test memory (`failStore`, `failSummarizer`, `failEmbeddings`, `heal`).
+ * `layerTest` provides it.
  *
  * @example
  * ```ts
@@ -231,7 +228,7 @@ export const layerTest = ChatMemoryTest.layer
 export const TestFaults = ChatMemoryTest.Faults
 
 /**
- * The faults' controls: `failStore`, `failSummarizer`, `heal`.
+ * The faults' controls: `failStore`, `failSummarizer`, `failEmbeddings`, `heal`.
  *
  * @since 0.2.0
  * @category models

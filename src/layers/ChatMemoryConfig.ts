@@ -1,6 +1,6 @@
 /**
- * The configuration of the composed memory: its options and their defaults, and the environment
- * table that reads them (`config`), as `ChatMemory.layerConfig` takes them.
+ * The composed memory's configuration: its options, their defaults, and the environment table
+ * that reads them (`config`).
  *
  * @example
  * ```ts
@@ -26,8 +26,8 @@ import { defaults as internalDefaults } from "./internal/config/options.js"
 import { variables as table } from "./internal/config/variables.js"
 
 /**
- * The embedding model of `hybrid` recall: a model behind the OpenAI API (or any compatible server,
- * by `apiUrl`), or any `@effect/ai` `EmbeddingModel` layer.
+ * The embedding model of `hybrid` recall: an OpenAI model (or a compatible server, by `apiUrl`), or
+ * any `@effect/ai` `EmbeddingModel` layer.
  *
  * @since 0.1.0
  * @category models
@@ -35,8 +35,8 @@ import { variables as table } from "./internal/config/variables.js"
 export type Embeddings<E = never, R = never> = Internal.Embeddings<E, R>
 
 /**
- * Where the messages are kept: in memory, PGlite (on a data directory, or in memory), a PostgreSQL
- * server, or the app's own `SqlClient` (`sql`).
+ * Where the messages are kept: in memory, PGlite (on disk or in memory), a PostgreSQL server, or
+ * the app's own `SqlClient` (`sql`).
  *
  * @since 0.1.0
  * @category models
@@ -44,8 +44,8 @@ export type Embeddings<E = never, R = never> = Internal.Embeddings<E, R>
 export type Store = Internal.Store
 
 /**
- * Who writes the summaries: the offline extractive skill, a model behind the OpenAI API, any
- * `@effect/ai` `LanguageModel` layer, or a `SkillService` layer of your own.
+ * Who writes the summaries: the offline extractive skill, an OpenAI model, any `@effect/ai`
+ * `LanguageModel` layer, or your own `SkillService` layer.
  *
  * @since 0.1.0
  * @category models
@@ -53,8 +53,8 @@ export type Store = Internal.Store
 export type Summarizer<E = never, R = never> = Internal.Summarizer<E, R>
 
 /**
- * The options of the composed memory: its parts and the strategy's knobs. Everything left out
- * takes its default. `E` and `R` are the errors and requirements of the layers given in them.
+ * The composed memory's options: its parts and the strategy's knobs. Everything left out takes its
+ * default. `E` and `R` are the errors and requirements of the layers given.
  *
  * @since 0.1.0
  * @category models
@@ -70,8 +70,7 @@ export type Options<E = never, R = never> = Internal.Options<E, R>
 export const defaults = internalDefaults
 
 /**
- * The environment table, by the option each variable sets, in the order the documentation lists
- * them.
+ * The environment table, keyed by the option each variable sets, in documentation order.
  *
  * @since 0.1.0
  * @category constants
@@ -80,9 +79,9 @@ export const variables = table
 
 /**
  * The options from the environment table: `MEMORY_STRATEGY`, `MEMORY_STORE`, `DATABASE_URL`, the
- * strategy's knobs, `MEMORY_TOKENIZER`, and the summarizer (OpenAI when `OPENAI_API_KEY` or
- * `OPENAI_BASE_URL` is set, the offline skill otherwise). An invalid value fails with a
- * `ConfigError` naming the variable.
+ * strategy's knobs, `MEMORY_TOKENIZER` and the summarizer. The summarizer is OpenAI when
+ * `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, the offline skill otherwise. An invalid value fails
+ * with a `ConfigError` naming the variable.
  *
  * @since 0.1.0
  * @category config
@@ -90,8 +89,8 @@ export const variables = table
 export const config: Config.Config<Options> = Environment.config
 
 /**
- * The options from the environment table, with `overrides` given in code: an option given is taken
- * as it is, and the variables that would set it are not read.
+ * The options from the environment table, with `overrides` given in code. The variables that would
+ * set an overridden option are not read.
  *
  * @example
  * ```ts

@@ -1,6 +1,5 @@
 /**
- * The whole memory composed from configuration: store, token counter, summarizer skill and
- * strategy under `ChatMemoryService`, from typed options (`layer`) or from the environment
+ * The whole memory composed from configuration, from typed options (`layer`) or the environment
  * (`layerConfig`).
  *
  * @since 0.1.0
@@ -34,8 +33,8 @@ import type * as Store from "./store/Store.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
- * Everything the composed memory provides: the public service, and the parts it is made of (for
- * hosts that read the store directly, count tokens the same way, or reuse the summarizer).
+ * Everything the composed memory provides: the public service and its parts. Hosts can read the
+ * store, count tokens or reuse the summarizer through them.
  *
  * @since 0.1.0
  * @category models
@@ -49,8 +48,8 @@ export type Services =
   | TokenCounter
 
 /**
- * The store's layer; the SQL stores run their migrations when it is built (on the app's database
- * too, for `sql`).
+ * The store's layer. SQL stores run their migrations when it is built, on the app's database too
+ * for `sql`.
  *
  * @since 0.1.0
  * @category layers
@@ -70,7 +69,7 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Store.Por
     case "sql": {
       const { _tag, layer: client, ...options } = store
       return SqlStore.layer(options).pipe(
-        // A failure to build the app's client names its cause, as the other stores' do.
+        // A failure to build the app's client names its cause, like the other stores.
         Layer.provide(Layer.mapError(client, connectError))
       )
     }
@@ -85,7 +84,7 @@ export const layerStore = (store: ChatMemoryConfig.Store): Layer.Layer<Store.Por
  */
 export const layerTokenCounter = (tokenizer: Tokenizer): Layer.Layer<TokenCounter> =>
   tokenizer === "exact"
-    // `gpt-tokenizer` is an optional peer dependency: loaded with the exact counter, when it is used.
+    // `gpt-tokenizer` is an optional peer: it loads only with the exact counter.
     ? Layer.unwrapEffect(
       Effect.map(
         Effect.orDie(OptionalPeer.load("gpt-tokenizer", () => import("./tokens/ExactTokenCounter.js"))),
@@ -108,7 +107,7 @@ export const layerSkill = <E = never, R = never>(
       return ExtractiveSkill.layer
     case "openai": {
       const { _tag, ...options } = summarizer
-      // The OpenAI client is loaded when an OpenAI summarizer is built, not with the package.
+      // The OpenAI client loads only when an OpenAI summarizer is built.
       return Layer.unwrapEffect(
         Effect.map(
           Effect.orDie(OptionalPeer.load("@effect/ai-openai", () => import("./skills/OpenAiSkill.js"))),
@@ -200,10 +199,9 @@ export const layerStrategy = <E = never, R = never>(
 const millis = (value: number | undefined) => (value === undefined ? undefined : Duration.millis(value))
 
 /**
- * The store's index made hybrid (`Recall.layerHybrid`) when a summarizing strategy recalls with
- * `hybrid` and `embeddings` are given, storing the vectors under the OpenAI model's name unless
- * `embeddingModel` says otherwise (its `Recall.EmbeddingJobs` comes with it); the store's index
- * otherwise.
+ * The message index. It is hybrid (`Recall.layerHybrid`, with its `Recall.EmbeddingJobs`) when a
+ * summarizing strategy recalls with `hybrid` and `embeddings` are given; otherwise it is the
+ * store's. Vectors are stored under the OpenAI model's name unless `embeddingModel` names another.
  *
  * @since 0.2.0
  * @category layers
@@ -227,10 +225,10 @@ export const layerRecall = <E = never, R = never>(
 }
 
 /**
- * The memory from typed options; what they leave out takes its default (`ChatMemoryConfig`).
- * Invalid knobs fail the construction with a `DataValidationError` naming the option; a store
- * that cannot be opened, with a `RepositoryError`. Closing the layer interrupts the background
- * summarizations and closes the store.
+ * The memory from typed options. What they leave out takes its default (`ChatMemoryConfig`). An
+ * invalid knob fails with a `DataValidationError` naming the option. A store that cannot be opened
+ * fails with a `RepositoryError`. Closing the layer interrupts background summarizations and closes
+ * the store.
  *
  * @since 0.1.0
  * @category layers
@@ -253,11 +251,10 @@ const wraps = (value: unknown): boolean =>
   Config.isConfig(value) || (Predicate.isRecord(value) && !Layer.isLayer(value) && Object.values(value).every(wraps))
 
 /**
- * The memory from configuration. Without an argument, from the environment table
- * (`ChatMemoryConfig.config`). With a `Config.Wrap` of the options, from the app's own variables:
- * what it leaves out takes its default, and no other variable is read. An invalid value fails the
- * construction with a `ConfigError` naming it; the layers given bring their own errors and
- * requirements.
+ * The memory from configuration. Without an argument, it reads the environment table
+ * (`ChatMemoryConfig.config`). With a `Config.Wrap` of the options, it reads only the app's own
+ * variables, and what they leave out takes its default. An invalid value fails with a
+ * `ConfigError` naming it. Layers given bring their own errors and requirements.
  *
  * @since 0.1.0
  * @category layers

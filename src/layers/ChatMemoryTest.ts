@@ -1,7 +1,7 @@
 /**
- * The memory for a host's own tests: a fresh in-memory store (or the store layer of your choice), a
- * scripted summarizer that records its calls, the approximate token counter, the strategy of your
- * choice, and faults on cue in the store, the summarizer and the embedding model.
+ * A memory for a host's tests: a fresh in-memory store (or your own store layer), a scripted
+ * summarizer that records its calls, the approximate token counter, your choice of strategy, and
+ * faults on cue.
  *
  * @since 0.1.0
  */
@@ -23,9 +23,8 @@ import * as Store from "./store/Store.js"
 import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 
 /**
- * The options of the test memory: the strategy (`summarization` by default) and its knobs, the
- * summarizer's script (deterministic default answers when left out), the store, and the embedding
- * model of `hybrid` recall.
+ * The test memory's options: the strategy (`summarization` by default) and its knobs, the
+ * summarizer's script (deterministic answers by default), the store, and the embedding model.
  *
  * @since 0.1.0
  * @category models
@@ -34,42 +33,35 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
   readonly strategy?: StrategyName | undefined
   readonly script?: ScriptedSkill.ScriptedSkill.Script | undefined
   /**
-   * The store: a fresh `MemoryStore` by default. Any layer that provides the storage ports
-   * (`Store.Ports`) goes: a double that records calls or fails on cue (`Store.layer` builds one
-   * from its parts), a SQL store. Its error and requirements become the test memory's.
+   * The store, a fresh `MemoryStore` by default. Any layer of `Store.Ports` fits, such as a SQL store
+   * or a double built with `Store.layer`. Its error and requirements become the test memory's.
    */
   readonly store?: Layer.Layer<Store.Ports, E, R> | undefined
   /**
-   * The embedding model of `hybrid` recall (with `recall: "hybrid"` and a summarizing strategy): the
-   * store's index also searches by meaning, as with `ChatMemory.layerLive`. Without it, recall is
-   * lexical. Its error and requirements become the test memory's.
+   * The embedding model, used with `recall: "hybrid"` and a summarizing strategy to search by
+   * meaning. Without it, recall is lexical. Its error and requirements become the test memory's.
    */
   readonly embeddings?: Layer.Layer<EmbeddingModel.EmbeddingModel, E, R> | undefined
 }
 
 /**
- * Faults on cue, for a host's tests of its own error handling: from `failStore` on, the store's
- * calls fail with a `RepositoryError`; from `failSummarizer` on, the summarizer's calls fail with a
- * `SkillExecutionError`; from `failEmbeddings` on, the embedding model's calls fail with an
- * `AiError` (recall falls back to words, an `EmbeddingFailed` event says so); `heal` ends them all.
- * The test memory provides it.
+ * Faults on cue, to test a host's error handling. After `failStore`, store calls fail with a
+ * `RepositoryError`. After `failSummarizer`, summarizer calls fail with a `SkillExecutionError`.
+ * After `failEmbeddings`, embedding calls fail with an `AiError`; recall falls back to words and
+ * emits `EmbeddingFailed`. `heal` ends every fault. The test memory provides it.
  *
  * @since 0.2.0
  * @category tags
  */
 export class Faults extends Context.Tag("effect-chat-memory/ChatMemoryTest/Faults")<Faults, {
   /**
-   * From now on, the store's calls fail with a `RepositoryError` whose `operation` is the call's
-   * (`appendMessages`, `readWindow`, `getSettings`, `getFacts`, `withLease`, …): every call of every
-   * port, or those of `operations` only.
+   * From now on, store calls fail with a `RepositoryError` whose `operation` names the call
+   * (`appendMessages`, `readWindow`, …). Every call fails, or only those in `operations`.
    */
   readonly failStore: (options?: { readonly operations?: ReadonlyArray<string> | undefined }) => Effect.Effect<void>
   /** From now on, the summarizer's calls fail with a `SkillExecutionError` (`Unavailable`, retryable). */
   readonly failSummarizer: Effect.Effect<void>
-  /**
-   * From now on, the embedding model's calls fail with an `AiError` (with `embeddings` and
-   * `recall: "hybrid"`).
-   */
+  /** From now on, embedding calls fail with an `AiError` (with `embeddings` and `recall: "hybrid"`). */
   readonly failEmbeddings: Effect.Effect<void>
   /** Ends every fault: the calls after it succeed again. */
   readonly heal: Effect.Effect<void>
@@ -108,7 +100,7 @@ const storeCheck = (armed: Ref.Ref<Armed>) => (operation: string, conversationId
 /** Every port of the store, each call failing on cue. */
 const faultyStore = (store: Store.Store, armed: Ref.Ref<Armed>): Store.Store => {
   const check = storeCheck(armed)
-  // A call of a conversation's, and one of a user's (no conversation to name).
+  // A user's calls have no conversation to name in the error.
   const ofConversation = <A extends ReadonlyArray<unknown>, B, E>(
     operation: string,
     call: (conversationId: ConversationId, ...rest: A) => Effect.Effect<B, E>
@@ -196,10 +188,9 @@ const faultyEmbeddings = (inner: EmbeddingModel.Service, armed: Ref.Ref<Armed>):
 }
 
 /**
- * A fresh memory per build: provide it to each test (`Effect.provide(ChatMemoryTest.layer())`) so
- * that no state leaks between tests. Besides the services of `ChatMemoryLive`, it provides
- * `ScriptedSkill`, the log of the summarizer's calls, and `Faults`, which makes the store, the
- * summarizer or the embedding model fail on cue.
+ * A fresh memory per build: provide it to each test so that no state leaks between tests. Besides
+ * the services of `ChatMemoryLive`, it provides `ScriptedSkill` (the summarizer's call log) and
+ * `Faults`.
  *
  * @example
  * ```ts

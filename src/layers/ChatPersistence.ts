@@ -1,7 +1,6 @@
 /**
- * `@effect/ai`'s `Chat.Persistence` over the memory: an app written against `Chat` swaps its
- * persistence layer for this one and keeps its code (`getOrCreate`, `generateText`, `streamText`,
- * `generateObject`, its toolkit).
+ * `@effect/ai`'s `Chat.Persistence` over the memory. An app written against `Chat` swaps in this
+ * layer and keeps its code.
  *
  * ```ts
  * const persistence = yield* Chat.Persistence
@@ -9,19 +8,20 @@
  * const response = yield* chat.generateText({ prompt: line, toolkit: MyToolkit })
  * ```
  *
- * Each call runs in a `Chat` of its own, one at a time per chat id in a process: the memory's
- * context for the call's user text (its recall query), then the call's new messages; then the
- * exchange (the new messages, the model's answer, tool calls and their results) is stored in one
- * `addMessages`, never the whole history again, so that calls from two processes interleave whole
- * exchanges. A call without user text (the tool loop's `prompt: []`) continues the turn: it is sent
- * what the chat's last call sent and got back, when nothing was stored since, else the memory's
- * context for the turn's user message.
+ * Calls run one at a time per chat id in a process, each in a `Chat` of its own. A call sends the
+ * memory's context for its user text (the recall query), then its new messages. The exchange (new
+ * messages, the model's answer, tool calls and results) is then stored in one `addMessages`. The
+ * whole history is never rewritten, so calls from two processes interleave whole exchanges. A call
+ * without user text (the tool loop's `prompt: []`) continues the turn. It resends what the chat's
+ * last call sent and got back if nothing was stored since. Otherwise it gets the memory's context
+ * for the turn's user message.
  *
- * `history` holds the memory's context for the chat (without recall), refreshed after each call, so
- * it never grows past the budget. `save` stores what the app appended to it, and an emptied history
- * clears the conversation (the `Chat` way to start over); other edits are not kept. A chat exists
- * once something of it is stored: `get` of a chat never written fails with `ChatNotFoundError`. A
- * finite time to live is refused: the memory keeps a conversation until it is cleared.
+ * `history` holds the memory's context for the chat, without recall. It is refreshed after each
+ * call, so it never grows past the budget. `save` stores what the app appended to it. An emptied
+ * history clears the conversation, the `Chat` way to start over; other edits are not kept. A chat
+ * exists once something of it is stored, so `get` of an unwritten chat fails with
+ * `ChatNotFoundError`. A finite time to live is refused: the memory keeps a conversation until it
+ * is cleared.
  *
  * @since 0.2.0
  */
@@ -41,11 +41,11 @@ import { type PromptOptions, toPromptMessages } from "./ai/ContextPrompt.js"
  * @category models
  */
 export interface Options {
-  /** The context's budget for each call (see `ChatMemoryService.getContext`); the strategy's by default. */
+  /** The context's token budget for each call; the strategy's by default. */
   readonly tokenBudget?: number | undefined
-  /** The role of the facts and summary messages in the prompt (see `ContextPrompt.PromptOptions`). */
+  /** The prompt role of the facts and summary messages (see `ContextPrompt.PromptOptions`). */
   readonly recordRole?: PromptOptions["recordRole"]
-  /** The user a chat belongs to, if any: its context shows what is known about the user. */
+  /** The user a chat belongs to, if any. Its context then shows the user's facts. */
   readonly userOf?: ((chatId: string) => string | undefined) | undefined
 }
 
@@ -80,9 +80,9 @@ const userText = (messages: ReadonlyArray<Prompt.Message>): string | undefined =
 }
 
 /**
- * The context as a prompt. The recalled block, rendered last, stays there before a new user
- * message; a call that continues a turn gets it before the turn's user message instead, so that
- * the turn's tool calls, their results and the call's new messages stay together at the end.
+ * The context as a prompt. The recalled block is rendered last, before a new user message. A call
+ * that continues a turn gets it before the turn's user message instead. The turn's tool calls,
+ * their results and the call's new messages then stay together at the end.
  */
 const contextPrompt = (context: MemoryContext, continuing: boolean, options: Options): Prompt.Prompt => {
   const messages = toPromptMessages(context, { recordRole: options.recordRole })
@@ -112,9 +112,9 @@ const checkTimeToLive = (operation: string, timeToLive: Duration.DurationInput |
     ))
 
 /**
- * `Chat.Persistence` over the `ChatMemoryService` in context. The generate methods of `Chat` have no
- * error channel for their store: as `Chat.makePersisted` does with its backing store, a failure of
- * the memory during a call is a defect, with the memory's typed error as its value.
+ * `Chat.Persistence` over the `ChatMemoryService` in context. `Chat`'s generate methods have no
+ * error channel for their store. So a memory failure during a call is a defect carrying the typed
+ * error, as in `Chat.makePersisted`.
  *
  * @since 0.2.0
  * @category constructors
@@ -134,7 +134,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         )
     )
 
-  /** `self` with the chat's permit; a scope of its own, so that the app's own `Scope` stays its own. */
+  /** `self` with the chat's permit, in a scope of its own so the app's `Scope` is untouched. */
   const locked = <A, E, R>(chatId: string, self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.acquireUseRelease(
       Scope.make(),
@@ -148,7 +148,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const clear = (chatId: string) =>
     memory.clearMessages(chatId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.void))
 
-  /** Stores `messages` in one `addMessages`; the seq of the last one, if any was stored. */
+  /** Stores `messages` in one `addMessages`, returning the last stored seq, if any. */
   const store = (chatId: string, messages: ReadonlyArray<Prompt.Message>) =>
     messages.length === 0
       ? Effect.succeed(Option.none<number>())
@@ -166,7 +166,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
   const toPersisted = (chatId: string) =>
     Effect.gen(function*() {
-      // A `Chat` holds the history and exports it; each call runs in a `Chat` of its own.
+      // This `Chat` holds and exports the history. Each call runs in a `Chat` of its own.
       const base = yield* Chat.empty
       const synced = yield* Ref.make(Prompt.empty)
       // What this chat's last call sent and got back, and the seq of the last message it stored.
@@ -181,9 +181,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const editOfHistory = Effect.zipWith(Ref.get(synced), Ref.get(base.history), editOf)
 
       /**
-       * What a call that brings no user message continues: what this chat last sent and got back,
-       * when nothing was stored after it (no other chat of this id, in any process, took a turn
-       * meanwhile); else the memory's context for the turn's user message, stored.
+       * The prompt a call without user message continues. It is what this chat last sent and got
+       * back, if nothing was stored since, in any process. Otherwise it is the memory's context for
+       * the turn's user message.
        */
       const continued = Effect.gen(function*() {
         const previous = yield* Ref.get(sent)
@@ -200,9 +200,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       })
 
       /**
-       * The `Chat` a call runs in, from the prompt it continues: the memory's context for the
-       * call's user text, or the turn it continues; then the app's unsaved additions to `history`,
-       * which are stored with the exchange.
+       * The `Chat` a call runs in: the memory's context for the call's user text, or the turn it
+       * continues. The app's unsaved additions to `history` follow and are stored with the exchange.
        */
       const begin = (method: string, raw: Prompt.RawInput) =>
         Effect.gen(function*() {
@@ -297,7 +296,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             Effect.gen(function*() {
               yield* acquire(chatId)
               const turn = yield* Effect.orDie(begin("streamText", options.prompt))
-              // Stored once the model's stream has ended; a stream that fails or is interrupted stores nothing.
+              // Stored when the stream ends. A failed or interrupted stream stores nothing.
               return turn.chat.streamText(options).pipe(Stream.concat(Stream.execute(Effect.orDie(finish(turn)))))
             })
           ).pipe(Stream.withSpan("ChatPersistence.streamText", { attributes: { chatId } }))
@@ -334,8 +333,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 })
 
 /**
- * `Chat.Persistence` over the memory: swap it for `Chat.layerPersisted` (and its backing) and keep
- * the app's code.
+ * `Chat.Persistence` over the memory, in place of `Chat.layerPersisted` and its backing.
  *
  * @example
  * ```ts

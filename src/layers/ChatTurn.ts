@@ -1,10 +1,8 @@
 /**
- * One turn of an agent with memory, over `@effect/ai`: the conversation's context for the user's
- * message (the message is the recall query), the model (`LanguageModel.generateText`, with the
- * app's toolkit, called again with the tools' results until it answers), then the exchange stored
- * as it came (the user's message, the assistant's tool calls, the tools' results, the answer).
- * Storing it is what starts the background work: a summarization, when one is due, runs after the
- * turn, off its path.
+ * One turn of an agent with memory, over `@effect/ai`. The turn reads the conversation's context,
+ * with the user's message as the recall query. It calls the model with the app's toolkit until it
+ * answers, then stores the exchange as it came. Storing starts the background work: a due
+ * summarization runs after the turn, off its path.
  *
  * ```ts
  * const AgentToolkit = Toolkit.merge(MyToolkit, RecallToolkit.toolkit)
@@ -12,16 +10,15 @@
  * console.log(turn.text)
  * ```
  *
- * The `system` prompt is stored once, as the conversation's leading system message; a turn whose
- * `system` differs makes it the conversation's current one (`ChatMemoryService.setSystemPrompt`),
- * shown from that turn on, the earlier turns kept as they were told. The recall tools (`RecallToolkit`), merged into the toolkit, are
- * bound to the turn's conversation here: the app provides handlers for its own tools only.
+ * The `system` prompt is stored once, as the conversation's leading system message. A turn with a
+ * different `system` makes it the current one (`ChatMemoryService.setSystemPrompt`) from that turn
+ * on; earlier turns stay as they were told. The recall tools (`RecallToolkit`) merged into the
+ * toolkit are bound to the turn's conversation, so the app provides handlers for its own tools only.
  *
- * It has the shape of `LanguageModel.generateText` (a function over the `LanguageModel` in context,
- * the same `toolkit`, `toolChoice` and `concurrency`, the model's `AiError`s as they are), not of
- * `Chat`: a `Chat` carries its whole history in a `Ref` and `Chat.Persistence` saves it as one
- * value per chat, where the memory keeps every message apart and gives the model a budgeted view of
- * them (facts, summary, recent and recalled turns), rebuilt for each turn.
+ * It has the shape of `LanguageModel.generateText`: the same `toolkit`, `toolChoice` and
+ * `concurrency`, and the model's `AiError`s as they are. It does not follow `Chat`, which keeps its
+ * whole history as one value. The memory keeps every message apart and gives the model a budgeted
+ * view, rebuilt for each turn.
  *
  * @since 0.1.0
  */
@@ -43,7 +40,7 @@ import { refusingPrompt } from "./internal/promptInput.js"
 import * as RecallToolkit from "./RecallToolkit.js"
 
 /**
- * The model calls of a turn when the options do not say.
+ * The model calls of a turn by default.
  */
 const defaultMaxSteps = 4
 
@@ -59,20 +56,18 @@ const MaxSteps = 100
  * @category models
  */
 export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
-  /** The user's message: sent to the model after the context, stored, and the context's recall query. */
+  /** The user's message: the recall query, sent to the model after the context, then stored. */
   readonly prompt: string
   /**
-   * The conversation's system prompt. A conversation without messages stores it, with the turn, as
-   * its leading system message. A different one on a later turn (or on a conversation that started
-   * without one) becomes the conversation's current system prompt (`ChatMemoryService.setSystemPrompt`):
-   * this turn's model call and every later context show it. Left out, the conversation's current
-   * system prompt is used as stored.
+   * The conversation's system prompt. A conversation without messages stores it with the turn, as
+   * its leading system message. Otherwise a different one becomes the current system prompt
+   * (`ChatMemoryService.setSystemPrompt`) for this turn and every later context. Left out, the
+   * stored one is used.
    */
   readonly system?: string | undefined
   /**
-   * The tools the model may call, with their handlers (or an effect that gives them, as a `Toolkit`
-   * is). The recall tools, merged in (`Toolkit.merge(MyToolkit, RecallToolkit.toolkit)`), are bound
-   * to this conversation by the turn: their handlers are not needed in context.
+   * The tools the model may call, with their handlers, or an effect giving them (as a `Toolkit` is).
+   * Merged-in recall tools are bound to this conversation, so their handlers need not be in context.
    */
   readonly toolkit?: Toolkit.WithHandler<Tools> | Effect.Effect<Toolkit.WithHandler<Tools>, E, R> | undefined
   /** As for `LanguageModel.generateText`; the last step is always `"none"`. */
@@ -81,25 +76,25 @@ export interface Options<Tools extends Record<string, Tool.Any>, E, R> {
   readonly concurrency?: Concurrency | undefined
   /**
    * Model calls in the turn, from 1 to `MaxSteps` (`defaultMaxSteps` by default). The model is
-   * called again while it calls tools; the last call may not call any, so that the turn ends in an
+   * called again while it calls tools. The last call may not call any, so the turn ends in an
    * answer.
    */
   readonly maxSteps?: number | undefined
   /** The context's budget for this turn (see `ChatMemoryService.getContext`). */
   readonly tokenBudget?: number | undefined
   /**
-   * The user the conversation belongs to: the context shows what is known about the user and recalls
-   * the user's earlier conversations, the turn is stored as the user's, and the recall tools search
-   * the user's conversations. A conversation of another user fails the turn with a
-   * `DataValidationError` naming `options.userId`, before any model call.
+   * The user the conversation belongs to. The context then shows the user's facts and recalls the
+   * user's other conversations, and the recall tools search them. The turn is stored as the user's.
+   * Another user's conversation fails the turn before any model call, with a `DataValidationError`
+   * naming `options.userId`.
    */
   readonly userId?: string | undefined
-  /** The role of the facts and summary messages in the prompt (see `ContextPrompt.PromptOptions`). */
+  /** The prompt role of the facts and summary messages (see `ContextPrompt.PromptOptions`). */
   readonly recordRole?: PromptOptions["recordRole"]
   /**
-   * Tools whose calls and results are not stored: those whose results only repeat what the memory
-   * holds (`RecallToolkit`'s `search_memory` and `read_turns`), which would otherwise be stored,
-   * and recalled, again and again.
+   * Tools whose calls and results are not stored: those whose results repeat what the memory holds
+   * (`RecallToolkit`'s `search_memory` and `read_turns`). Stored, they would be recalled again and
+   * again.
    */
   readonly unstoredTools?: ReadonlyArray<ToolName<Tools>> | undefined
 }
@@ -118,7 +113,7 @@ export interface Turn<Tools extends Record<string, Tool.Any>> {
   readonly text: string
   /** The last model response. */
   readonly response: LanguageModel.GenerateTextResponse<Tools>
-  /** Every model response of the turn, in order (tool calls and their results in their content). */
+  /** Every model response of the turn, in order, tool calls and results included. */
   readonly steps: ReadonlyArray<LanguageModel.GenerateTextResponse<Tools>>
   /** The memory's context the model was given. */
   readonly context: MemoryContext
@@ -127,8 +122,8 @@ export interface Turn<Tools extends Record<string, Tool.Any>> {
 }
 
 /**
- * The last part of `streamText`'s stream, once the exchange is stored: what `generateText`
- * returns, with each model call's parts as they streamed.
+ * The last part of `streamText`'s stream, once the exchange is stored. It holds what `generateText`
+ * returns, with each model call's streamed parts.
  *
  * @since 0.1.0
  * @category models
@@ -150,7 +145,7 @@ const Content = StorableString.pipe(
   Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })
 )
 
-// A Prompt is what `LanguageModel.generateText` takes; here the memory brings the history.
+// Unlike `LanguageModel.generateText`, a turn takes a string, not a Prompt: the memory brings the history.
 const TurnOptions = Schema.Struct({
   prompt: refusingPrompt(
     Content,
@@ -185,10 +180,9 @@ const toolkitOf = <Tools extends Record<string, Tool.Any>, E, R>(
     : RecallToolkit.bind(options.toolkit, conversationId, { userId: options.userId })
 
 /**
- * The system message this turn stores (a conversation without messages), and the context the turn
- * starts from. A `system` that differs from the conversation's current system prompt (its leading
- * system message, or the last one given since) becomes its current one
- * (`ChatMemoryService.setSystemPrompt`): the context is read again, showing it.
+ * The system message this turn stores, in a conversation without messages, and the turn's context.
+ * A `system` that differs from the current system prompt replaces it
+ * (`ChatMemoryService.setSystemPrompt`), and the context is read again.
  */
 const systemFor = (
   conversationId: string,
@@ -254,15 +248,14 @@ type TurnContext<Tools extends Record<string, Tool.Any>, R> =
   | Exclude<R, Tool.HandlersFor<Toolkit.Tools<typeof RecallToolkit.toolkit>>>
 
 /**
- * Runs one turn of the conversation: its context for `options.prompt` (with recall), the model
- * with the toolkit until it answers (at most `maxSteps` calls), then the user's message and the
- * whole exchange stored in one `addMessages`, which starts any background summarization.
+ * Runs one turn: the context for `options.prompt` with recall, the model with the toolkit until it
+ * answers (at most `maxSteps` calls), then one `addMessages` of the user's message and the
+ * exchange. Storing starts any background summarization.
  *
- * Nothing is stored when the turn fails (a model, tool or store error, or bad options: a
- * `DataValidationError` naming `options.prompt`, `options.system` or `options.maxSteps`, before
- * any model call), so
- * the user may simply try again. Turns of one conversation should not run at once: each would be
- * answered without the other.
+ * A failed turn stores nothing, so the user may simply try again. Bad options fail before any model
+ * call, with a `DataValidationError` naming `options.prompt`, `options.system` or
+ * `options.maxSteps`. Turns of one conversation should not run at once: each would be answered
+ * without the other.
  *
  * @example
  * ```ts
@@ -310,7 +303,7 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
     const steps: Array<LanguageModel.GenerateTextResponse<Tools>> = []
     for (let step = 1; step <= maxSteps; step++) {
       const response = toolkit === undefined
-        // Without tools its parts are those of any toolkit's response.
+        // Without tools, the response's parts fit any toolkit's.
         ? new LanguageModel.GenerateTextResponse<Tools>(
           (yield* LanguageModel.generateText({ prompt: current })).content
         )
@@ -337,12 +330,11 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
   }).pipe(Effect.withSpan("ChatTurn.generateText", { attributes: { conversationId } }))
 
 /**
- * `generateText` as a stream, for an app that shows the answer as it comes: the parts of every
- * model call of the turn, as `LanguageModel.streamText` gives them (text deltas, tool calls, the
- * tools' results, one `response-metadata` part starting each call), then, once the last call has
- * ended, the exchange stored in one `addMessages`, and a last part, `TurnEnd` (`type:
- * "turn-end"`), with the answer, the context and the messages stored. The stream fails if storing
- * fails; a stream that fails or is interrupted before its end stores nothing.
+ * `generateText` as a stream, to show the answer as it comes. It emits every model call's parts as
+ * `LanguageModel.streamText` gives them, each call starting with a `response-metadata` part. After
+ * the last call, the exchange is stored in one `addMessages`. A last `TurnEnd` part (`type:
+ * "turn-end"`) carries the answer, the context and the stored messages. The stream fails if storing
+ * fails. A stream that fails or is interrupted before its end stores nothing.
  *
  * @example
  * ```ts
@@ -377,8 +369,7 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
     const read = yield* readContext
     const { context, leading } = yield* systemFor(conversationId, read, system, readContext)
     const toolkit = yield* toolkitOf(conversationId, options)
-    // The parts of this turn, in order, for `addMessages` at the end, and where each call starts:
-    // state of this call only.
+    // This turn's parts in order, for `addMessages` at the end, and where each model call starts.
     const parts: Array<Response.StreamPart<Tools>> = []
     const starts: Array<number> = []
 

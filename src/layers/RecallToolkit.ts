@@ -1,11 +1,11 @@
 /**
  * The recall toolkit: `search_memory` and `read_turns`, the `@effect/ai` tools with which an agent
- * searches and reads the past of its own conversation, bound to that conversation when the
- * handlers are built.
+ * searches and reads its own conversation's past. Building the handlers binds them to that
+ * conversation.
  *
- * They merge with the app's tools in one expression, and the app builds handlers for its own tools
- * only: `ChatTurn` binds the recall tools to the turn's conversation itself, and `bind` does the
- * same for `@effect/ai`'s `Chat` or a plain `LanguageModel` call.
+ * They merge with the app's tools, and the app builds handlers for its own tools only. `ChatTurn`
+ * binds the recall tools to the turn's conversation. `bind` does so for `Chat` or a plain
+ * `LanguageModel` call.
  *
  * ```ts
  * const AgentToolkit = Toolkit.merge(WeatherToolkit, RecallToolkit.toolkit)
@@ -41,9 +41,9 @@ import {
 } from "./internal/recallTools.js"
 
 /**
- * The toolkit for `LanguageModel.generateText({ prompt, toolkit })`: a failed call is returned to
- * the model as the tool's result (`{ error }`), so that it can try again, and never fails the
- * generation. Bad parameters fail it with `AiError.MalformedOutput`, as for any toolkit.
+ * The toolkit for `LanguageModel.generateText({ prompt, toolkit })`. A failed call returns `{ error }`
+ * to the model as the tool's result, so it can try again; it never fails the generation. Bad
+ * parameters fail with `AiError.MalformedOutput`, as for any toolkit.
  *
  * @example
  * ```ts
@@ -71,9 +71,9 @@ import {
 export const toolkit = Toolkit.make(SearchMemory, ReadTurns)
 
 /**
- * What the tools may reach besides their conversation: with `userId`, `search_memory` searches every
- * conversation of that user, each turn of another conversation labelled with it. The scope is the
- * app's, set when the handlers are built: no parameter of a tool names a user or a conversation.
+ * What the tools may reach besides their conversation. With `userId`, `search_memory` searches all
+ * that user's conversations and labels turns from the others. The app sets the scope when building
+ * the handlers; no tool parameter names a user or a conversation.
  */
 interface Scope {
   readonly userId?: string | undefined
@@ -118,7 +118,7 @@ const turnView = (turn: RecalledTurn): TurnView => ({
   )
 })
 
-/** The store failed: the model learns that much, the host's logs the rest. */
+/** The store failed: the model learns only that, the host's logs get the rest. */
 const storeFailed = (operation: string) => (error: RepositoryError) =>
   Effect.logWarning(`RecallToolkit.${operation}: the store failed`, error).pipe(
     Effect.zipRight(Effect.fail<ToolFailure>({ error: "The memory store failed; try again later." }))
@@ -129,8 +129,8 @@ const invalid = (error: DataValidationError) => Effect.fail<ToolFailure>({ error
 const decodeConversationId = decode(ConversationId, "RecallToolkit.handlers", "conversationId")
 
 /**
- * The handlers of both tools for one conversation, fixed here: no tool parameter names a
- * conversation, so an agent reaches no other one. An invalid id fails with `DataValidationError`.
+ * Both tools' handlers for one conversation. No tool parameter names a conversation, so an agent
+ * reaches no other. An invalid id fails with `DataValidationError`.
  *
  * @since 0.1.0
  * @category constructors
@@ -169,7 +169,7 @@ export const handlers = (conversationId: string, scope: Scope = {}) =>
           RepositoryError: storeFailed("readTurns")
         })
       )
-      // Seqs may have gaps (pruned messages): the page can reach below the range.
+      // Pruned messages leave gaps in seqs, so the page can reach below the range.
       const messages = page.filter((message) => message.seq >= fromSeq)
       if (messages.length === 0) {
         return yield* Effect.fail<ToolFailure>({ error: `no stored messages from seq ${fromSeq} to seq ${toSeq}` })
@@ -181,8 +181,8 @@ export const handlers = (conversationId: string, scope: Scope = {}) =>
   })
 
 /**
- * The handlers of both tools for one conversation, as a layer over `ChatMemoryService`: provide
- * it next to `toolkit`. Build it per conversation.
+ * Both tools' handlers for one conversation, as a layer over `ChatMemoryService`. Provide it next
+ * to `toolkit`, one per conversation.
  *
  * @since 0.1.0
  * @category layers
@@ -193,12 +193,11 @@ export const layer = (
 ): Layer.Layer<Handlers, DataValidationError, ChatMemoryService> => toolkit.toLayer(handlers(conversationId, scope))
 
 /**
- * A toolkit, the recall tools' handlers bound to one conversation: `toolkit` is any toolkit that
- * holds `search_memory` and `read_turns` (e.g. `Toolkit.merge(AppToolkit, RecallToolkit.toolkit)`),
- * as `LanguageModel.generateText` takes it; the result no longer needs the recall handlers, only
- * the memory and the handlers of the other tools. Use it with `Chat` or `LanguageModel` directly
- * (`ChatTurn` does it for its turn). A toolkit already built (`Toolkit.WithHandler`) is returned as
- * it is; an invalid id fails with `DataValidationError`.
+ * Binds the recall tools' handlers in `toolkit` to one conversation, for `Chat` or `LanguageModel`
+ * used directly. `toolkit` is any toolkit holding `search_memory` and `read_turns`. The result
+ * needs the memory and the other tools' handlers, not the recall handlers. A toolkit already built
+ * (`Toolkit.WithHandler`) is returned as it is. Otherwise an invalid id fails with
+ * `DataValidationError`.
  *
  * @since 0.1.0
  * @category utils

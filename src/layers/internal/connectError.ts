@@ -1,13 +1,12 @@
 /**
- * A store that could not be opened, named by its cause in one line: a missing optional peer's
- * install line, the driver's reason (refused, authentication failed, unknown database…), or the
- * cause's own message.
+ * A store that could not be opened, named by its cause in one line. The line is a missing peer's
+ * install hint, the driver's reason (refused, unknown database…), or the cause's own message.
  */
 import { Predicate } from "effect"
 import { RepositoryError } from "../../errors/RepositoryError.js"
 import { MissingPeer } from "./optionalPeer.js"
 
-/** The errors of a connection attempt, by the code the driver (Node or the server) gives them. */
+/** Connection errors, keyed by the code Node or the server gives them. */
 const connectReasons: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   ENOTFOUND: "unknown host",
@@ -29,8 +28,8 @@ const messageOf = (error: unknown): string | undefined =>
     : undefined
 
 /**
- * What the cause says, following `cause` links (the SQL error wraps the driver's): a missing peer's
- * message; else the innermost coded error, by its reason; else the outermost message.
+ * What the cause says, following `cause` links, since the SQL error wraps the driver's. A missing
+ * peer's message comes first, then the innermost coded error's reason, then the outermost message.
  */
 const reasonOf = (error: unknown): string | undefined => {
   let current = error
@@ -52,7 +51,7 @@ const reasonOf = (error: unknown): string | undefined => {
   return outermost
 }
 
-/** A failed connection as a `RepositoryError` (`connect`) whose message names its cause, on one line. */
+/** A failed connection as a `RepositoryError` (`connect`) naming its cause on one line. */
 export const connectError = (cause: unknown): RepositoryError => {
   const reason = reasonOf(cause)?.replaceAll(/\s*\n\s*/g, " ").trim()
   return new RepositoryError({

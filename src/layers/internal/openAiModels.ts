@@ -1,6 +1,6 @@
 /**
- * The OpenAI models the adapters use when none is configured, in a module of their own so that the
- * configuration can name them without loading the OpenAI client.
+ * The OpenAI models the adapters use by default. This module lets the configuration name them
+ * without loading the OpenAI client.
  */
 
 /** The summarizer model when none is configured: a small, cheap one. */

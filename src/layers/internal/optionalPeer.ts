@@ -1,14 +1,13 @@
 /**
- * Optional peer dependencies (PGlite, `@effect/sql-pg`, `gpt-tokenizer`) are loaded by the layers
- * that use them, when they are built: importing the package's root loads none of them, and an app
- * installs only the ones its layers need.
+ * Optional peer dependencies load when a layer that uses them is built. Importing the package's
+ * root loads none, so an app installs only those its layers need.
  */
 import { type Array as Arr, Data, Effect, Either, Option } from "effect"
 
 /**
- * The ranges the package declares for the peers its layers load, as in `package.json`'s
- * `peerDependencies` (`test/optionalPeer.test.ts` holds them equal): the install hint names them,
- * since a bare `npm install` takes the newest major, which may not be the Effect 3 line.
+ * The peers' version ranges, equal to `package.json`'s `peerDependencies` (a test checks this). The
+ * install hint names them, since a bare `npm install` takes the newest major, which may not be
+ * the Effect 3 line.
  */
 export const peerRanges = {
   "@effect/sql-pg": "^0.53.0",
@@ -21,8 +20,8 @@ export const peerRanges = {
 export type PeerName = keyof typeof peerRanges
 
 /**
- * Optional peer dependencies that could not be loaded: not installed, most likely. The message is
- * the one line that says what to install.
+ * Optional peers that could not be loaded, most likely not installed. The message says in one line
+ * what to install.
  */
 export class MissingPeer extends Data.TaggedError("MissingPeer")<{
   readonly packageNames: Arr.NonEmptyReadonlyArray<PeerName>
@@ -38,11 +37,11 @@ export class MissingPeer extends Data.TaggedError("MissingPeer")<{
   }
 }
 
-/** Loads an optional peer dependency (`load` is the `import()` of it, or of our module over it). */
+/** Loads an optional peer. `load` imports it, or the package's module over it. */
 export const load = <A>(packageName: PeerName, load: () => Promise<A>): Effect.Effect<A, MissingPeer> =>
   Effect.tryPromise({ try: load, catch: (cause) => new MissingPeer({ packageNames: [packageName], cause }) })
 
-/** Loads two peers a layer needs together: a failure names each of them that could not be loaded. */
+/** Loads two peers a layer needs together. A failure names each one that could not be loaded. */
 export const loadBoth = <A, B>(
   first: readonly [PeerName, () => Promise<A>],
   second: readonly [PeerName, () => Promise<B>]

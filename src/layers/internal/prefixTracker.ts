@@ -1,11 +1,11 @@
 /**
- * Which contexts of a conversation changed the prompt's prefix (`MemoryContext.prefixVersion`), for
- * the service's `stats` and its metric, over the conversations read most recently.
+ * Counts the contexts that changed the prompt's prefix (`MemoryContext.prefixVersion`), for the
+ * service's `stats` and metric. Only the most recently read conversations are tracked.
  */
 import { Effect } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
 
-/** How many conversations' prefix tracking a service keeps: the least recently read go first. */
+/** How many conversations a service tracks. The least recently read are dropped first. */
 const trackedConversations = 10_000
 
 /** The contexts built for a conversation, and how many changed the prompt's prefix. */
@@ -16,8 +16,8 @@ export interface PrefixTrack {
 }
 
 /**
- * The prefix tracking of the conversations read most recently: a `Map` kept in recency order
- * (read and re-inserted on each update), bounded by `trackedConversations`.
+ * Prefix tracking for the most recently read conversations. The `Map` stays in recency order by
+ * re-inserting on each update, and is bounded by `trackedConversations`.
  */
 export const makePrefixTracker = () => {
   const tracks = new Map<ConversationId, PrefixTrack>()

@@ -1,11 +1,11 @@
 /**
- * An `@effect/ai` `Prompt` given where the memory expects something else (messages, a user's text):
- * refused with one line that says what to pass instead.
+ * Refuses an `@effect/ai` `Prompt` given where the memory expects messages or a user's text. The
+ * error says in one line what to pass instead.
  */
 import * as Prompt from "@effect/ai/Prompt"
 import { ParseResult, Schema } from "effect"
 
-/** Whether `input` is an `@effect/ai` `Prompt` (a proxy whose trap throws is not). */
+/** Whether `input` is an `@effect/ai` `Prompt`. A proxy whose trap throws is not. */
 const isPrompt = (input: unknown): boolean => {
   try {
     return Prompt.isPrompt(input)
@@ -14,7 +14,7 @@ const isPrompt = (input: unknown): boolean => {
   }
 }
 
-/** `schema`, but a `Prompt` given in its place is refused with `reason`. */
+/** `schema`, refusing a `Prompt` in its place with `reason`. */
 export const refusingPrompt = <A, I>(schema: Schema.Schema<A, I>, reason: string): Schema.Schema<A, I> =>
   Schema.declare([schema], {
     decode: (inner) => {

@@ -1,6 +1,6 @@
 /**
- * The recall tools' definitions: their parameters, what they return, their limits, and the same
- * tools with failures in the error channel, as an MCP server serves them.
+ * The recall tools' definitions: parameters, results and limits. It also holds the same tools with
+ * failures in the error channel, for an MCP server.
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
@@ -22,8 +22,8 @@ export const DefaultSearchLimit = 5
 export const MaxReadMessages = 50
 
 /**
- * The longest text of one message in a `search_memory` result, in characters: the rest is cut,
- * and the cut says how to read the message whole (`read_turns`).
+ * The longest text of one message in a `search_memory` result, in characters. A cut text says how
+ * to read the message whole (`read_turns`).
  */
 export const MaxSearchTextLength = 4000
 
@@ -35,8 +35,8 @@ export const ToolFailure = Schema.Struct({ error: Schema.String })
 export type ToolFailure = typeof ToolFailure.Type
 
 /**
- * One stored message as a tool returns it: its seq, its role, and its text (the content, then
- * its tool calls as `[calls name {params}]`); a tool result names its tool.
+ * One stored message as a tool returns it: seq, role and text. The text is the content, then its
+ * tool calls as `[calls name {params}]`. A tool result names its tool.
  */
 export const MessageView = Schema.Struct({
   seq: Schema.Int,
@@ -48,11 +48,11 @@ export const MessageView = Schema.Struct({
 export type MessageView = typeof MessageView.Type
 
 /**
- * One turn found by `search_memory`: its seq range, when it started (ISO 8601, UTC), its score
- * (higher is better, within one search) and its messages.
+ * One turn found by `search_memory`: its seq range, start time (ISO 8601, UTC), score and messages.
+ * A higher score is better, within one search.
  */
 export const TurnView = Schema.Struct({
-  /** The user's other conversation the turn was said in; absent for this conversation. */
+  /** The user's other conversation the turn is from; absent for this conversation. */
   conversation: Schema.optional(Schema.String),
   fromSeq: Schema.Int,
   toSeq: Schema.Int,
@@ -63,13 +63,13 @@ export const TurnView = Schema.Struct({
 
 export type TurnView = typeof TurnView.Type
 
-// OpenAI's strict function calling (the default of `@effect/ai-openai`) wants every parameter
-// required: an optional one is a required one that may be null. Parameters beyond the schema
-// (a `conversationId`, say) are refused, not dropped.
+// OpenAI's strict function calling, `@effect/ai-openai`'s default, wants every parameter required.
+// An optional one is thus a required one that may be null. Excess parameters (a `conversationId`,
+// say) are refused, not dropped.
 const strictParameters = { parseOptions: { onExcessProperty: "error" } } as const
 
-// Descriptions go on the properties, not on the refined types: a refusal then names the
-// constraint ("a number between 1 and 10"), not the description.
+// Descriptions go on the properties, not the refined types, so a refusal names the constraint
+// ("a number between 1 and 10"), not the description.
 const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
   Schema.propertySignature(schema).annotations({ description })
 
@@ -115,20 +115,20 @@ const makeReadTurns = <Mode extends Tool.FailureMode>(failureMode: Mode) =>
     .annotate(Tool.Idempotent, true).annotate(Tool.Destructive, false).annotate(Tool.OpenWorld, false)
 
 /**
- * `search_memory`: the turns of the conversation that best match `query` (at most `limit`, 1 to
- * 10, 5 when null), best first. A failure is the call's result (`{ error }`), for the model to read.
+ * `search_memory`: the conversation's turns that best match `query`, best first. It returns at
+ * most `limit` (1 to 10, 5 when null). A failure is the call's result (`{ error }`) for the model.
  */
 export const SearchMemory = makeSearchMemory("return")
 
 /**
  * `read_turns`: the stored messages from `fromSeq` to `toSeq` (at most 50), oldest first. A bad
- * range is refused with a failure (`{ error }`) that is the call's result, for the model to read.
+ * range fails with the call's result (`{ error }`) for the model.
  */
 export const ReadTurns = makeReadTurns("return")
 
 /**
  * The same tools with failures in the error channel (`failureMode: "error"`), as `McpServer`
- * expects them: `McpServer.toolkit(RecallToolkit.mcpToolkit)` answers a failed call with
- * `isError: true`. The handlers of `layer` serve both toolkits.
+ * expects. `McpServer.toolkit(mcpToolkit)` answers a failed call with `isError: true`.
+ * `RecallToolkit.layer`'s handlers serve both toolkits.
  */
 export const mcpToolkit = Toolkit.make(makeSearchMemory("error"), makeReadTurns("error"))

@@ -1,6 +1,6 @@
 /**
- * What the service decodes at its edge, per operation: each call's arguments as one request, so
- * that a bad one is refused with a `DataValidationError` naming its field before anything runs.
+ * The requests the service decodes at its edge, one per operation. A bad argument fails with a
+ * `DataValidationError` naming its field before anything runs.
  */
 import { Schema } from "effect"
 import { ContextSettings } from "../../domain/ContextSettings.js"
@@ -14,7 +14,7 @@ import { MessageInputs } from "../ai/MessageInputs.js"
 
 export const AddMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
-  // Our messages, `@effect/ai` prompt messages and response parts, each read once, inside a guard.
+  // The memory's messages, `@effect/ai` prompt messages and response parts, each read once, in a guard.
   messages: MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall })
 })
 
@@ -22,7 +22,7 @@ export const AddOptions = Schema.Struct({ options: fromUntrusted(Schema.Struct({
 
 export const GetMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
-  // Exact: an `undefined` member would print the raw input (running a hostile object's getters).
+  // Exact, since an `undefined` member would print the raw input and run a hostile object's getters.
   options: Schema.optionalWith(
     fromUntrusted(Schema.Struct({
       limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
@@ -38,7 +38,7 @@ export const StatsRequest = ConversationRequest
 
 export const SystemPromptRequest = Schema.Struct({
   conversationId: ConversationId,
-  // The bounds of `ConversationSettings.systemPrompts`' texts, so that a stored prompt always reads back.
+  // `ConversationSettings.systemPrompts`' bounds, so that a stored prompt always reads back.
   text: Schema.String.pipe(
     Schema.minLength(1, { message: () => "must be a non-empty string" }),
     Schema.maxLength(MaxContentLength, { message: () => `must be at most ${MaxContentLength} characters` })

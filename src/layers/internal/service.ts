@@ -1,6 +1,6 @@
 /**
- * The implementation of `ChatMemoryService` behind `ChatMemory`: input validation at the edge, the
- * store, and the strategy that decides what happens after a write and what the context holds.
+ * The `ChatMemoryService` behind `ChatMemory`. It validates input at the edge, then calls the store
+ * and the strategy. The strategy decides what follows a write and what a context holds.
  */
 import {
   DateTime,
@@ -51,14 +51,14 @@ import {
 } from "./requests.js"
 import * as Users from "./users.js"
 
-/** Turns a context left out without their being summarized. */
+/** Turns a context left out that no summary covers. */
 const omittedTurns = Metric.histogram(
   "chat_memory_context_omitted_turns",
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 12 }),
   "Turns neither shown nor covered by the summary, per context built"
 )
 
-/** Contexts whose prompt prefix differs from the conversation's previous context. */
+/** Contexts whose prompt prefix differs from the conversation's last context. */
 const prefixChanges = Metric.counter("chat_memory_context_prefix_changes_total", {
   description:
     "Contexts whose prompt prefix changed from the previous context of the conversation (a prefix-cache miss)",
@@ -75,9 +75,9 @@ const isConversationId = Schema.is(ConversationId)
  */
 export interface Options {
   /**
-   * The longest message content `addMessages` accepts, in UTF-16 code units: from 1 to
-   * `Message.MaxContentLength` (4 Mi, the default). A longer one is refused with a
-   * `DataValidationError` naming `messages[i].content`, and nothing of the call is stored.
+   * The longest message content `addMessages` accepts, in UTF-16 code units. It ranges from 1 to
+   * `Message.MaxContentLength` (4 Mi, the default). A longer message fails the call with a
+   * `DataValidationError` naming `messages[i].content`, and nothing of it is stored.
    */
   readonly maxMessageLength?: number | undefined
 }
@@ -95,15 +95,15 @@ export const MaxMessageLength = Schema.Int.pipe(Schema.between(1, MaxContentLeng
 const OptionsSchema = Schema.Struct({ maxMessageLength: Schema.optional(MaxMessageLength) })
 
 /**
- * The storage ports the service reads and writes: the log, the summary state (for `stats`), the
- * settings and the index (`searchMemory`). A store provides them all (`Store.Ports`).
+ * The storage ports the service uses: the log, summary state (for `stats`), settings, index (for
+ * `searchMemory`) and users. A store provides them all (`Store.Ports`).
  */
 type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | UserStore
 
 /**
- * Builds the service over a store, a strategy and a token counter. Every input is decoded at
- * this edge; the strategy's events reach subscribers through the service's own hub. Invalid
- * options fail with a `DataValidationError` naming the option.
+ * Builds the service over a store, a strategy and a token counter. Every input is decoded here.
+ * The strategy's events reach subscribers through the service's own hub. Invalid options fail with
+ * a `DataValidationError` naming the option.
  *
  * @since 0.1.0
  * @category constructors
@@ -123,8 +123,8 @@ export const make = (options: Options = {}): Effect.Effect<
     const strategy = yield* MemoryManagementStrategy
     const counter = yield* TokenCounter
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
-    // Events are built only while someone listens: most applications never subscribe, and a turn
-    // should not pay for two event objects nobody reads.
+    // Events are built only while someone listens. Most apps never subscribe, and a turn should not
+    // pay for two event objects nobody reads.
     let subscribers = 0
     const subscribe = Effect.acquireRelease(
       Effect.sync(() => (subscribers += 1)),
@@ -133,9 +133,9 @@ export const make = (options: Options = {}): Effect.Effect<
     const publish = (event: MemoryEvent) => PubSub.publish(pubsub, event)
     const publishLazily = (event: () => MemoryEvent) =>
       Effect.suspend(() => (subscribers > 0 ? PubSub.publish(pubsub, event()) : Effect.void))
-    // Hybrid recall's background job, when the index has one: it runs after each write too.
+    // Hybrid recall's background job, if the index has one. It also runs after each write.
     const embedding = Option.getOrUndefined(yield* Effect.serviceOption(EmbeddingJobs))
-    // The strategy's events (and the embedding job's) reach subscribers through the service's own hub.
+    // The strategy's and the embedding job's events reach subscribers through the service's hub.
     const forward = (events: Queue.Dequeue<MemoryEvent>) =>
       Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), publish)))
     yield* forward(yield* strategy.subscribe)
@@ -144,7 +144,7 @@ export const make = (options: Options = {}): Effect.Effect<
     const prefixes = makePrefixTracker()
 
     const decodeAddRequest = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
-    /** The common call (a valid id, plain `{ role, content }` messages) without the guarded decoding. */
+    /** Skips the guarded decoding for the common call: a valid id and plain `{ role, content }` messages. */
     const decodeAdd = (request: { readonly conversationId: unknown; readonly messages: unknown }) => {
       if (isConversationId(request.conversationId)) {
         const plain = decodePlainInputs(request.messages, Math.min(MaxMessagesPerCall, MaxInputsPerCall))
@@ -161,9 +161,9 @@ export const make = (options: Options = {}): Effect.Effect<
     const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
 
     /**
-     * The settings of one context: the call's budget and query. The conversation's stored settings
-     * come with the strategy's window read (`RepositoryService.WindowRead.settings`): the strategy
-     * puts the call's over them, so a context is not a read of its own for them.
+     * One context's settings from the call: budget, query, user. The stored settings come with the
+     * strategy's window read (`RepositoryService.WindowRead.settings`), so they cost no extra read.
+     * The strategy lays the call's settings over them.
      */
     const contextSettings = (
       call: {
@@ -193,7 +193,7 @@ export const make = (options: Options = {}): Effect.Effect<
         }
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         if (request.messages.length === 0) return []
-        // The time of the write: the time of every message whose caller gave none.
+        // The write's time, given to every message without one.
         const now = yield* DateTime.now
         for (const { message, source } of request.messages) {
           const late = message.createdAt === undefined ? undefined : createdAtProblem(message.createdAt, now)
@@ -265,7 +265,7 @@ export const make = (options: Options = {}): Effect.Effect<
       }),
 
       getContext: Effect.fn("ChatMemoryService.getContext")(function*(conversationId, options) {
-        // The common call (a valid id, no options) needs no decoding.
+        // The common call, a valid id without options, needs no decoding.
         const request = options === undefined && isConversationId(conversationId)
           ? { conversationId, options: undefined }
           : yield* decodeContext(options === undefined ? { conversationId } : { conversationId, options })
@@ -274,7 +274,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const context = yield* strategy.buildContext(request.conversationId, settings)
         const named = request.options?.userId
         if (named !== undefined && context.userId !== null && context.userId !== named) {
-          // Built, then refused: the conversation's user came with the window read, in its one round trip.
+          // Refused after building: the conversation's user comes with the window read, in one round trip.
           return yield* new DataValidationError({
             operation: "ChatMemoryService.getContext",
             path: "options.userId",
@@ -283,9 +283,9 @@ export const make = (options: Options = {}): Effect.Effect<
         }
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
         if (context.turnsOmitted > 0) {
-          // Logged here, once per context (a strategy may assemble one twice: before and after a
-          // fold it waited for). A sliding window omits turns on nearly every read: the line is
-          // built only when debug logs are on.
+          // Logged here, once per context, since a strategy may assemble one twice around a fold it
+          // waited for. A sliding window omits turns on nearly every read, so the line is built only
+          // when debug logs are on.
           yield* Effect.whenLogLevel(
             Effect.logDebug("context omits turns").pipe(
               Effect.annotateLogs({
@@ -434,7 +434,7 @@ export const layer: Layer.Layer<
  = Layer.merge(Layer.scoped(ChatMemoryService, Effect.orDie(make())), Users.layer)
 
 /**
- * The service as a layer, with options; invalid ones fail its construction.
+ * The service as a layer, with options. Invalid options fail its construction.
  *
  * @since 0.1.0
  * @category layers

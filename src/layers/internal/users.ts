@@ -1,7 +1,6 @@
 /**
- * The implementation of `UserMemoryService`: the user's operations over the store's user port,
- * with input validated at the edge and the background work of an erased user's conversations
- * stopped first.
+ * `UserMemoryService` over the store's user port. Input is validated at the edge. Erasing a user
+ * first stops the background work of the user's conversations.
  */
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { FactCategory } from "../../domain/Fact.js"
@@ -48,7 +47,7 @@ const SearchRequest = Schema.Struct({
   )
 })
 
-/** The most conversations an erasure stops the work of per page it lists. */
+/** The page size of the conversations an erasure lists to stop their work. */
 const erasurePage = 1000
 
 /** Builds the service over the store's user port, the log and the strategy. */
@@ -116,7 +115,7 @@ export const make = Effect.gen(function*() {
 
     erase: Effect.fn("UserMemoryService.erase")(function*(userId) {
       const request = yield* decodeUser("erase")({ userId })
-      // The background work of each conversation stops first: none writes after the erasure.
+      // Each conversation's background work stops first, so none writes after the erasure.
       let before: DateTime.Utc | undefined
       while (true) {
         const page = yield* users.listConversations(request.userId, { limit: erasurePage, before })

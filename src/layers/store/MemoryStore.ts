@@ -1,7 +1,6 @@
 /**
- * The in-memory store: a real implementation of every storage port (`RepositoryService`,
- * `SummaryStore`, `SettingsStore`, `MessageIndex`, `SummarizationLease`) over one `Ref`,
- * for tests, embedded use and as the store users compose in their own tests.
+ * The in-memory store: a real implementation of every storage port (`Store.Ports`) over one `Ref`.
+ * It serves tests, embedded use, and hosts' own tests.
  *
  * @since 0.1.0
  */
@@ -16,7 +15,7 @@ import * as Users from "./internal/memory/users.js"
 import * as Store from "./Store.js"
 
 /**
- * Builds an empty in-memory store: the implementations of the ports, over the same data.
+ * Builds an empty in-memory store whose ports share the same data.
  *
  * @since 0.1.0
  * @category constructors
@@ -34,7 +33,7 @@ export const make: Effect.Effect<Store.Store> = Effect.gen(function*() {
 })
 
 /**
- * A layer with a fresh, empty in-memory store, providing every storage port.
+ * A fresh, empty in-memory store per build, providing every storage port.
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
- * The SQL repository wired to its drivers: PostgreSQL (the production store, shared by several
- * processes) and PGlite (the embedded default, in memory or in a data directory).
+ * The SQL store on its drivers: PostgreSQL, the production store that processes share, and PGlite,
+ * embedded in memory or in a data directory.
  *
  * @since 0.1.0
  */
@@ -28,15 +28,15 @@ export interface Options {
   /** Connections in the pool (default 10). */
   readonly maxConnections?: number | undefined
   /**
-   * Summarizations of this layer that may hold the cross-process lock at once; beyond that the
-   * lock answers busy. Unbounded by default: the lock is a lease in the database, and a holder
-   * keeps no connection while its model answers (only while it reads and commits); the strategy
-   * bounds its background summarizations itself (`summarizationConcurrency`).
+   * How many of this layer's summarizations may hold the cross-process lock at once. Beyond that the
+   * lock answers busy. Unbounded by default: the lock is a lease in the database. A holder keeps a
+   * connection only while it reads and commits, not while its model answers. The strategy bounds its
+   * own background summarizations (`summarizationConcurrency`).
    */
   readonly maxLockConnections?: number | undefined
   /**
-   * How long a summarization lease lasts unless renewed (default 30 seconds): how long a process
-   * that died while summarizing keeps the others from summarizing that conversation.
+   * How long a summarization lease lasts unless renewed (default 30 seconds). A process that dies
+   * while summarizing blocks that conversation's summaries for this long.
    */
   readonly lease?: Duration.DurationInput | undefined
   /** @deprecated Use `lease`. */
@@ -46,8 +46,9 @@ export interface Options {
 }
 
 /**
- * The SQL store over a PostgreSQL pool (`@effect/sql-pg`), providing every storage port, with
- * cross-process summarization leases (in the database); the migrations run when the layer is built.
+ * The SQL store over a PostgreSQL pool (`@effect/sql-pg`), providing every storage port. Its
+ * summarization leases live in the database and hold across processes. The migrations run when the
+ * layer is built.
  *
  * @example
  * ```ts
@@ -73,7 +74,7 @@ export const layer = (options: Options): Layer.Layer<Store.Ports, RepositoryErro
   }).pipe(
     Layer.provide(
       Layer.unwrapEffect(
-        // `@effect/sql-pg` is an optional peer dependency, loaded when this layer is built.
+        // `@effect/sql-pg` is an optional peer, loaded when this layer is built.
         OptionalPeer.load("@effect/sql-pg", () => import("@effect/sql-pg")).pipe(
           Effect.mapError(connectError),
           Effect.map(({ PgClient }) =>
@@ -90,9 +91,9 @@ export const layer = (options: Options): Layer.Layer<Store.Ports, RepositoryErro
 }
 
 /**
- * `layer` with its options read from `config`, as `PgClient.layerConfig` does: a `Config` of the
- * options, or a struct of a `Config` per option. The variable names are the caller's;
- * `ChatMemoryConfig.postgres` reads `DATABASE_URL`.
+ * `layer` with its options from `config`, as in `PgClient.layerConfig`: a `Config` of the options,
+ * or a `Config` per option. The caller names the variables. `ChatMemoryConfig.postgres` reads
+ * `DATABASE_URL`.
  *
  * @since 0.1.0
  * @category layers
@@ -103,9 +104,9 @@ export const layerConfig = (
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
 
 /**
- * The SQL store over PGlite, providing every storage port, in memory or in `dataDir` (created
- * when missing), closed with the layer. A PGlite database has one owner (open a data directory from
- * one layer of one process at a time), so the summarization lease is the in-process one.
+ * The SQL store over PGlite, providing every storage port, in memory or in `dataDir` (created if
+ * missing). It closes with the layer. A PGlite database has one owner, one layer of one process at
+ * a time, so the summarization lease is the in-process one.
  *
  * @since 0.1.0
  * @category layers

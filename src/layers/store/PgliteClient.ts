@@ -1,6 +1,6 @@
 /**
- * An `SqlClient` over PGlite (PostgreSQL compiled to WASM, in-process): the embedded store with the
- * same SQL dialect as the PostgreSQL server.
+ * An `SqlClient` over PGlite, PostgreSQL compiled to WASM and run in-process. It is the embedded
+ * store, with the server's SQL dialect.
  *
  * @since 0.1.0
  */
@@ -13,8 +13,8 @@ import * as OptionalPeer from "../internal/optionalPeer.js"
 import * as Template from "./internal/pgliteTemplate.js"
 
 /**
- * Where PGlite keeps its data: a directory on disk, or memory when `dataDir` is not given; and
- * what a new database starts from.
+ * Where PGlite keeps its data (a directory on disk, or memory without `dataDir`), and what a new
+ * database starts from.
  *
  * @since 0.1.0
  * @category models
@@ -22,14 +22,14 @@ import * as Template from "./internal/pgliteTemplate.js"
 export interface Options {
   readonly dataDir?: string | undefined
   /**
-   * The cluster a new database is loaded from instead of being made by PostgreSQL's `initdb`
-   * (seconds, and near a gigabyte of memory at its peak): `"bundled"`, the bare cluster that
-   * ships with the package (the default with a `dataDir` on disk); a `Blob` of a tarball of a data
-   * directory as PGlite's `dumpDataDir` writes it, gzipped or not; or `"initdb"` (the default in
-   * memory). A data directory that already holds a cluster ignores it. A template that cannot be
-   * read or does not start (one made with another PostgreSQL major, say) is logged as a warning,
-   * what its load wrote is removed, and `initdb` makes the cluster. The bundled template holds the
-   * `postgres` database only: `CREATE DATABASE` there needs an explicit `TEMPLATE`.
+   * The cluster a new database loads from, sparing PostgreSQL's `initdb` (seconds, and near a
+   * gigabyte of memory at peak). `"bundled"` is the bare cluster shipped with the package, the
+   * default with a `dataDir` on disk. A `Blob` is a data directory tarball from PGlite's
+   * `dumpDataDir`, gzipped or not. `"initdb"` is the default in memory. A data directory that
+   * already holds a cluster ignores it. A template that cannot be read or started (say, from another
+   * PostgreSQL major) logs a warning. What its load wrote is then removed, and `initdb` makes the
+   * cluster. The bundled template holds only the `postgres` database, so `CREATE DATABASE` there
+   * needs an explicit `TEMPLATE`.
    */
   readonly template?: "bundled" | "initdb" | Blob | undefined
 }
@@ -42,7 +42,7 @@ const sharedBuffers = "16MB"
 /** How many statements PGlite runs before the event loop gets a turn (see `make`). */
 const statementsPerTurn = 8
 
-/** Resumes after the event loop's pending timers and I/O callbacks have run (`setImmediate`). */
+/** Resumes after the event loop's pending timers and I/O callbacks (`setImmediate`). */
 const eventLoopTurn: Effect.Effect<void> = Effect.async((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
@@ -50,7 +50,7 @@ const eventLoopTurn: Effect.Effect<void> = Effect.async((resume) => {
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
-/** The directory on disk `dataDir` names, as PGlite reads it; undefined for its other file systems. */
+/** The directory on disk `dataDir` names, as PGlite reads it; undefined for other file systems. */
 const directoryOf = (dataDir: string): string | undefined =>
   dataDir.startsWith("file://")
     ? dataDir.slice("file://".length)
@@ -59,16 +59,16 @@ const directoryOf = (dataDir: string): string | undefined =>
     : dataDir
 
 /**
- * Opens PGlite and builds an `SqlClient` over it; closing the scope closes the database. PGlite
- * (`@electric-sql/pglite`) and `@effect/sql-pg` (for its PostgreSQL statement compiler) are optional
- * peer dependencies, loaded here: missing ones fail with an `SqlError` whose message is their install line.
+ * Opens PGlite and builds an `SqlClient` over it. Closing the scope closes the database. PGlite
+ * (`@electric-sql/pglite`) and `@effect/sql-pg` (for its statement compiler) are optional peers,
+ * loaded here. A missing one fails with an `SqlError` whose message is its install line.
  *
- * PGlite is one backend with one session, so the adapter is a pool of exactly one connection: a
- * one-permit semaphore is taken per statement outside transactions and for the whole of a
- * transaction, so statements of other fibers never run inside someone else's transaction. Nested
- * `withTransaction` calls run on the transaction's connection as savepoints, without taking the
- * permit again. A consequence callers must respect: an effect that holds a connection (a
- * transaction, or `reserve`) must not wait for work that needs another connection.
+ * PGlite is one backend with one session, so the adapter is a pool of exactly one connection. A
+ * one-permit semaphore is taken per statement outside transactions, and for a whole transaction.
+ * So other fibers' statements never run inside someone else's transaction. Nested
+ * `withTransaction` calls run as savepoints on the transaction's connection, without the permit.
+ * Callers must therefore not wait, while holding a connection (a transaction, or `reserve`), for
+ * work that needs another connection.
  */
 const make = (
   options: Options = {}
@@ -84,9 +84,8 @@ const make = (
           PGlite.create({
             ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
             ...(loadDataDir === undefined ? {} : { loadDataDir }),
-            // PostgreSQL's 128 MB buffer cache is sized for a server; this is one process's store,
-            // whose pages already live in memory (or the OS's page cache), and the cache is most of
-            // what an open costs in resident memory.
+            // PostgreSQL's 128 MB buffer cache is sized for a server. This store's pages already
+            // live in memory or the OS's page cache. The cache is most of an open's resident memory.
             startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`]
           }),
         catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open: ${describe(cause)}` })
@@ -112,10 +111,10 @@ const make = (
     const permit = yield* Effect.makeSemaphore(1)
     const statements = yield* Ref.make(0)
 
-    // PGlite runs a statement synchronously in WASM and settles its promise at once, so a fiber
-    // that runs statements back to back (a replay, a migration) never lets the event loop turn:
-    // timers, I/O and every other request of the process would wait for the whole run. Every few
-    // statements, the client gives the event loop a turn.
+    // PGlite runs a statement synchronously in WASM and settles its promise at once. A fiber running
+    // statements back to back (a replay, a migration) would never let the event loop turn. Timers,
+    // I/O and the process's other requests would wait for the whole run. So every few statements,
+    // the client yields to the event loop.
     const breathe = Effect.flatMap(
       Ref.modify(statements, (n) => [n % statementsPerTurn === statementsPerTurn - 1, n + 1] as const),
       (due) => (due ? eventLoopTurn : Effect.void)
@@ -148,7 +147,7 @@ const make = (
       executeUnprepared: (sql, params, transformRows) =>
         params.length > 0
           ? rowsOf(sql, params, transformRows)
-          // The simple protocol, so that parameterless scripts may hold several statements.
+          // The simple protocol lets parameterless scripts hold several statements.
           : Effect.map(run(() => db.exec(sql)), (results) => {
             const rows: ReadonlyArray<Row> = results.at(-1)?.rows ?? []
             return transformRows === undefined ? rows : transformRows(rows)
@@ -168,7 +167,7 @@ const make = (
   })
 
 /**
- * `SqlClient.SqlClient` over a PGlite database, in memory or in `dataDir`, closed with the layer.
+ * `SqlClient.SqlClient` over a PGlite database, in memory or in `dataDir`. It closes with the layer.
  *
  * @example
  * ```ts

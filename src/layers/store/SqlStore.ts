@@ -1,8 +1,6 @@
 /**
- * The SQL store: every storage port (`RepositoryService`, `SummaryStore`,
- * `SettingsStore`, `MessageIndex`, `SummarizationLease`, `UserStore`) over the generic `SqlClient` of
- * `@effect/sql` in the PostgreSQL 15 dialect: PostgreSQL through `@effect/sql-pg`, or PGlite
- * embedded.
+ * The SQL store: every storage port over `@effect/sql`'s generic `SqlClient`, in the PostgreSQL 15
+ * dialect. It runs on PostgreSQL through `@effect/sql-pg`, or on embedded PGlite.
  *
  * @since 0.1.0
  */
@@ -20,12 +18,12 @@ import * as Users from "./internal/sql/users.js"
 import * as Store from "./Store.js"
 
 /**
- * Options of the SQL repository.
+ * The SQL store's options.
  *
- * `lock` says how the summarization lease (`SummarizationLease.withLease`) keeps other processes out: `"lease"` (the default) takes
- * a lease on the conversation in the database for the duration, for databases that several
- * processes share; it holds no connection while the effect runs. `"process"` excludes holders of
- * this process only, for stores one process owns (PGlite).
+ * `lock` says how the summarization lease (`SummarizationLease.withLease`) keeps other holders out.
+ * `"lease"`, the default, is for databases several processes share. It takes a lease on the
+ * conversation in the database and holds no connection while the effect runs. `"process"` excludes
+ * holders in this process only, for stores one process owns (PGlite).
  *
  * @since 0.1.0
  * @category models
@@ -33,16 +31,14 @@ import * as Store from "./Store.js"
 export interface Options {
   readonly lock?: "lease" | "process" | undefined
   /**
-   * With `"lease"`: how many summarizations this repository lets hold the lock at once; beyond
-   * that the lock answers `None` (busy). Unbounded by default: a holder keeps no connection while
-   * its effect waits (for a model), and the strategies' background jobs bound their own
-   * concurrency (`summarizationConcurrency`).
+   * With `"lease"`: how many summarizations may hold the lock at once. Beyond that the lock answers
+   * `None` (busy). Unbounded by default: a holder keeps no connection while it waits for a model.
+   * The strategies bound their own background concurrency (`summarizationConcurrency`).
    */
   readonly maxLockConnections?: number | undefined
   /**
    * With `"lease"`: how long a lease lasts unless renewed (default 30 seconds). It is renewed while
-   * its holder runs, so this is only how long a holder that died keeps other processes from
-   * summarizing its conversation.
+   * its holder runs. So this only bounds how long a dead holder blocks its conversation's summaries.
    */
   readonly lease?: Duration.DurationInput | undefined
   /** @deprecated Use `lease`. */
@@ -53,8 +49,8 @@ export interface Options {
 const defaultLease: Duration.Duration = Duration.seconds(30)
 
 /**
- * Builds the store over the `SqlClient` in context: the implementations of the ports, over the
- * same tables. The schema must be in place (`migrate`).
+ * Builds the store over the `SqlClient` in context, its ports sharing the same tables. The schema
+ * must be in place (`migrate`).
  *
  * @since 0.1.0
  * @category constructors
@@ -80,18 +76,18 @@ export const make = (
   })
 
 /**
- * Creates or upgrades the repository's tables (migrations recorded in `chat_memory_migrations`).
- * Safe to run from several processes at once.
+ * Creates or upgrades the store's tables, recording migrations in `chat_memory_migrations`. Safe to
+ * run from several processes at once.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> = runMigrations.pipe(
-  // Two processes starting together may race to create the migrations table; the loser's next
-  // attempt finds it and waits on its lock, then has nothing to do.
+  // Two processes starting together may race to create the migrations table. The loser's retry
+  // finds it, waits on its lock, then has nothing to do.
   Effect.retry({ times: 2, while: (error) => error._tag === "SqlError" }),
   Effect.asVoid,
-  // A migration that fails is a defect of `Migrator`; for us it is a store failure.
+  // `Migrator` makes a failed migration a defect. Here it is a store failure.
   Effect.catchSomeDefect((defect) =>
     defect instanceof Migrator.MigrationError
       ? Option.some(Effect.fail(new RepositoryError({ operation: "migrate", cause: defect })))
@@ -105,8 +101,8 @@ export const migrate: Effect.Effect<void, RepositoryError, SqlClient.SqlClient> 
 )
 
 /**
- * The SQL store over the `SqlClient` in context, providing every storage port, after running the
- * migrations.
+ * The SQL store over the `SqlClient` in context, providing every storage port. It runs the
+ * migrations first.
  *
  * @example
  * ```ts

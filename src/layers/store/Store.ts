@@ -1,7 +1,6 @@
 /**
- * A store as one unit: the storage ports one adapter implements together (the log, the summary
- * state, settings, the message index, the summarization lease), and the context and layer that
- * provide them all, so that swapping a store stays a one-line change.
+ * A store as one unit: the storage ports one adapter implements together, and the layer that
+ * provides them all. Swapping a store stays a one-line change.
  *
  * @since 0.1.0
  */
@@ -23,9 +22,9 @@ import { UserStore } from "../../services/UserStore.js"
 export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease | UserStore
 
 /**
- * One store's implementations of the ports. They share the store's data: `repository`'s
- * `deleteConversation` clears what the others hold, and `summaries`' pruning commits what the log
- * and the index hold.
+ * One store's implementations of the ports, sharing the store's data. `repository`'s
+ * `deleteConversation` clears what the others hold. `summaries`' pruning commits what the log and
+ * the index hold.
  *
  * @since 0.1.0
  * @category models
@@ -52,8 +51,8 @@ const context = (store: Store): Context.Context<Ports> =>
   )
 
 /**
- * The store in context, as one value: to wrap it (a test double that injects faults) or to build
- * another layer from its parts.
+ * The store in context as one value, to wrap it (e.g. in a fault-injecting double) or build another
+ * layer from its parts.
  *
  * @since 0.1.0
  * @category utils
@@ -68,7 +67,7 @@ export const get: Effect.Effect<Store, never, Ports> = Effect.all({
 })
 
 /**
- * A layer that provides every port of the store `make` builds (in the layer's scope).
+ * A layer providing every port of the store `make` builds in the layer's scope.
  *
  * @since 0.1.0
  * @category layers
@@ -77,7 +76,7 @@ export const layer = <E, R>(make: Effect.Effect<Store, E, R>): Layer.Layer<Ports
   Layer.scopedContext(Effect.map(make, context))
 
 /**
- * A layer that provides every port of a store already built.
+ * A layer providing every port of a store already built.
  *
  * @since 0.1.0
  * @category layers

@@ -1,6 +1,6 @@
 /**
- * What the configuration's values say together: the store they choose, and the refusals of values
- * each valid alone but not with the others, each naming the variable at fault.
+ * Checks across configuration values: the store they choose, and values valid alone but not
+ * together. Each refusal names the variable at fault.
  */
 import { ConfigError, Either, Option, Redacted } from "effect"
 import type { StrategyName } from "../../../domain/ConversationSettings.js"
@@ -8,7 +8,7 @@ import type { Store } from "./options.js"
 import { isPostgresUrl } from "./values.js"
 import { variables } from "./variables.js"
 
-/** The values read from the environment that the checks look at (absent: not read, given in code). */
+/** The environment values the checks look at. Absent means given in code, not read. */
 export interface Read {
   readonly store?: Option.Option<"memory" | "pglite" | "postgres"> | undefined
   readonly dataDir?: Option.Option<string> | undefined
@@ -19,7 +19,7 @@ export interface Read {
   readonly lowWater?: number | undefined
   readonly mode?: "incremental" | "full" | "layered" | undefined
   readonly recall?: "off" | "lexical" | "hybrid" | undefined
-  /** Whether the OpenAI variables name a server: absent when they were not read. */
+  /** Whether the OpenAI variables name a server; absent when not read. */
   readonly openAi?: boolean | undefined
   readonly summaryPromptId?: Option.Option<string> | undefined
   readonly summarizerModel?: Option.Option<string> | undefined
@@ -28,7 +28,7 @@ export interface Read {
 /** The strategies that summarize. */
 export const summarizing: ReadonlySet<StrategyName> = new Set(["summarization", "hierarchical"])
 
-/** The store the environment chooses: PGlite when only `MEMORY_DATA_DIR` is set, in memory without either. */
+/** The store the environment chooses: PGlite when only `MEMORY_DATA_DIR` is set, in memory when neither is. */
 export const storeOf = (read: Read): Either.Either<Store, ConfigError.ConfigError> => {
   const dataDir = read.dataDir ?? Option.none()
   const store = Option.getOrElse(read.store ?? Option.none(), () => Option.isSome(dataDir) ? "pglite" : "memory")
@@ -53,7 +53,7 @@ export const storeOf = (read: Read): Either.Either<Store, ConfigError.ConfigErro
   }
 }
 
-/** The first refusal of values that do not go together, if any. */
+/** The first conflict between values, if any. */
 export const conflict = (read: Read, strategyName: StrategyName): ConfigError.ConfigError | undefined => {
   const { highWater, lowWater, mode, openAiApiKey, openAiBaseUrl, recall, strategy, summarizerModel } = variables
   const { summaryPromptId, summaryTokenCap, tokenBudget } = variables

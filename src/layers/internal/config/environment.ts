@@ -1,6 +1,6 @@
 /**
- * How the composed memory's options are read from the environment: the variables of the table,
- * each read unless the option it sets is given in code, then checked together.
+ * Reads the composed memory's options from the environment. A variable is read unless its option
+ * is given in code, and the values are then checked together.
  */
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import type * as OpenAiSkill from "../../skills/OpenAiSkill.js"
@@ -13,8 +13,8 @@ import { variables } from "./variables.js"
 const { openAiApiKey, openAiBaseUrl, summaryPromptId, summaryPromptVersion } = variables
 
 /**
- * The hosted OpenAI prompt of the summarizer: none when neither variable is set. The version is
- * optional (unset: the version published on OpenAI); a version without an id is an error.
+ * The summarizer's hosted OpenAI prompt, none when neither variable is set. Without a version, the
+ * one published on OpenAI is used. A version without an id is an error.
  */
 export const summaryPrompt: Config.Config<Option.Option<OpenAiSkill.OpenAiSkill.HostedPrompt>> = Config.all({
   id: summaryPromptId.config,
@@ -41,7 +41,7 @@ const missingServer = () =>
     `${openAiApiKey.name} is required unless ${openAiBaseUrl.name} points to a server that needs no key`
   )
 
-/** The summarizer's OpenAI options. A key is required unless a base URL is set; an empty key counts as none. */
+/** The summarizer's OpenAI options. A key is required unless a base URL is set. An empty key counts as none. */
 export const openAi: Config.Config<OpenAiSkill.OpenAiSkill.Options> = Config.all({
   apiKey: openAiApiKey.config,
   apiUrl: openAiBaseUrl.config,
@@ -74,8 +74,8 @@ const unless = <A>(given: boolean, config: Config.Config<A>): Config.Config<A | 
   given ? Config.succeed(undefined) : config
 
 /**
- * The OpenAI server's variables as written, checked only when hybrid recall needs them with a
- * summarizer given in code (they are then the embedding model's server alone).
+ * The OpenAI server's variables, raw. They are checked only when a summarizer is given in code and
+ * hybrid recall needs them for the embedding model.
  */
 const serverAsWritten = Config.all({
   apiKey: Config.option(Config.string(openAiApiKey.name)),
@@ -107,7 +107,7 @@ const serverOf = (written: Written): Either.Either<Server, ConfigError.ConfigErr
 
 type Given = { readonly [K in keyof Options<unknown, unknown>]?: unknown }
 
-/** The variables read once `overrides` are given: none for an option given in code. */
+/** The variables to read given `overrides`: none for an option given in code. */
 const readWith = (overrides: Given) => {
   const given = (key: keyof Options<unknown, unknown>) => overrides[key] !== undefined
   const store = given("store")
@@ -138,9 +138,9 @@ const readWith = (overrides: Given) => {
     openAi: unless(summarizer, Config.option(openAi)),
     // With a summarizer in code, the server is read for hybrid recall's embeddings only.
     server: unless(!summarizer || given("embeddings"), serverAsWritten),
-    // Read apart too: a hosted prompt without the OpenAI skill is an error, not ignored.
+    // Read apart so that a hosted prompt without the OpenAI skill is an error, not ignored.
     summaryPromptId: unless(summarizer, Config.option(Config.string(summaryPromptId.name))),
-    // And a summarizer model: set with nothing to reach it, it would silently mean the offline skill.
+    // Likewise a summarizer model with no server would otherwise silently mean the offline skill.
     summarizerModel: unless(summarizer, Config.option(Config.string(variables.summarizerModel.name)))
   })
 }
@@ -149,14 +149,14 @@ type Raw = Config.Config.Success<ReturnType<typeof readWith>>
 
 const optional = <A>(value: A | undefined, key: string) => (value === undefined ? {} : { [key]: value })
 
-/** The options the read values and `overrides` make together, or the refusal naming a variable. */
+/** The options from the read values and `overrides`, or a refusal naming a variable. */
 const optionsWith =
   <E, R>(overrides: Options<E, R>) => (raw: Raw): Either.Either<Options<E, R>, ConfigError.ConfigError> => {
     const strategy = overrides.strategy ?? raw.strategy ?? variables.strategy.fallback
     const recall = overrides.recall ?? raw.recall ?? variables.recall.fallback
     const wantsEmbeddings = recall === "hybrid" && overrides.embeddings === undefined
-    // The embedding model's server: the summarizer's variables, or, with a summarizer in code, the same
-    // variables read for it alone.
+    // The embedding model's server comes from the summarizer's variables. With a summarizer in code,
+    // the same variables are read for the embeddings alone.
     const server: Either.Either<Option.Option<Server>, ConfigError.ConfigError> = raw.openAi !== undefined
       ? Either.right(raw.openAi)
       : raw.server !== undefined && wantsEmbeddings && summarizing.has(strategy)
@@ -171,7 +171,7 @@ const optionsWith =
     const chunkSummarizeThreshold = Option.getOrUndefined(raw.chunkSummarizeThreshold ?? Option.none())
     return Either.map(store, (store): Options<E, R> => ({
       ...overrides,
-      // What the environment sets: only the options not given in code were read.
+      // Only the options not given in code were read.
       ...optional(raw.strategy, "strategy"),
       ...optional(raw.tokenizer, "tokenizer"),
       ...optional(raw.tokenBudget, "tokenBudget"),
@@ -209,8 +209,8 @@ const optionsWith =
   }
 
 /**
- * The options from the environment with `overrides` given in code: an option given is taken as it
- * is, and the variables that would set it are not read.
+ * The options from the environment with `overrides` given in code. The variables that would set an
+ * overridden option are not read.
  */
 export const configWith = <E = never, R = never>(overrides: Options<E, R>): Config.Config<Options<E, R>> =>
   readWith(overrides).pipe(Config.mapOrFail(optionsWith(overrides)))

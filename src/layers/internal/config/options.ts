@@ -1,6 +1,5 @@
 /**
- * The options of the composed memory: the parts it is made of (store, summarizer, embeddings, token
- * counter) and the strategy's knobs, with the parts' defaults.
+ * The composed memory's options: its parts, the strategy's knobs, and the parts' defaults.
  */
 import type { EmbeddingModel, LanguageModel } from "@effect/ai"
 import type { SqlClient } from "@effect/sql"
@@ -19,9 +18,9 @@ import type * as Service from "../service.js"
 import { type Tokenizer, variables } from "./variables.js"
 
 /**
- * The embedding model of `hybrid` recall: a model behind the OpenAI API (or any compatible server,
- * by `apiUrl`), or any `@effect/ai` `EmbeddingModel` layer (typed options only). Its vectors are
- * stored under the strategy's `embeddingModel` name, the OpenAI model's by default.
+ * The embedding model of `hybrid` recall: an OpenAI model (or a compatible server, by `apiUrl`), or
+ * any `@effect/ai` `EmbeddingModel` layer (typed options only). Vectors are stored under the
+ * `embeddingModel` name, the OpenAI model's by default.
  *
  * @since 0.1.0
  * @category models
@@ -30,16 +29,15 @@ export type Embeddings<E = never, R = never> =
   | ({ readonly _tag: "openai" } & OpenAiEmbeddings.OpenAiEmbeddings.Options)
   | {
     readonly _tag: "embedding-model"
-    /** The provider's layer; its errors and requirements become the composed memory's. */
+    /** The provider's layer. Its errors and requirements become the composed memory's. */
     readonly layer: Layer.Layer<EmbeddingModel.EmbeddingModel, E, R>
   }
 
 /**
- * Where the messages are kept. PGlite without `dataDir` keeps them in memory, for the life of the
- * layer; a new database starts from `template` (`PgliteClient.Options`: the bundled cluster for a
- * new data directory, `initdb` in memory, unless set). `sql` keeps them in the app's own database: the memory's tables (all prefixed
- * `chat_memory_`, migrations recorded apart) beside the app's, over the app's `SqlClient` layer
- * (typed options only).
+ * Where the messages are kept. PGlite without `dataDir` keeps them in memory for the layer's life.
+ * A new PGlite database starts from `template` (see `PgliteClient.Options`). `sql` keeps them in
+ * the app's own database, over its `SqlClient` layer (typed options only). The memory's tables are
+ * prefixed `chat_memory_` and its migrations are recorded apart.
  *
  * @since 0.1.0
  * @category models
@@ -51,19 +49,18 @@ export type Store =
   | ({
     readonly _tag: "sql"
     /**
-     * The app's `SqlClient` layer, PostgreSQL or PGlite (e.g. `PgClient.layer(...)`). Built once
-     * per composition as any layer: the app and the memory share its pool when both are built
-     * from the same layer value. A failure to build it is a `RepositoryError` (`connect`).
+     * The app's `SqlClient` layer, PostgreSQL or PGlite (e.g. `PgClient.layer(...)`). The app and the
+     * memory share its pool when both use the same layer value. A failure to build it is a
+     * `RepositoryError` (`connect`).
      */
     readonly layer: Layer.Layer<SqlClient.SqlClient, unknown>
   } & SqlStore.Options)
 
 /**
- * Who writes the summaries: the offline extractive skill (no model, no key), a model behind the
- * OpenAI API (or any compatible server, by `apiUrl`), any `@effect/ai` `LanguageModel` layer (any
- * provider, with our prompts), or a `SkillService` layer of your own. The last two are for typed
- * options (`ChatMemoryLive.layer`, or the overrides of `ChatMemoryLive.layerConfig`); the
- * environment selects one of the first two.
+ * Who writes the summaries: the offline extractive skill (no model, no key), an OpenAI model (or a
+ * compatible server, by `apiUrl`), any `@effect/ai` `LanguageModel` layer with the memory's
+ * prompts, or your own `SkillService` layer. The environment selects one of the first two; the
+ * last two take typed options.
  *
  * @since 0.1.0
  * @category models
@@ -74,23 +71,23 @@ export type Summarizer<E = never, R = never> =
   | ({
     readonly _tag: "language-model"
     /**
-     * The provider's layer, e.g. `OpenAiLanguageModel.model("gpt-4o-mini")`, its client provided
-     * or not: its errors and requirements become the composed memory's. The model's name recorded
-     * with each summary is the one its responses give, unless `model` says otherwise.
+     * The provider's layer, e.g. `OpenAiLanguageModel.model("gpt-4o-mini")`, with or without its
+     * client. Its errors and requirements become the composed memory's. Each summary records the
+     * model name its response gives, unless `model` is set.
      */
     readonly layer: Layer.Layer<LanguageModel.LanguageModel, E, R>
   } & LanguageModelSkill.LanguageModelSkill.Options)
   | {
     readonly _tag: "skill"
-    /** A `SkillService` of your own; it may use the memory's `TokenCounter`. */
+    /** Your own `SkillService`. It may use the memory's `TokenCounter`. */
     readonly layer: Layer.Layer<SkillService, never, TokenCounter>
   }
 
 /**
- * The options of the composed memory: the parts to use, and the knobs of the strategy (those of
- * `HierarchicalStrategy`, a superset of those of `SummarizationStrategy`; the sliding window reads
- * only `tokenBudget`, the no-op strategy none). Everything left out takes its default. `E` and `R`
- * are the errors and requirements of the layers given for the summarizer and the embeddings.
+ * The composed memory's options: its parts and the strategy's knobs. The knobs are
+ * `HierarchicalStrategy`'s, a superset of `SummarizationStrategy`'s. The sliding window reads only
+ * `tokenBudget`, the no-op strategy none. Everything left out takes its default. `E` and `R` are
+ * the errors and requirements of the summarizer and embeddings layers.
  *
  * @since 0.1.0
  * @category models
@@ -104,11 +101,11 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
   readonly summarizer?: Summarizer<E, R> | undefined
   /** `approximate` by default. */
   readonly tokenizer?: Tokenizer | undefined
-  /** The embedding model of `recall: "hybrid"`; required by it, unused otherwise. */
+  /** The embedding model that `recall: "hybrid"` requires; unused otherwise. */
   readonly embeddings?: Embeddings<E, R> | undefined
-  /** The name `hybrid` recall's vectors are stored under: the OpenAI embedding model's by default. */
+  /** The name `hybrid` recall's vectors are stored under; the OpenAI embedding model's by default. */
   readonly embeddingModel?: string | undefined
-  /** The longest a context waits for the search by meaning (`Recall.HybridOptions.queryTimeout`). */
+  /** How long a context waits for the search by meaning (`Recall.HybridOptions.queryTimeout`). */
   readonly embeddingTimeout?: Duration.DurationInput | undefined
   /** The longest one background embedding call may take (`Recall.HybridOptions.batchTimeout`). */
   readonly embeddingBatchTimeout?: Duration.DurationInput | undefined

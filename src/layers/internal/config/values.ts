@@ -1,7 +1,6 @@
 /**
- * How the configuration reads one value from its text: a choice, a whole number in decimal
- * digits, a share, an optional word. Each number is checked by the schema of the setting it sets,
- * and a refusal names what was expected and what was given.
+ * Reads one configuration value from text: a choice, a whole number, a share, an optional word.
+ * The setting's schema checks each number. A refusal names what was expected and what was given.
  */
 import { Config, ConfigError, Either, Option, ParseResult, type Schema, SchemaAST } from "effect"
 
@@ -13,7 +12,7 @@ const decimalShare = /^[0-9]+(\.[0-9]+)?$/
 const expected = (schema: Schema.Schema<number>, fallback: string): string =>
   Option.getOrElse(SchemaAST.getDescriptionAnnotation(schema.ast), () => fallback)
 
-/** `value` when `schema` accepts it; otherwise what it expects, and the text given. */
+/** `value` if `schema` accepts it, else an error naming what it expects and the text given. */
 const checked = (schema: Schema.Schema<number>, text: string, value: number, what: string) =>
   Either.mapLeft(
     ParseResult.decodeUnknownEither(schema)(value),
@@ -28,8 +27,8 @@ export const choice = <const A extends ReadonlyArray<string>>(
 ): Config.Config<A[number]> => Config.literal(...schema.literals)(name).pipe(Config.withDefault(fallback))
 
 /**
- * A whole number written in decimal digits only, that `schema` accepts: `Config.integer` would
- * also take `0x1000`, `0b11` or `1e3`, which nobody means for a token budget.
+ * A whole number in decimal digits only, that `schema` accepts. `Config.integer` would also take
+ * `0x1000`, `0b11` or `1e3`, which nobody means for a token budget.
  */
 export const wholeNumber = (name: string, schema: Schema.Schema<number>): Config.Config<number> => {
   const what = expected(schema, "a whole number")
@@ -55,7 +54,7 @@ export const share = (name: string, schema: Schema.Schema<number>): Config.Confi
   )
 }
 
-/** An optional value that, when set, is not blank: a blank value is a mistake, not an absence. */
+/** An optional value that is not blank when set: a blank value is a mistake, not an absence. */
 export const optionalNonBlank = (name: string): Config.Config<Option.Option<string>> =>
   Config.option(
     Config.string(name).pipe(

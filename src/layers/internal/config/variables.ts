@@ -1,7 +1,7 @@
 /**
- * The environment variables of the composed memory, written once: each with its default, what it
- * means, and how it is read (an Effect `Config`, checked by the schema of the setting it sets).
- * The README's configuration table is this table; the command line's flags name its entries.
+ * The composed memory's environment variables, each with its default, its meaning and its `Config`.
+ * The setting's schema checks each value. The README's configuration table is this table, and the
+ * command line's flags name its entries.
  */
 import { Config, Option, Redacted, Schema } from "effect"
 import * as ContextSettings from "../../../domain/ContextSettings.js"
@@ -48,7 +48,7 @@ export interface Variable<A> {
   readonly default: string
   /** What it sets, as the documentation says it. */
   readonly meaning: string
-  /** How it is read: its value (or its default), checked, or a `ConfigError` naming it. */
+  /** How it is read: its checked value or default, or a `ConfigError` naming it. */
   readonly config: Config.Config<A>
 }
 
@@ -98,7 +98,7 @@ const context = ContextSettings.defaults
 
 const summarizing = SummarizationStrategy.defaults
 
-/** The schema of each option the variables set: one schema from the call to the configuration. */
+/** Each option's schema, shared by the call and the configuration. */
 const knob = SummarizationStrategy.Options.from.fields
 
 const storeName = "MEMORY_STORE"
@@ -112,7 +112,7 @@ const baseUrlName = "OPENAI_BASE_URL"
 const promptIdName = "PROMPT_ID_SUMMARY_GLOBAL"
 
 /**
- * The variables, by the option they set, in the order the documentation lists them.
+ * The variables, keyed by the option they set, in documentation order.
  *
  * @since 0.1.0
  * @category constants

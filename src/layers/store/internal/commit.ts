@@ -1,5 +1,5 @@
 /**
- * What an applied summary commit writes, built the same way by every store.
+ * What an applied summary commit writes, shared by every store.
  */
 import type { DateTime } from "effect"
 import { Message } from "../../../domain/Message.js"
@@ -10,11 +10,11 @@ import type { SummaryStore } from "../../../services/SummaryStore.js"
 export interface CommitValues {
   readonly state: SummaryState.SummaryState
   readonly record: SummaryState.SummarizationRecord
-  /** The `summary` message appended after `lastSeq`, when the commit asks for one. */
+  /** The `summary` message appended after `lastSeq`, if the commit asks for one. */
   readonly summaryMessage: Message | undefined
 }
 
-/** The new summary state, the summarization record and the linked summary message of a commit. */
+/** A commit's new summary state, summarization record and linked summary message. */
 export const commitValues = (
   commit: SummaryStore.SummaryCommit,
   options: { readonly version: number; readonly lastSeq: number; readonly now: DateTime.Utc }

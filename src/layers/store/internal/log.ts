@@ -1,14 +1,14 @@
 /**
- * The message log of one conversation of the in-memory repository: ascending by seq, appended in
- * O(1) and searched by seq in O(log n), as a persistent value that snapshots can share.
+ * One conversation's message log in the in-memory store, ascending by seq. It appends in O(1) and
+ * finds a seq in O(log n), and snapshots can share it.
  */
 import type { Message } from "../../../domain/Message.js"
 
 /**
- * A view of the first `size` messages of an array that only ever grows. Appending to the newest
- * view pushes onto the shared array (the views before it still see their own prefix); appending to
- * an older view, which would overwrite what a newer one holds, copies its prefix first. A prune
- * makes a new array. So every view is immutable, and a repository snapshot can hold one.
+ * A view of the first `size` messages of an array that only grows. Appending to the newest view
+ * pushes onto the shared array; older views still see their own prefix. Appending to an older view
+ * copies its prefix first, since pushing would overwrite a newer view's messages. A prune makes a
+ * new array. So every view is immutable, and a store snapshot can hold one.
  */
 export class MessageLog {
   private constructor(
@@ -37,7 +37,7 @@ export class MessageLog {
     return this.size === 0 ? undefined : this.items[this.size - 1]
   }
 
-  /** This log with `messages` appended (their seqs above every seq held). */
+  /** This log with `messages` appended. Their seqs must be above every seq held. */
   append(messages: ReadonlyArray<Message>): MessageLog {
     if (messages.length === 0) return this
     const items = this.items.length === this.size ? this.items : this.items.slice(0, this.size)

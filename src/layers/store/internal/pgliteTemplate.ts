@@ -1,7 +1,7 @@
 /**
- * Template clusters for PGlite: a tarball of a data directory, written into a new one (or handed
- * to PGlite for a database in memory) instead of running `initdb`, checked before anything is
- * written, and undone when the cluster does not start.
+ * Template clusters for PGlite, in place of `initdb`. A data directory tarball is checked, then
+ * written into a new directory or handed to PGlite for a database in memory. It is undone if the
+ * cluster does not start.
  */
 import { Data, Effect, Option } from "effect"
 import { access, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises"
@@ -23,9 +23,9 @@ export class TemplateError extends Data.TaggedError("TemplateError")<{
   }
 }
 
-/** A cluster to try to start from the template, and how to remove what it wrote if it does not. */
+/** A cluster to try to start from the template, and how to remove what it wrote if it fails. */
 export interface Attempt {
-  /** PGlite's `loadDataDir` for a database in memory; undefined when the directory holds the template already. */
+  /** PGlite's `loadDataDir` for a database in memory; undefined once the template is on disk. */
   readonly loadDataDir: Blob | undefined
   /** The PostgreSQL major the template was made with (its `PG_VERSION`). */
   readonly postgresMajor: string
@@ -49,10 +49,10 @@ const text = (bytes: Uint8Array, start: number, length: number): string => {
 }
 
 /**
- * The entries of a tar archive of plain files and directories whose headers are all well formed
- * (magic, checksum, sizes within the archive, an end marker, no path out of the archive); undefined
- * otherwise. PGlite unpacks without such checks and answers some malformed archives with a
- * rejection nobody can catch, so it is handed only archives that pass.
+ * The entries of a tar archive of plain files and directories, or undefined unless every header is
+ * well formed. That means magic, checksum, sizes within the archive, an end marker, and no path
+ * out of the archive. PGlite unpacks without such checks, and some malformed archives make it
+ * reject where nobody can catch it. So it gets only archives that pass.
  */
 const entriesOf = (tar: Uint8Array): ReadonlyArray<Entry> | undefined => {
   const entries: Array<Entry> = []
@@ -82,7 +82,7 @@ const isPostgresVersion = (entry: Entry) => !entry.directory && entry.path.join(
 const fileExists = (path: string): Effect.Effect<boolean> =>
   Effect.promise(() => access(path).then(() => true, () => false))
 
-/** The plain tarball of a template, gzipped or not, its entries and its PostgreSQL major. */
+/** A template's plain tarball (gunzipped if need be), its entries and its PostgreSQL major. */
 const unpack = (template: "bundled" | Blob) =>
   Effect.gen(function*() {
     const bytes = yield* Effect.tryPromise({
@@ -107,8 +107,8 @@ const unpack = (template: "bundled" | Blob) =>
   })
 
 /**
- * How to remove what is written to `dataDir` from now on: the directory if it does not exist yet,
- * otherwise the entries added to it (what was there stays).
+ * How to remove what is written to `dataDir` from now on. That is the directory if it does not
+ * exist yet, otherwise only the entries added to it.
  */
 const undoIn = (dataDir: string): Effect.Effect<Effect.Effect<void>> =>
   Effect.gen(function*() {
@@ -128,9 +128,9 @@ const undoIn = (dataDir: string): Effect.Effect<Effect.Effect<void>> =>
   })
 
 /**
- * Writes the entries into `dataDir` with PostgreSQL's own modes (only the owner reads a data
- * directory), `PG_VERSION` last: a directory without it holds no cluster, so a write cut short is
- * redone at the next open rather than started as a cluster.
+ * Writes the entries into `dataDir` with PostgreSQL's modes: only the owner reads a data directory.
+ * `PG_VERSION` goes last. A directory without it holds no cluster, so a write cut short is redone
+ * at the next open, not started as a cluster.
  */
 const writeInto = (dataDir: string, entries: ReadonlyArray<Entry>): Effect.Effect<void, TemplateError> =>
   Effect.tryPromise({
@@ -139,12 +139,12 @@ const writeInto = (dataDir: string, entries: ReadonlyArray<Entry>): Effect.Effec
       for (const entry of entries) {
         directories.add(join(dataDir, ...(entry.directory ? entry.path : entry.path.slice(0, -1))))
       }
-      // Not recursive: a data directory whose parent is missing fails as PGlite fails it.
+      // Not recursive, so a missing parent fails as it does in PGlite.
       await access(dataDir).catch(() => mkdir(dataDir, { mode: 0o700 }))
       for (const directory of directories) await mkdir(directory, { recursive: true, mode: 0o700 })
       const files = entries.filter((entry) => !entry.directory && !isPostgresVersion(entry))
       for (let i = 0; i < files.length; i += 16) {
-        // Settled before failing, so that no write lands after the undo.
+        // Settled before failing, so no write lands after the undo.
         const written = await Promise.allSettled(
           files.slice(i, i + 16).map((file) => writeFile(join(dataDir, ...file.path), file.data, { mode: 0o600 }))
         )
@@ -159,10 +159,10 @@ const writeInto = (dataDir: string, entries: ReadonlyArray<Entry>): Effect.Effec
   })
 
 /**
- * The cluster to try to start from `template`, for a database in `dataDir` (a directory on disk,
- * written now; undefined: memory, through PGlite's `loadDataDir`). None when the directory already
- * holds a cluster, or when the template cannot be used (logged, and what was written removed; PGlite
- * then runs `initdb`).
+ * The cluster to try to start from `template`. A `dataDir` on disk is written now. Without one, the
+ * database is in memory, through PGlite's `loadDataDir`. None when the directory already holds a
+ * cluster, or when the template cannot be used. An unusable template is logged and what it wrote
+ * removed, and PGlite then runs `initdb`.
  */
 export const prepare = (
   template: "bundled" | Blob,

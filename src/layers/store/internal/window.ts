@@ -1,17 +1,16 @@
 /**
- * The shape of a window read, shared by the stores: where it starts (the newest messages that hold
- * more than the token limit, back to a user message), how many rows a store that pays a round trip
- * per read takes at once, and how a read that fell short is completed.
+ * The window read the stores share. A window is the newest messages holding more than the token
+ * limit, back to a user message. This module sizes a round-trip store's first read and completes a
+ * read that fell short.
  */
 import { Effect } from "effect"
 import type { Message } from "../../../domain/Message.js"
 
 /**
- * How many of the newest messages a store that pays a round trip per read takes in one window
- * read: enough to hold `tokenLimit` tokens twice over at the conversation's mean message size, so
- * one read nearly always suffices, yet bounded by the budget, not by the length of the history.
- * The SQL stores compute it in the statement (`chat_memory_read_window`, with the same float8
- * arithmetic) and send only what holds the limit.
+ * How many of the newest messages a round-trip store takes in one window read. At the
+ * conversation's mean message size, that holds `tokenLimit` twice over, so one read nearly always
+ * suffices. It is bounded by the budget, not the history's length. The SQL stores compute it in
+ * `chat_memory_read_window` with the same float8 arithmetic, and send only what holds the limit.
  */
 export const windowPageSize = (
   info: { readonly messageCount: number; readonly tokenCount: number },
@@ -26,16 +25,16 @@ export interface WindowStart {
   /** The index of the window's first message. */
   readonly index: number
   /**
-   * Whether the messages from `index` hold more than the token limit and start at a user message;
-   * otherwise the messages ran out first, and `index` is the first of them.
+   * Whether the messages from `index` hold more than the token limit and start at a user message.
+   * If not, the messages ran out first and `index` is the first of them.
    */
   readonly complete: boolean
 }
 
 /**
- * Where the window starts among the messages at indexes `[start, end)` (ascending by seq): going
- * back from the newest until more than `tokenLimit` tokens are held (summary messages aside), then
- * on back to a user message, where a turn may start.
+ * Where the window starts among the messages at `[start, end)`, ascending by seq. It goes back from
+ * the newest until more than `tokenLimit` tokens are held, not counting summary messages. It then
+ * goes on back to a user message, where a turn may start.
  */
 export const windowStart = (
   at: (index: number) => Message | undefined,
@@ -55,11 +54,10 @@ export const windowStart = (
 }
 
 /**
- * Completes a window read that holds too little (its first page fell short of the limit, as a
- * page sized by the mean message can when the newest messages are small): earlier messages are
- * read a page at a time (each twice as large, by `page`, newest first) until the window holds the
- * limit back to a user message or reaches the start of its range. A read that holds enough is
- * returned as it is, at no cost.
+ * Completes a window read whose first page fell short of the limit, as a page sized by the mean
+ * message does when the newest messages are small. Earlier messages are read by `page`, newest
+ * first, each page twice as large. This stops once the window holds the limit back to a user
+ * message, or reaches its range's start. A read that holds enough returns as it is, at no cost.
  */
 export const completeWindow = <E>(
   read: { readonly recent: ReadonlyArray<Message>; readonly reachedStart: boolean },

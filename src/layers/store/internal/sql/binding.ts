@@ -1,7 +1,6 @@
 /**
- * A conversation's user in the SQL store: the first write that names a user binds a conversation
- * written before without one, in every table that holds its data; a write that names another user
- * is refused.
+ * A conversation's user in the SQL store. The first write naming a user binds a conversation that
+ * had none, in every table holding its data. A write naming another user is refused.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
@@ -13,7 +12,7 @@ import * as Rows from "./rows.js"
 import { scopeOf } from "./search.js"
 import { withUserTerms } from "./userTerms.js"
 
-/** The refusal of a write that names another user than the conversation's. */
+/** The refusal of a write naming a user other than the conversation's. */
 export const refusal = () =>
   new DataValidationError({
     operation: "RepositoryService.appendMessages",
@@ -23,17 +22,17 @@ export const refusal = () =>
 
 /** The binding over one `SqlClient`. */
 export const makeBinding = (sql: SqlClient.SqlClient) => {
-  // The lock appends take: held to the end of the caller's transaction, so no append, commit or
-  // vector write of the conversation lands between the check and the writes that follow it.
+  // The lock appends take, held to the end of the caller's transaction. No append, commit or vector
+  // write of the conversation lands between the check and the writes after it.
   const lockOwner = SqlSchema.findOne({
     Request: Schema.String,
     Result: Rows.OwnerRow,
     execute: (id) => sql`SELECT user_id FROM chat_memory_conversations WHERE conversation_id = ${id} FOR UPDATE`
   })
 
-  // Every row of the conversation takes the user, in one statement; its stored vectors gain the
-  // user's terms (a vector without them is one of a conversation without a user: `user_id IS NULL`
-  // keeps the rewrite to those). A settings row is keyed by the conversation alone.
+  // One statement gives the user to every row of the conversation. Its messages' `search` vectors
+  // gain the user's terms. Only rows without a user lack them, so `user_id IS NULL` bounds the
+  // rewrite. A settings row is keyed by the conversation alone.
   const bind = (conversationId: ConversationId, userId: UserId) => {
     const user = sql`${userId}::text`
     return sql`WITH conversation AS (
@@ -57,9 +56,9 @@ export const makeBinding = (sql: SqlClient.SqlClient) => {
   }
 
   /**
-   * Run in a transaction, before the append that names `userId` and was not applied (the
-   * conversation has no user, or another): binds the conversation, or fails with the refusal.
-   * A conversation deleted in between is created by the append, bound.
+   * Binds the conversation to `userId`, or fails with the refusal. Run it in a transaction, before
+   * retrying an append that named `userId` and was not applied because the conversation had no user
+   * or another. A conversation deleted in between is created bound, by the append.
    */
   const claim = Effect.fnUntraced(function*(conversationId: ConversationId, userId: UserId) {
     const owner = yield* lockOwner(conversationId)

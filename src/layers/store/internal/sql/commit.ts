@@ -1,5 +1,5 @@
 /**
- * The compare-and-set of the summary state, as one transaction body of the SQL repository.
+ * The SQL store's compare-and-set of the summary state, as one transaction body.
  */
 import { DateTime, Effect, Option } from "effect"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
@@ -9,8 +9,8 @@ import * as Rows from "./rows.js"
 import type { Statements } from "./statements.js"
 
 /**
- * Applies a commit, to be run in a transaction: the conversation row is locked first, so the
- * check of the expected state and the writes that follow see no concurrent change.
+ * Applies a commit; run it in a transaction. The conversation row is locked first, so the check of
+ * the expected state and the writes after it see no concurrent change.
  */
 export const applyCommit = (statements: Statements) =>
   Effect.fnUntraced(
@@ -23,8 +23,8 @@ export const applyCommit = (statements: Statements) =>
       if (state.cursor !== commit.expected.cursor || state.version !== commit.expected.version) {
         return CommitResult.Stale({ current: state })
       }
-      // A cursor behind the current one or past the last message is a bug of the caller (the
-      // strategies compute it from messages they read), not a condition to recover from.
+      // A cursor behind the current one or past the last message is a caller's bug, not a condition
+      // to recover from. The strategies compute it from messages they read.
       if (commit.cursor < state.cursor || commit.cursor > info.lastSeq) {
         return yield* Effect.dieMessage(
           `commitSummary: cursor ${commit.cursor} outside [${commit.expected.cursor}, lastSeq]`
@@ -35,7 +35,7 @@ export const applyCommit = (statements: Statements) =>
       let { lastSeq, messageCount, tokenCount } = info
       const roleCounts = { ...info.roleCounts }
       if (commit.prune === true) {
-        // Kept: the leading system messages, the buffer after the new cursor, summary messages.
+        // Keeps the leading system messages, the buffer after the new cursor, and summary messages.
         const pruned = yield* statements.deleteCovered({
           id: conversationId,
           prefix: info.systemPrefixSeq,

@@ -1,7 +1,6 @@
 /**
- * The SQL store's conversation log (`RepositoryService`): appends with their counters, range
- * reads and counts, the window read in one round trip, the turns read, and the deletion of a
- * whole conversation.
+ * The SQL store's conversation log (`RepositoryService`): appends and their counters, range reads
+ * and counts, the one-round-trip window read, turn reads, and deleting a conversation.
  */
 import type { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option } from "effect"
@@ -19,7 +18,7 @@ import { lowerBound, type Statements, tally, upperBound } from "./statements.js"
 /** The most conversations a window's digest lists. */
 const maxDigest = 1000
 
-/** The user's sections of a window row: none for a conversation without a user. */
+/** A window row's user sections; none for a conversation without a user. */
 const userSections = (row: typeof Rows.WindowRow.Type): RepositoryService.UserSections | null => {
   const userId = row.user_id
   return userId === null ? null : {
@@ -89,7 +88,7 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
           contents: newMessages.map((m) => m.content),
           metadata: newMessages.map((m) => JSON.stringify(m.metadata)),
           tokenCounts: newMessages.map((m) => m.tokenCount),
-          // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
+          // A conversation starts when its first message is said (`ConversationInfo.createdAt`).
           startedAt: createdAt[0] ?? now.toISOString(),
           createdAt,
           lastSaidAt: DateTime.formatIso(lastSaidAt),
@@ -98,9 +97,9 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
           userId
         }
         const applied = yield* appendRows(request)
-        // Not applied: the append names a user, and the conversation has none yet or another one.
-        // Then it is bound (or refused) and appended to in one transaction; this happens once per
-        // conversation, the later appends apply at once.
+        // Not applied means the append names a user, and the conversation has none yet or another.
+        // It is then bound or refused, and appended to, in one transaction. This happens once per
+        // conversation; later appends apply at once.
         const reserved = Option.isSome(applied) || userId === null
           ? applied
           : yield* sql.withTransaction(Effect.zipRight(binding.claim(conversationId, userId), appendRows(request)))
@@ -126,7 +125,7 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
 
     countMessages: Effect.fnUntraced(
       function*(conversationId, query) {
-        // The whole log's counts are the counters the writes maintain: no scan.
+        // The whole log's counts are the counters writes maintain, so no scan.
         if (query.after === undefined && query.before === undefined) {
           const row = yield* findOrFail(conversationId)
           return {
@@ -151,10 +150,9 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
 
     readWindow: Effect.fnUntraced(
       function*(conversationId, query) {
-        // One round trip: the counters, the state and the messages they call for, read in one
-        // statement (see `selectWindow`). The index range is narrowed to the rows the page can
-        // hold; should that ever fall short (a broken invariant), the read is repeated over the
-        // whole range.
+        // One statement reads the counters, the state and the messages they call for (see
+        // `selectWindow`). The index range is narrowed to the rows the page can hold. Should that
+        // ever fall short, an invariant is broken, and the read is repeated over the whole range.
         const tokenLimit = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, query.tokenLimit))
         const digest = Number.isNaN(query.digest) ? 0 : Math.max(0, Math.min(maxDigest, Math.floor(query.digest ?? 0)))
         let narrow = true
@@ -179,15 +177,15 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
           }
           system.sort((a, b) => a.seq - b.seq)
           recent.sort((a, b) => a.seq - b.seq)
-          // One more than the page is read: whether it came back says if the range holds more. What
-          // is sent may be cut back further (see `selectWindow`): it then starts at a user message.
+          // One row more than the page is read; its presence says the range holds more. What is sent
+          // may be cut back further to start at a user message (see `selectWindow`).
           const reachedStart = row.window_rows < row.window_limit && recent.length === row.window_rows
           if (row.window_rows < row.window_limit && row.window_floor > row.window_after && narrow) {
             narrow = false
             continue
           }
-          // A page sized by the mean message falls short when the newest messages are small: the
-          // rest is read back a page at a time (a second round trip, rarely needed).
+          // A page sized by the mean message falls short when the newest messages are small. The rest
+          // is then read back a page at a time, in a rarely needed second round trip.
           const completed = yield* completeWindow(
             { recent: recent.length === row.window_limit ? recent.slice(1) : recent, reachedStart },
             tokenLimit,
@@ -219,7 +217,7 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Reposito
             : Math.max(0, Math.floor(query.limit))
         })
         if (rows.length === 0) return yield* new ConversationNotFoundError({ conversationId })
-        // Rows come in seq order, each with the first seq of its turn: a new one starts a turn.
+        // Rows come in seq order, each with its turn's first seq. A new first seq starts a turn.
         const turns: Array<Array<Message>> = []
         let current: Array<Message> = []
         let start = -1

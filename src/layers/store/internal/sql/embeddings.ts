@@ -1,7 +1,7 @@
 /**
- * The message vectors of the SQL repository (hybrid recall): which messages await one, storing
- * them, and the cosine ranking of one conversation's vectors, computed in SQL over plain `real[]`
- * columns (normalised on the way in, so the score is a dot product). See migration
+ * The SQL store's message vectors for hybrid recall: which messages await one, storing them, and
+ * ranking one conversation's vectors by cosine. SQL computes it over plain `real[]` columns.
+ * Vectors are normalised on the way in, so the score is a dot product. See migration
  * `5_add_embeddings`.
  */
 import type { SqlClient } from "@effect/sql"
@@ -14,7 +14,7 @@ import { normalize } from "../vectors.js"
 import * as Rows from "./rows.js"
 import { upperBound } from "./statements.js"
 
-/** A vector in the text form of a PostgreSQL array (`{0.1,-0.2}`), which `::real[]` reads. */
+/** A vector as PostgreSQL array text (`{0.1,-0.2}`), which `::real[]` reads. */
 const arrayText = (vector: Float32Array): string => `{${vector.join(",")}}`
 
 const HitRow = Schema.Struct({ seq: Rows.SqlInt, score: Schema.Number })
@@ -23,8 +23,8 @@ const HitRow = Schema.Struct({ seq: Rows.SqlInt, score: Schema.Number })
 export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
   const columns = sql.literal(Rows.messageColumns.split(", ").map((column) => `m.${column}`).join(", "))
 
-  // The messages `searchMessages` may find, after the newest one embedded under the model: the
-  // primary key of the vectors gives that seq, the messages' own the range.
+  // The messages `searchMessages` may find, after the newest one embedded under the model. The
+  // vectors' primary key gives that seq, and the messages' primary key gives the range.
   const selectPending = SqlSchema.findAll({
     Request: Schema.Struct({ id: Schema.String, model: Schema.String, limit: Schema.Number }),
     Result: Rows.MessageRow,
@@ -39,9 +39,9 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         LIMIT ${q.limit}`
   })
 
-  // The conversation's row is read `FOR SHARE` first: a concurrent delete or binding to a user
-  // holds it, so the vectors are written before it (and deleted or bound by it), or find their
-  // messages gone, or take the user from their messages.
+  // The conversation's row is read `FOR SHARE` first, since a concurrent delete or user binding
+  // locks it. Either the vectors commit first, and that delete or binding then covers them. Or they
+  // come after it: they find their messages gone, or take the user from their messages.
   const insert = (id: string, model: string, seqs: ReadonlyArray<number>, vectors: ReadonlyArray<string>) =>
     sql.withTransaction(Effect.gen(function*() {
       yield* sql`SELECT 1 FROM chat_memory_conversations WHERE conversation_id = ${id} FOR SHARE`
@@ -62,9 +62,9 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
       limit: Schema.Number
     }),
     Result: HitRow,
-    // Every vector of the conversation and model below `before` is scored (the primary key reads
-    // them as one range); pruned messages are left out by the join, and vectors of another length
-    // than the query's (another model's under the same name) by the length test.
+    // Every vector of the conversation and model below `before` is scored, read as one primary key
+    // range. The join leaves out pruned messages. The length test leaves out vectors of another
+    // length than the query's, from another model under the same name.
     execute: (q) =>
       sql`SELECT e.seq, (
           SELECT coalesce(sum(a * b), 0) FROM unnest(e.vector, ${q.vector}::real[]) AS t(a, b)

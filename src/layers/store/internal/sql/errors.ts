@@ -1,6 +1,6 @@
 /**
- * The error mapping of the SQL store's ports, at their edge: what the driver and the row schemas
- * fail with becomes a `RepositoryError` naming the operation and the conversation.
+ * The SQL store's error mapping at its ports' edge. Driver and row schema failures become a
+ * `RepositoryError` naming the operation and the conversation.
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, type ParseResult } from "effect"
@@ -12,7 +12,7 @@ export const storeErrors = (operation: string, conversationId: string) => ({
   ParseError: (cause: ParseResult.ParseError) => Effect.fail(new RepositoryError({ operation, conversationId, cause }))
 })
 
-/** As `storeErrors`; a settings row that does not decode is named in the detail. */
+/** As `storeErrors`, naming an undecodable settings row in the detail. */
 export const settingsErrors = (operation: string, conversationId: string) => ({
   SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, conversationId, cause })),
   ParseError: (cause: ParseResult.ParseError) =>

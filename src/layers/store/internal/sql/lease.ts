@@ -1,7 +1,6 @@
 /**
- * The SQL store's summarization lease (`SummarizationLease`): an in-process try-lock and, for
- * databases that several processes share, a lease on the conversation in the database that holds
- * no connection.
+ * The SQL store's summarization lease (`SummarizationLease`): an in-process try-lock. For databases
+ * several processes share, it adds a lease in the database that holds no connection.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
@@ -17,11 +16,11 @@ import { FoundRow } from "./rows.js"
  * @internal
  */
 export interface LockOptions {
-  /** Whether other processes share the database (then a lease is taken there as well). */
+  /** Whether other processes share the database. If so, a lease is taken there as well. */
   readonly shared: boolean
-  /** How many holders this repository admits at once (any number without it); beyond, `None`. */
+  /** How many holders this store admits at once, or any number if unset. Beyond it, `None`. */
   readonly maxHolders: number | undefined
-  /** How long a lease lasts unless renewed: how long a holder that died keeps the others out. */
+  /** How long a lease lasts unless renewed, which is how long a dead holder keeps the others out. */
   readonly leaseMillis: number
 }
 
@@ -30,27 +29,27 @@ const LeaseRequest = Schema.Struct({ id: Schema.String, owner: Schema.String, se
 /**
  * The lease, as the store's `SummarizationLease`.
  *
- * Why this shape. The effect run under the lock reads and writes through the repository and
- * waits for a model for seconds, so nothing may stay held on the database while it runs:
- * - Holders in this process are excluded by a `HashSet` in a `Ref`, as in the in-memory
- *   repository, without touching the database.
- * - Other processes are excluded by a lease: a row of `chat_memory_leases` taken by one
- *   conditional upsert (it applies only when no lease is in force) and deleted when the effect
- *   ends, whatever its outcome. Between the two statements no connection, transaction or row
- *   lock is held, so a holder waiting for its model costs the pool nothing, and appends never
- *   wait for it. Times are the server's clock, so processes need not agree on theirs.
- * - A lease lasts `leaseMillis` and is renewed every third of that while the effect runs, so a
- *   slow model never lets it lapse, and a holder that dies (process killed, network gone) keeps
- *   the others out for at most `leaseMillis`. Should renewal fail for a whole lease (the database
- *   unreachable), or find the lease taken, the effect is interrupted and the lock fails: it no
+ * The effect run under the lock reads and writes through the store and waits seconds for a model.
+ * So nothing may stay held on the database while it runs:
+ * - A `HashSet` in a `Ref` excludes holders in this process, as in the in-memory store, without
+ *   touching the database.
+ * - A lease excludes other processes. It is a row of `chat_memory_leases`, taken by one conditional
+ *   upsert that applies only when no lease is in force. It is deleted when the effect ends,
+ *   whatever the outcome. No connection, transaction or row lock is held in between. So a holder
+ *   waiting for its model costs the pool nothing, and appends never wait for it. Times come from
+ *   the server's clock, so processes need not agree on theirs.
+ * - A lease lasts `leaseMillis` and is renewed every third of that while the effect runs. A slow
+ *   model thus never lets it lapse. A holder that dies (process killed, network gone) keeps the
+ *   others out for at most `leaseMillis`. If renewal fails for a whole lease (database
+ *   unreachable) or finds the lease taken, the effect is interrupted and the lock fails. It no
  *   longer excludes anyone.
- * - `maxHolders`, when given, bounds the holders of one repository; beyond it the lock answers
- *   `None` (busy, try later). By default there is no such bound: a holder keeps nothing while it
- *   waits, and the background jobs bound their own concurrency (and wait for a turn instead of
- *   giving up).
- * - A store owned by one process (PGlite) uses the in-process lock alone.
- * Correctness never rests on the lease alone: the summary state's compare-and-set refuses a
- * commit made from a state that moved, e.g. after a database crash emptied the (unlogged) table.
+ * - `maxHolders`, if given, bounds one store's holders. Beyond it the lock answers `None` (busy,
+ *   try later). There is no bound by default, since a holder keeps nothing while it waits. The
+ *   background jobs bound their own concurrency, and wait for a turn instead of giving up.
+ * - A store one process owns (PGlite) uses only the in-process lock.
+ *
+ * Correctness never rests on the lease alone. The summary state's compare-and-set refuses a commit
+ * made from a state that moved, e.g. after a database crash emptied the unlogged table.
  */
 export const make = (
   sql: SqlClient.SqlClient,
@@ -63,10 +62,10 @@ export const make = (
       : yield* Effect.makeSemaphore(Math.max(1, Math.floor(options.maxHolders)))
     const admitted = <A, E, R>(effect: Effect.Effect<Option.Option<A>, E, R>) =>
       holders === undefined ? effect : Effect.map(holders.withPermitsIfAvailable(1)(effect), Option.flatten)
-    // Tells this repository's leases from other processes': a holder renews and releases only its own.
+    // Tells this store's leases from other processes'. A holder renews and releases only its own.
     const instance = yield* Effect.sync(() => crypto.randomUUID())
     const taken = yield* Ref.make(0)
-    // Renewals run every third of a lease: a lease shorter than this would have them run back to back.
+    // Renewals run every third of a lease, so a shorter lease would have them run back to back.
     const leaseMillis = Math.max(100, options.leaseMillis)
     const seconds = leaseMillis / 1000
 
@@ -103,7 +102,7 @@ export const make = (
         )
       )
 
-    /** The lease, when no other is in force: its owner token. */
+    /** Takes the lease if no other is in force, returning its owner token. */
     const acquire = (conversationId: ConversationId) =>
       Effect.gen(function*() {
         const owner = `${instance}/${yield* Ref.getAndUpdate(taken, (n) => n + 1)}`
@@ -112,8 +111,8 @@ export const make = (
       }).pipe(Effect.mapError(storeError(conversationId)))
 
     /**
-     * Renews the lease until interrupted; fails when it is lost: found taken by another, or not
-     * confirmed for a whole lease (counted from before the last confirming statement was sent).
+     * Renews the lease until interrupted. It fails once the lease is lost: taken by another, or not
+     * confirmed for a whole lease, counted from when the last confirming statement was sent.
      */
     const keepAlive = (conversationId: ConversationId, owner: string) =>
       Effect.gen(function*() {
@@ -144,7 +143,7 @@ export const make = (
         acquire(conversationId),
         Option.match({
           onNone: () => Effect.succeedNone,
-          // Whichever ends first: the effect (the renewals stop), or the lease (the effect stops).
+          // Whichever ends first stops the other: the effect stops renewals, a lost lease the effect.
           onSome: (owner) => Effect.asSome(Effect.raceFirst(effect, keepAlive(conversationId, owner)))
         }),
         Option.match({ onNone: () => Effect.void, onSome: (owner) => release(conversationId, owner) })

@@ -1,6 +1,6 @@
 /**
- * The SQL store's message index (`MessageIndex`): the lexical search and the message vectors of
- * one conversation, over the columns and tables the log writes.
+ * The SQL store's message index (`MessageIndex`): one conversation's lexical search and message
+ * vectors, over the columns and tables the log writes.
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

@@ -1,24 +1,24 @@
 /**
- * The schema of the SQL repository, as `@effect/sql` migrations in the PostgreSQL 15 dialect
- * (also run by PGlite).
+ * The SQL store's schema, as `@effect/sql` migrations in the PostgreSQL 15 dialect, which PGlite
+ * also runs.
  *
- * Every table carries `conversation_id` first in its primary key and every statement of the
- * repository names one conversation, so the tables can be distributed by `conversation_id`; a
- * conversation of a user carries the user id in every table (`10_users`). (A migration that rewrites
- * existing rows pages through the conversations, and works on a page of them or on one at a time.)
+ * Every table's primary key starts with `conversation_id`, and every statement names one
+ * conversation. So the tables can be distributed by `conversation_id`. A user's conversation
+ * carries the user id in every table (`10_users`). A migration that rewrites existing rows pages
+ * through the conversations, working on a page of them or one at a time.
  */
 import { Migrator, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { createReadWindow, readWindowNamed, readWindowSettings, readWindowUsers } from "./readWindow.js"
 import { backfill } from "./search.js"
 
-/** The private table of applied migrations, so a host's own migrations never clash with ours. */
+/** The private table of applied migrations, so a host's own migrations never clash with these. */
 export const migrationsTable = "chat_memory_migrations"
 
 const createTables = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // One row per conversation: the counters appends maintain (its row lock serializes seq
-  // assignment) and the summary state, which changes only by compare-and-set under that lock.
+  // One row per conversation: the counters appends maintain, and the summary state. Its row lock
+  // serializes seq assignment. The summary state changes only by compare-and-set under that lock.
   yield* sql`CREATE TABLE chat_memory_conversations (
     conversation_id text PRIMARY KEY,
     last_seq bigint NOT NULL DEFAULT 0,
@@ -40,7 +40,7 @@ const createTables = Effect.gen(function*() {
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL
   )`
-  // The primary key is the index every read uses: a range scan of one conversation by seq.
+  // Every read uses the primary key: a range scan of one conversation by seq.
   yield* sql`CREATE TABLE chat_memory_messages (
     conversation_id text NOT NULL,
     seq bigint NOT NULL,
@@ -68,12 +68,12 @@ const createTables = Effect.gen(function*() {
   )`
 })
 
-// The summarization leases: one row per conversation being summarized, taken by one conditional
-// upsert and deleted when the holder is done, so the table holds only the leases in force. Kept
-// out of the conversation row, which every append locks and updates: taking a lease neither waits
-// for appends nor rewrites that row. Unlogged: a lease is worth nothing after a crash (the server
-// empties the table on crash recovery, and its holders are gone or about to find out), and commits
-// that touch only this table do not wait for a WAL flush.
+// The summarization leases: one row per conversation being summarized. A conditional upsert takes
+// it and the holder deletes it when done, so the table holds only leases in force. It is kept out of
+// the conversation row, which every append locks and updates. So taking a lease neither waits for
+// appends nor rewrites that row. The table is unlogged, since a lease is worth nothing after a
+// crash. Crash recovery empties it, and its holders are gone or about to find out. Commits touching
+// only this table then skip the WAL flush.
 const createLeases = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE UNLOGGED TABLE chat_memory_leases (
@@ -83,10 +83,10 @@ const createLeases = Effect.gen(function*() {
   )`
 })
 
-// Per-conversation settings: kept apart from the conversation row, because an application may
-// configure a conversation before its first message (the row is created by the first append), and
-// deleted with the conversation in the same transaction. The record of each summarization also
-// says whether its summary had to be cut to the cap (false for the runs recorded before).
+// Per-conversation settings, kept apart from the conversation row. An app may configure a
+// conversation before its first message, and only the first append creates the row. Settings are
+// deleted with the conversation, in the same transaction. Each summarization record also says
+// whether its summary was cut to the cap; existing records get false.
 const createSettings = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE chat_memory_settings (
@@ -98,14 +98,14 @@ const createSettings = Effect.gen(function*() {
     ADD COLUMN summary_truncated boolean NOT NULL DEFAULT false`
 })
 
-// The lexical search (`searchMessages`): a `tsvector` of each searchable message's terms, written
-// with the message (the terms are the library's own, not a text search configuration's, so the
-// column cannot be generated), a GIN index over it, and the messages stored before, indexed here.
-// Leading system messages and summary messages keep a null vector: they are never hits and count
-// in no term's frequency. The index takes new entries in a small pending list (256 kB), merged
-// into it by the append that fills it, since PGlite runs no autovacuum: appends cost about what they
-// cost without the index (1,000 messages in 37 ms instead of 51 ms without the list, on
-// PostgreSQL), and a search reads at most that much of pending entries.
+// The lexical search (`searchMessages`): a `tsvector` of each searchable message's terms, and a GIN
+// index over it. The column is written with the message and cannot be generated, since the terms
+// are the library's own, not a text search configuration's. Existing messages are indexed here.
+// Leading system messages and summary messages keep a null vector. They are never hits and count
+// in no term's frequency. The index takes new entries in a small pending list (256 kB). The append
+// that fills the list merges it, since PGlite runs no autovacuum. Appends then cost about what they
+// cost without the index. On PostgreSQL, 1,000 messages take 37 ms, against 51 ms without the list.
+// A search reads at most 256 kB of pending entries.
 const addSearch = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE chat_memory_messages ADD COLUMN search tsvector NULL`
@@ -114,11 +114,11 @@ const addSearch = Effect.gen(function*() {
   yield* backfill(sql)
 })
 
-// The message vectors of hybrid recall: one row per message and embedding model, a plain `real[]`
-// normalised to unit length (so cosine similarity is a dot product, computed in SQL over one
-// conversation's rows). Plain arrays, not pgvector's type: neither Debian's PostgreSQL packages nor
-// this PGlite build ship the extension, and the scan is bounded by one conversation. The primary
-// key serves both the newest seq embedded (what is pending) and the scan.
+// Hybrid recall's message vectors: one row per message and embedding model, a plain `real[]` of
+// unit length. Cosine similarity is then a dot product, computed in SQL over one conversation's
+// rows. Plain arrays, not pgvector's type: neither Debian's PostgreSQL packages nor this PGlite
+// build ship the extension. The scan is bounded by one conversation anyway. The primary key finds
+// both the newest embedded seq (what is pending) and the scan's rows.
 const addEmbeddings = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE chat_memory_embeddings (
@@ -130,11 +130,11 @@ const addEmbeddings = Effect.gen(function*() {
   )`
 })
 
-// The summarization record names the `summary` message its run appended, by seq: with the
-// message's `summaryMetadataId` (the record's version) the link runs both ways. Null for a run that
-// appended none. The records written before are linked here to the messages that name them, one
-// conversation at a time (only those that hold summary messages). `IF NOT EXISTS`: a database
-// rewound to an earlier migration may hold the column already.
+// The summarization record names, by seq, the `summary` message its run appended. With the
+// message's `summaryMetadataId` (the record's version), the link runs both ways. Null for a run
+// that appended none. Existing records are linked here to the messages naming them, one
+// conversation at a time, among those holding summary messages. `IF NOT EXISTS`, since a database
+// rewound to an earlier migration may already hold the column.
 const linkSummaryMessage = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE chat_memory_summarizations ADD COLUMN IF NOT EXISTS summary_message_seq bigint NULL`
@@ -160,23 +160,22 @@ const linkSummaryMessage = Effect.gen(function*() {
   }
 })
 
-// The search terms are stemmed by the Porter stemmer since this version ("booked" and "booking"
-// meet; before, only plural endings were cut): every stored vector is written again from its
-// message, a conversation and a page of messages per statement, as `addSearch` wrote them first.
+// The search terms are stemmed by the Porter stemmer, so "booked" and "booking" meet. Every stored
+// vector is rewritten from its message, as in `addSearch`: a conversation and a page per statement.
 const stemSearch = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* backfill(sql)
 })
 
-// Users. A conversation may belong to a user (bound by its first write that names one; those
-// written before have none), and every table that holds a conversation's data carries the user id,
-// so that every user-scoped statement filters on it first and a user's rows can be co-located when
-// the schema is distributed. `last_said_at` orders a user's conversations: the latest `created_at`
-// of their messages (summary messages aside), or when the conversation started if it holds none.
-// `facts_cursor` is the seq up to which the facts about its user were read from it. The facts about
-// a user: one row per key, a removal kept as a null value. `IF NOT EXISTS`: a database rewound to
-// an earlier migration may hold them already.
-/** The tables that hold a conversation's data besides its row, each with the conversation's user. */
+// Users. A conversation may belong to a user, bound by its first write that names one. Existing
+// conversations have none. Every table holding a conversation's data carries the user id. So every
+// user-scoped statement filters on it first, and a distributed schema can co-locate a user's rows.
+// `last_said_at` orders a user's conversations. It is the latest `created_at` of their non-summary
+// messages, or the conversation's start if it holds none. `facts_cursor` is the seq up to which the
+// user's facts were read from the conversation. The user facts table has one row per key, and a
+// removal is kept as a null value. `IF NOT EXISTS`, since a database rewound to an earlier migration
+// may already hold them.
+/** The tables holding a conversation's data besides its row, each with the conversation's user. */
 const userTables = [
   "chat_memory_messages",
   "chat_memory_summarizations",
@@ -211,8 +210,8 @@ const addUsers = Effect.gen(function*() {
     after = last.conversation_id
   }
   yield* sql`ALTER TABLE chat_memory_conversations ALTER COLUMN last_said_at SET NOT NULL`
-  // A user's conversations, the latest said first (ties by id, in code point order): the list, the
-  // digest and the search across them read this index. Conversations without a user stay out of it.
+  // A user's conversations, the latest said first, ties by id in code point order. The list, the
+  // digest and the search across them read this index. Conversations without a user stay out.
   yield* sql`CREATE INDEX IF NOT EXISTS chat_memory_conversations_user ON chat_memory_conversations
     (user_id, last_said_at DESC, conversation_id COLLATE "C") WHERE user_id IS NOT NULL`
   yield* sql`CREATE TABLE IF NOT EXISTS chat_memory_user_facts (
@@ -245,7 +244,7 @@ export const migrations = {
   "12_read_window_named": readWindowNamed
 }
 
-/** Applies the pending migrations; a no-op on an up-to-date database. */
+/** Applies the pending migrations. A no-op on an up-to-date database. */
 export const runMigrations = Migrator.make({})({
   loader: Migrator.fromRecord(migrations),
   table: migrationsTable

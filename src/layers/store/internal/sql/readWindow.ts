@@ -1,14 +1,15 @@
 /**
- * The window read of the SQL store as a PL/pgSQL function, in the shapes its migrations created:
- * the conversation's counters, state and window (7), with its settings (8), with its user's facts
- * and latest other conversations (11), and of a new conversation of the user a context names (12).
+ * The SQL store's window read as a PL/pgSQL function, in each shape a migration created. Migration
+ * 7 reads the conversation's counters, state and window. Migration 8 adds its settings. Migration
+ * 11 adds its user's facts and latest other conversations. Migration 12 also reads a new
+ * conversation of the user a context names.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * What the function returns besides the window: nothing, the settings, or the settings and the user's
- * sections; and, from `named` on, the window of a new conversation of the user it names.
+ * What the function returns besides the window: nothing, the settings, or the settings and the
+ * user's sections. `named` also reads a new conversation of the user it names.
  */
 type Shape = "plain" | "settings" | "users" | "named"
 
@@ -16,10 +17,10 @@ type Shape = "plain" | "settings" | "users" | "named"
 export const aboutLength = 200
 
 /**
- * The user's sections of a conversation with a user (null columns for one without, at no cost: a
- * `CASE` evaluates its subqueries only when it reaches them): the user id and facts cursor, the
- * facts not removed (the latest said first), and the user's `p_digest` latest other conversations,
- * each with the start of its first user message. Every subquery filters on the user first.
+ * The user's sections: user id, facts cursor, live facts (latest said first), and the user's
+ * `p_digest` latest other conversations with the start of each one's first user message. A
+ * conversation without a user gets null columns at no cost, since a `CASE` evaluates its subqueries
+ * only when reached. Every subquery filters on the user first.
  */
 const userSections = `,
         w.user_id, w.facts_cursor,
@@ -54,9 +55,9 @@ const userSections = `,
         ) END`
 
 /**
- * The conversation's row, or, when it is not stored and `p_user` names a user, the row of a new
- * conversation of that user (no message, the initial summary state, started now), so that a new
- * conversation's context is one read too: its settings and its user's sections come with it.
+ * The conversation's row. If it is not stored and `p_user` names a user, it is a new conversation
+ * of that user: no message, the initial summary state, started now. So a new conversation's context
+ * is one read too, with its settings and user's sections.
  */
 const namedConversation = `cv AS (
         SELECT x.last_seq, x.message_count, x.system_count, x.user_count, x.assistant_count, x.tool_count,
@@ -72,19 +73,25 @@ const namedConversation = `cv AS (
       ), `
 
 /**
- * The window read of `getContext` as a function, so that its plan is made once per session (PL/pgSQL
- * caches the plans of its statements; `@effect/sql-pg` sends every statement unnamed, so a plain
- * statement is planned at every call, about a third of its cost on PostgreSQL). One row: the
- * conversation's counters and summary state, where the window starts (`window_after`), the seq it
- * reads above (`window_floor`: the start, or a bound that narrows the index range to the rows the
- * page can hold), how many messages the page holds at most (`window_limit`, computed as
- * `windowPageSize` in `../window.ts` computes it, one more than the page, with the same float8
- * arithmetic), how many it held (`window_rows`), and the leading system messages with the newest
- * messages that hold more than the token limit (summary messages aside) back to a user message, as
- * one JSON array (times in epoch ms). From migration 8 on, the row ends with the conversation's
- * stored settings (`readWindowSettings`); from migration 11 on, with its user's sections too
- * (`readWindowUsers`). A database that ran a migration keeps what it created: a
- * change to the read is a new migration that creates the function again.
+ * `getContext`'s window read as a function, so its plan is made once per session. PL/pgSQL caches
+ * its statements' plans. `@effect/sql-pg` sends every statement unnamed, so a plain statement is
+ * planned at every call, about a third of its cost on PostgreSQL.
+ *
+ * It returns one row:
+ * - the conversation's counters and summary state;
+ * - `window_after`, where the window starts;
+ * - `window_floor`, the seq it reads above: the start, or a bound narrowing the index range to the
+ *   rows the page can hold;
+ * - `window_limit`, the most rows the page reads: `windowPageSize` plus one, in the same float8
+ *   arithmetic;
+ * - `window_rows`, how many the page held;
+ * - `messages`, one JSON array (times in epoch ms) of the leading system messages and the window.
+ *   The window is the newest messages holding more than the token limit (summaries aside), back
+ *   to a user message.
+ *
+ * From migration 8, the row ends with the stored settings (`readWindowSettings`). From migration
+ * 11, the user's sections follow (`readWindowUsers`). A database keeps what a migration created, so
+ * changing the read takes a new migration that recreates the function.
  */
 const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
   sql`CREATE OR REPLACE FUNCTION chat_memory_read_window(
@@ -182,20 +189,18 @@ export const createReadWindow = Effect.gen(function*() {
 })
 
 /** Migration 8: the window read with the conversation's settings. */
-// The window read also returns the conversation's stored settings, so that a context is one round
-// trip: the settings decide its budget, K and view, and were a statement of their own before. The
-// function's columns change, so it is dropped and created again.
+// The settings decide a context's budget, K and view. Returning them here keeps a context to one
+// round trip. The function's columns change, so it is dropped and created again.
 export const readWindowSettings = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean)`
   yield* readWindowFunction(sql, "settings")
 })
 
-// The window read also returns the conversation's user and facts cursor and, for a conversation
-// with a user, the facts about the user and the user's latest other conversations, so that a
-// context with user sections is still one round trip. It takes how many of those conversations to
-// list (0 by default, so that a call of the previous shape still resolves) and returns more
-// columns, so it is dropped and created again.
+// The read adds the conversation's user and facts cursor and, with a user, the user's facts and
+// latest other conversations. A context with user sections thus stays one round trip. `p_digest` says how many
+// conversations to list; its default 0 lets a call of the older shape still resolve. The columns
+// change, so the function is dropped and created again.
 /** Migration 11: the window read with the user's sections. */
 export const readWindowUsers = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -204,11 +209,10 @@ export const readWindowUsers = Effect.gen(function*() {
   yield* readWindowFunction(sql, "users")
 })
 
-// The window read also takes the user a context names: for a conversation not stored yet, it then
-// returns the row of a new conversation of that user (its settings, the facts about the user and
-// the user's latest conversations), so that a new conversation's context is one read too, where it
-// was a failed read, then the settings, the facts and the list. It takes one more parameter (null by
-// default, so that a call of the previous shape still resolves), so it is dropped and created again.
+// The read takes the user a context names. For a conversation not stored yet, it returns a new
+// conversation of that user, with settings, facts and latest conversations. A new conversation's
+// context is thus one read too. `p_user` defaults to null, so a call of the older shape still
+// resolves. The parameters change, so the function is dropped and created again.
 /** Migration 12: the window read of a new conversation of a named user. */
 export const readWindowNamed = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -1,7 +1,7 @@
 /**
- * Row schemas of the SQL repository (snake_case, as the tables are) and their conversion to the
- * domain models. Drivers differ in what they return: node-pg gives `bigint` columns as strings and
- * PGlite as numbers, so integer columns decode from both.
+ * The SQL store's row schemas, in the tables' snake_case, and their conversion to domain models.
+ * node-pg returns `bigint` columns as strings and PGlite as numbers, so integer columns decode from
+ * both.
  */
 import { Schema } from "effect"
 import { ConversationEntry } from "../../../../domain/ConversationEntry.js"
@@ -22,7 +22,7 @@ export const SqlTimestamp = Schema.Union(Schema.DateTimeUtcFromDate, Schema.Date
 
 /**
  * A `jsonb` metadata column, checked against `MessageMetadata` but returned as the driver parsed
- * it: decoding would rebuild the object, and a rebuilt record loses keys such as `__proto__`.
+ * it. Decoding would rebuild the object, and a rebuilt record loses keys such as `__proto__`.
  */
 export const SqlMetadata = Schema.declare(Schema.is(MessageMetadata), { identifier: "SqlMessageMetadata" })
 
@@ -42,7 +42,7 @@ export type MessageRow = typeof MessageRow.Type
 /** The columns `SELECT`ed for a message. */
 export const messageColumns = "seq, role, content, metadata, token_count, created_at"
 
-/** A message row to a `Message`; the row schema has validated every field. */
+/** A message row as a `Message`. The row schema has validated every field. */
 export const toMessage = (conversationId: ConversationId, row: MessageRow): Message =>
   new Message({
     conversationId,
@@ -57,10 +57,10 @@ export const toMessage = (conversationId: ConversationId, row: MessageRow): Mess
 /** A message row, or the all-null row of a `LEFT JOIN` that matched no message. */
 export const MaybeMessageRow = Schema.Union(MessageRow, Schema.Struct({ seq: Schema.Null }))
 
-/** A message of the turns read (`selectTurns`), with the seq of its turn's first message. */
+/** A message of the turns read (`selectTurns`), with its turn's first seq. */
 export const TurnMessageRow = Schema.Struct({ ...MessageRow.fields, turn_start: SqlInt })
 
-/** A message row of the turns read, or the all-null row of a conversation where none matched. */
+/** A message row of the turns read, or the all-null row when none matched. */
 export const MaybeTurnMessageRow = Schema.Union(TurnMessageRow, Schema.Struct({ seq: Schema.Null }))
 
 /** A conversation row: its counters and its summary state. */
@@ -158,7 +158,7 @@ export const toCounts = (row: typeof CountsRow.Type): RepositoryService.RangeCou
   summary: row.summary
 })
 
-/** A fact about a user: a row of `chat_memory_user_facts`, or an element of the window's `user_facts`. */
+/** A user fact: a `chat_memory_user_facts` row, or an element of the window's `user_facts`. */
 export const UserFactRow = Schema.Struct({
   key: Schema.String,
   value: Schema.NullOr(Schema.String),
@@ -171,7 +171,7 @@ export const UserFactRow = Schema.Struct({
 /** The columns `SELECT`ed for a fact. */
 export const userFactColumns = "key, value, category, said_at, conversation_id, seq"
 
-/** A fact row as a `UserFact`; the row schema has validated every field. */
+/** A fact row as a `UserFact`. The row schema has validated every field. */
 export const toUserFact = (row: typeof UserFactRow.Type): UserFact =>
   new UserFact({
     key: row.key,
@@ -204,29 +204,27 @@ export const toEntry = (userId: UserId, row: typeof EntryRow.Type): Conversation
   }, { disableValidation: true })
 
 /**
- * The row of the window read: the conversation's counters and state, where the window starts
- * (`window_after`), the seq it reads above (`window_floor`, the start or a bound that narrows the
- * index range) and how many messages it reads at most (`window_limit`), with the leading system
- * messages and the window's messages as one JSON array, the conversation's stored settings and,
- * with a user, the user's sections (one row, one round trip).
+ * The window read's single row (see `chat_memory_read_window`): counters and state, the window's
+ * bounds, the leading system messages and window as one JSON array, the stored settings, and the
+ * user's sections if any.
  */
 export const WindowRow = Schema.Struct({
   ...ConversationRow.fields,
   window_after: SqlInt,
   window_floor: SqlInt,
   window_limit: SqlInt,
-  /** How many messages of the range the page held before it was cut back (see `selectWindow`). */
+  /** How many messages the page held before it was cut back (see `selectWindow`). */
   window_rows: SqlInt,
   messages: Schema.Array(Schema.Struct({
     ...MessageRow.fields,
-    // JSON numbers, and the time as epoch milliseconds (what the store writes): no text to parse.
+    // JSON numbers, with times in epoch milliseconds as the store writes them, so no text to parse.
     seq: Schema.Int,
     token_count: Schema.Int,
     created_at: Schema.DateTimeUtcFromNumber
   })),
   /** The conversation's stored settings, null for none (migration 8). */
   settings: Schema.NullOr(ConversationSettings),
-  /** With a user: the facts about the user not removed, the latest said first (migration 11). */
+  /** With a user: the user's live facts, latest said first (migration 11). */
   user_facts: Schema.NullOr(Schema.Array(Schema.Struct({
     ...UserFactRow.fields,
     said_at: Schema.DateTimeUtcFromNumber,
@@ -282,16 +280,16 @@ export const toRecord = (conversationId: ConversationId, row: typeof RecordRow.T
   }, { disableValidation: true })
 
 /**
- * A settings row: the `jsonb` column, as the driver parsed it, decoded by the schema (a stored value
- * that does not decode is a store failure, not a defect).
+ * A settings row: the driver-parsed `jsonb` column, decoded by the schema. A stored value that does
+ * not decode is a store failure, not a defect.
  */
 export const SettingsRow = Schema.Struct({ settings: ConversationSettings })
 
 /** A row that only says whether a conversation exists. */
 export const FoundRow = Schema.Struct({ found: Schema.Literal(1) })
 
-/** A row with the seq counter an append reserved up to, and the user of the conversation. */
+/** The seq an append reserved up to, and the conversation's user. */
 export const ReservedRow = Schema.Struct({ last_seq: SqlInt, message_count: SqlInt, user_id: Schema.NullOr(UserId) })
 
-/** The user of a conversation (a conversation row read for its user). */
+/** A conversation's user, read from its row. */
 export const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(UserId) })

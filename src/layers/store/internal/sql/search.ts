@@ -1,27 +1,25 @@
 /**
- * The lexical search of the SQL repository: the `search` column of a message (a `tsvector` of the
- * shared terms, written with the message) and the ranked search over one conversation.
+ * The SQL store's lexical search: a message's `search` column, a `tsvector` of the shared terms
+ * written with the message, and the ranked search over one conversation.
  *
- * The terms are the ones the in-memory store indexes (`../search.ts`), not those of a PostgreSQL
- * text search configuration: PostgreSQL's parser reads `ORD-2024-88417` as `ord`, `-2024`,
- * `-88417` and `$1,240.00` as `1` and `240.00`, so neither `simple` nor `english` keeps an
- * identifier or an amount whole. The `tsvector` is therefore written from the terms' text form
- * (`'term':1,2`, each term once with as many positions as it occurs) and queried with
- * `tsquery`s of single terms in the same form; no text search configuration is involved, and PGlite
- * and PostgreSQL 15 answer alike.
+ * The terms are those the in-memory store indexes (`../search.ts`), not a PostgreSQL text search
+ * configuration's. PostgreSQL's parser reads `ORD-2024-88417` as `ord`, `-2024`, `-88417`, and
+ * `$1,240.00` as `1` and `240.00`. So neither `simple` nor `english` keeps an identifier or an amount
+ * whole. The `tsvector` is written in the terms' text form instead: `'term':1,2`, each term once,
+ * with one position per occurrence. It is queried with single-term `tsquery`s in the same form. No
+ * text search configuration is involved, so PGlite and PostgreSQL 15 answer alike.
  *
- * Each term is scoped by the conversation (`scopeOf`), so the GIN index's posting list of a term
- * holds one conversation's messages: a search reads its own conversation's postings only. A message
- * of a conversation with a user carries its terms scoped by the user as well (`userTerms.ts`),
- * for the search across the user's conversations (`userSearch.ts`).
+ * Each term is scoped by the conversation (`scopeOf`). A term's GIN posting list thus holds one
+ * conversation's messages, and a search reads only its own conversation's postings. A message of a
+ * conversation with a user also carries terms scoped by the user (`userTerms.ts`). They serve the
+ * search across the user's conversations (`userSearch.ts`).
  *
- * Ranking is BM25 over the query's terms (an OR), with the bounds of `plan` (`../search.ts`) that
- * the in-memory store applies too: PostgreSQL keeps no document frequencies, so each term's is
- * counted through the GIN index up to `frequencyCap` messages; the frequency of a term found more
- * often (a common one) is estimated from the newest `sampleSize` messages, as is the mean message
- * length. Every message of the rarest terms is ranked (up to `candidateBudget` in all), and the
- * newest `recentCandidates` messages that hold another, so that a search costs about the same on a
- * conversation of a thousand messages and of a hundred thousand.
+ * Ranking is BM25 over the query's terms (an OR), within `plan`'s bounds (`../search.ts`), as in the
+ * in-memory store. PostgreSQL keeps no document frequencies, so each term's is counted through the
+ * GIN index, up to `frequencyCap` messages. A more common term's frequency is estimated from the
+ * newest `sampleSize` messages, as is the mean message length. Every message of the rarest terms is
+ * ranked, up to `candidateBudget` in all. So are the newest `recentCandidates` messages holding
+ * another term. A search thus costs about the same on a thousand messages as on a hundred thousand.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
@@ -45,19 +43,18 @@ import { SqlInt } from "./rows.js"
 import { upperBound } from "./statements.js"
 
 /**
- * The newest messages (in seqs) that give the mean message length and estimate how many messages
- * hold each term: a term this sample shows in more than `2 * frequencyCap` messages of the whole
- * is common without being counted through the index, and its estimate is its frequency.
+ * The span of newest seqs that gives the mean message length and each term's estimated frequency.
+ * A term this sample extrapolates to more than `2 * frequencyCap` messages is common. It is not
+ * counted through the index, and its estimate is its frequency.
  */
 export const sampleSize = 500
 
 /**
- * The scope of a conversation's terms in the GIN index: a 53-bit hash of its id (cyrb53), in base
- * 36. Each term is stored as `scope:term`, so the index's posting list of a term holds the
- * messages of one conversation only: a search reads its own conversation's postings, whatever the
- * others hold, as if each conversation had its own index. Two ids that share a scope only share
- * postings (every statement still checks the conversation id). Stored in every vector: changing
- * it needs a migration that rewrites them.
+ * The scope of a conversation's terms in the GIN index: a 53-bit cyrb53 hash of its id, in base 36.
+ * Each term is stored as `scope:term`, so a term's posting list holds one conversation's messages.
+ * A search reads only its own postings, as if each conversation had its own index. Two ids sharing
+ * a scope only share postings, since every statement still checks the conversation id. Every
+ * vector stores the scope, so changing it needs a migration that rewrites them.
  */
 export const scopeOf = (conversationId: string): string => {
   let h1 = 0xdeadbeef
@@ -74,16 +71,15 @@ export const scopeOf = (conversationId: string): string => {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)
 }
 
-/** A term escaped for the quoted text form of `tsvector` and `tsquery` (the quotes aside). */
+/** A term escaped for the quoted text form of `tsvector` and `tsquery`, without the quotes. */
 export const escapedTerm = (term: string): string => term.replaceAll("\\", "\\\\").replaceAll("'", "''")
 
-/** A term in the text form of `tsvector` and `tsquery`, which takes it as it is (no parsing). */
+/** A term in the text form of `tsvector` and `tsquery`, which take it as it is, unparsed. */
 const quoted = (scope: string, term: string): string => `'${scope}:${escapedTerm(term)}'`
 
 /**
- * The `tsvector` text of a message of a conversation: each term of its searchable text, scoped,
- * with positions 1..n for its n occurrences (only their number matters to the ranking); null when
- * it holds no term.
+ * A message's `tsvector` text: each scoped term of its searchable text, with positions 1..n for its
+ * n occurrences. Only their number matters to the ranking. Null when it holds no term.
  */
 export const vectorText = (
   conversationId: string,
@@ -111,19 +107,19 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
       limit: Schema.Number
     }),
     Result: HitRow,
-    // The GIN index finds a term's messages (at most `frequencyCap` of them, counted and kept as
-    // the rare terms' candidates), in a subquery run once per term: `conversation_id || ''` keeps
-    // the planner from reading the conversation by its primary key instead and testing every
-    // message (it may think a conversation short: PGlite keeps no statistics). The scoped terms
-    // already name the conversation; the test only guards against two ids that share a scope.
-    // The messages of a conversation with a user hold each term twice (under both scopes): their
-    // lengths and the sample's mean are all doubled, and the ratio BM25 takes is the same.
-    // The plan must not hang on the planner's estimate of the conversation's length, which is
-    // often wrong (a long conversation among short ones, statistics older than its messages):
-    // the seq bounds come from `conv` as scalar subqueries, so the sample and the recent
-    // candidates are primary-key ranges, and each candidate is read by its primary key (`LIMIT 1`
-    // keeps that lookup a subquery, never a scan of the conversation joined to the candidates).
-    // Scores sum the terms in query order, as the in-memory store does, whatever the plan.
+    // The GIN index finds a term's messages in a subquery run once per term. At most `frequencyCap`
+    // are counted and kept as the rare terms' candidates. `conversation_id || ''` keeps the planner
+    // from reading the conversation by primary key and testing every message instead. It may think
+    // a conversation short, since PGlite keeps no statistics. The scoped terms already name the
+    // conversation; the test only guards against two ids sharing a scope. A conversation with a
+    // user holds each term twice, under both scopes. Lengths and the sample's mean then all double,
+    // so BM25's ratio is unchanged.
+    // The plan must not depend on the planner's estimate of the conversation's length, which is
+    // often wrong: a long conversation among short ones, or statistics older than its messages. So
+    // the seq bounds come from `conv` as scalar subqueries, making the sample and the recent
+    // candidates primary-key ranges. Each candidate is read by its primary key. `LIMIT 1` keeps that
+    // lookup a subquery, never a scan of the conversation joined to the candidates. Scores sum the
+    // terms in query order, as the in-memory store does, whatever the plan.
     execute: (q) => {
       const own = sql`m.conversation_id || '' = ${q.id}`
       return sql`WITH conv AS (
@@ -190,7 +186,7 @@ export const makeSearch = (sql: SqlClient.SqlClient) => {
     }
   })
 
-  /** The best matches of `query` in the conversation, best first (ties: the newer first). */
+  /** The best matches of `query` in the conversation, best first, newer first on ties. */
   return (conversationId: ConversationId, query: MessageIndex.SearchQuery) => {
     const terms = queryTerms(query.text)
     const before = Number.isNaN(query.before) ? 0 : upperBound(query.before)
@@ -214,10 +210,9 @@ const isMetadata = Schema.is(MessageMetadata)
 const backfillBatch = 500
 
 /**
- * Writes the `search` column of every searchable message again, from its content and tool calls: of
- * the messages stored before the column existed, or with the terms of an earlier version. One
- * conversation at a time and a page of messages per statement (every statement names one
- * conversation).
+ * Rewrites every searchable message's `search` column from its content and tool calls. It fills in
+ * messages stored before the column existed or with older terms. It goes one conversation at a
+ * time, a page of messages per statement, and every statement names one conversation.
  */
 export const backfill = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {

@@ -1,6 +1,6 @@
 /**
- * The SQL store's settings (`SettingsStore`): one JSON row per conversation, apart from its log,
- * so that an id may hold settings before its first message.
+ * The SQL store's settings (`SettingsStore`): one JSON row per conversation, apart from its log, so
+ * an id may hold settings before its first message.
  */
 import { DateTime, Effect, Option, Schema } from "effect"
 import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
@@ -13,8 +13,8 @@ import type { Statements } from "./statements.js"
 const settingsJson = (settings: ConversationSettings.ConversationSettings) =>
   Schema.encode(ConversationSettings.ConversationSettings)(settings).pipe(
     Effect.map((encoded) => JSON.stringify(encoded)),
-    // The port takes valid settings (the class validates on construction): anything else came past
-    // the type system.
+    // The port takes valid settings, since the class validates on construction. Anything else got
+    // past the type system.
     Effect.catchTag("ParseError", (error) => Effect.dieMessage(`setSettings: invalid settings: ${error.message}`))
   )
 
@@ -32,7 +32,7 @@ export const make = (statements: Statements): SettingsStore.Service =>
     setSettings: Effect.fnUntraced(
       function*(conversationId, settings) {
         const json = yield* settingsJson(settings)
-        // The empty settings are stored as none: the id then holds nothing but what its log holds.
+        // Empty settings are stored as none, so the id holds only what its log holds.
         if (isEmpty(settings)) {
           yield* statements.deleteSettings(conversationId)
           return emptySettings

@@ -1,6 +1,6 @@
 /**
- * The statements of the SQL repository, with their row schemas. Each names one conversation and
- * reads an index range of it.
+ * The SQL store's statements, with their row schemas. Each names one conversation and reads an
+ * index range of it.
  */
 import type { SqlClient, Statement } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
@@ -17,11 +17,11 @@ import { withUserTerms } from "./userTerms.js"
 /** Rows per `INSERT` statement: 8 parameters each, well under PostgreSQL's 65,535. */
 const insertChunk = 1000
 
-/** How far from a seq the turns read first looks for the user messages around it (see `selectTurns`). */
+/** How far from a seq the turns read first looks for the user messages around it (`selectTurns`). */
 export const turnReach = 64
 
-// Seqs are integers, so `seq > 2.5` is `seq > 2` and `seq < 2.5` is `seq < 3`; comparing with the
-// integer keeps the bound a parameter of the key's type, so the primary key serves the range.
+// Seqs are integers, so `seq > 2.5` is `seq > 2` and `seq < 2.5` is `seq < 3`. An integer bound
+// has the key's type, so the primary key serves the range.
 /** The integer lower bound (exclusive) of a seq range. */
 export const lowerBound = (after: number | undefined): number =>
   after === undefined || after < 0 ? 0 : Math.min(Number.MAX_SAFE_INTEGER, Math.floor(after))
@@ -93,14 +93,14 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         Option.isSome(found) ? Effect.succeed(rows) : Effect.fail(new ConversationNotFoundError({ conversationId })))
 
   // One statement, so one round trip and no transaction around it. The upsert takes the
-  // conversation row's lock, held only until the statement commits, so concurrent appends (in any
-  // process) reserve disjoint, gapless seq ranges in commit order; the messages are inserted in the
-  // same statement with the seqs it reserved (`m.i` is each message's 1-based position). A message
-  // that joins the leading system messages gets no search vector: it is never a hit.
-  // The messages take the conversation's user from its row (an append that names no user keeps
-  // the binding), with their terms scoped by the user too. An append that names a user applies only
-  // to a new conversation (bound by it, with its settings) or to one of that user: otherwise the
-  // upsert changes nothing and no row comes back, and the caller binds or refuses (`binding.ts`).
+  // conversation row's lock until the statement commits. So concurrent appends, in any process,
+  // reserve disjoint, gapless seq ranges in commit order. The same statement inserts the messages
+  // with the reserved seqs (`m.i` is each message's 1-based position). A message joining the
+  // leading system messages gets no search vector, since it is never a hit.
+  // The messages take the user from the conversation's row, so an append naming no user keeps the
+  // binding. Their terms are also scoped by the user. An append naming a user applies only to a new
+  // conversation, which it binds with its settings, or to one of that user. Otherwise the upsert
+  // changes nothing and returns no row, and the caller binds or refuses (`binding.ts`).
   const appendRows = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
@@ -114,7 +114,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       leadingSystem: Schema.Number,
       firstTurnRole: Schema.NullOr(Schema.String),
       now: Schema.DateFromSelf,
-      /** When the conversation starts, if this append creates it: its first message's `createdAt`. */
+      /** When the conversation starts if this append creates it: its first message's `createdAt`. */
       startedAt: Schema.String,
       messageRoles: Schema.Array(Schema.String),
       contents: Schema.Array(Schema.String),
@@ -192,12 +192,12 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       { discard: true }
     )
 
-  // The planner's row estimate for a seq range of one conversation can be far too low (PGlite
-  // keeps no statistics; on a server one conversation may be much longer than the rest), and then
-  // it reads the whole range and sorts it instead of walking the key. With a limit, the range is
-  // first narrowed to the seqs that can hold the page: `limit` seqs plus every seq missing from
-  // the log (pruned: `last_seq - message_count`). The statement then reads at most that many rows,
-  // whatever the plan. The row of the conversation also tells an empty range from no conversation.
+  // The planner's row estimate for one conversation's seq range can be far too low. PGlite keeps no
+  // statistics, and on a server one conversation may be much longer than the rest. The planner then
+  // reads and sorts the whole range instead of walking the key. So with a limit, the range is first
+  // narrowed to the seqs that can hold the page. That is `limit` seqs plus every pruned seq
+  // (`last_seq - message_count`). The statement then reads at most that many rows, whatever the
+  // plan. The conversation's row also tells an empty range from no conversation.
   const selectMessages = SqlSchema.findAll({
     Request: Schema.Struct({
       id: Schema.String,
@@ -224,15 +224,15 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
         WHERE c.conversation_id = ${q.id}`
     }
   })
-  // The turns that hold the messages `seqs` names, in one statement: for each seq (in the order
-  // given), the user message at or before it and the next one after it, found by a short walk of
-  // the primary key from the seq; the distinct turns of the first seqs, at most `limit` of them;
-  // then their messages, by range. Each walk first looks `turnReach` seqs away: without statistics
-  // (PGlite) the planner may read the whole range up to the seq and sort it rather than walk the
-  // key, so the range is kept small, and read whole only for a turn longer than that. The row of
-  // the conversation tells no turn from no conversation. Each seq is checked, and each turn read,
-  // in a subquery of its own (a scalar one; `OFFSET 0`), never joined: with statistics that think
-  // the conversation short, a join reads all of it once per turn.
+  // The turns holding the messages `seqs` names, in one statement. For each seq, in the order
+  // given, a short walk of the primary key finds the user message at or before it and the next one
+  // after it. The distinct turns of the first seqs are kept, at most `limit`, and their messages
+  // read by range. Each walk first looks `turnReach` seqs away. Without statistics (PGlite), the
+  // planner may read and sort the whole range up to the seq rather than walk the key. So the range
+  // stays small, and is read whole only for a longer turn. The conversation's row tells no turn
+  // from no conversation. Each seq is checked, and each turn read, in a subquery of its own (scalar,
+  // or fenced by `OFFSET 0`), never joined. With statistics that think the conversation short, a
+  // join would read all of it once per turn.
   const selectTurns = SqlSchema.findAll({
     Request: Schema.Struct({
       id: Schema.String,
@@ -297,11 +297,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
       sql`SELECT ${columns.counts} FROM chat_memory_messages
         WHERE conversation_id = ${q.id} AND seq > ${q.after} AND seq < ${q.before}`
   })
-  // One statement, so one snapshot: the leading system messages, the newest `limit` messages of
-  // `(floor, lastSeq]` (`floor` narrows the range as in `selectMessages`), and the state version
-  // they go with.
-  // The window in one statement, so one round trip and one snapshot (no commit can land between
-  // the counters and the messages): a function (migration 7) whose plan the session keeps.
+  // The window in one statement, so one round trip and one snapshot: no commit lands between the
+  // counters and the messages. It calls a function (`readWindow.ts`) whose plan the session keeps.
   const selectWindow = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
@@ -375,8 +372,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     Result: Rows.SettingsRow,
     execute: (id) => sql`SELECT settings FROM chat_memory_settings WHERE conversation_id = ${id}`
   })
-  // Returns what is stored, decoded as a read would decode it. The row takes the conversation's user;
-  // the conversation's row is read `FOR SHARE`, so a concurrent binding (which holds it) is seen.
+  // Returns what is stored, decoded as a read decodes it. The row takes the conversation's user. The
+  // conversation's row is read `FOR SHARE`, so a concurrent binding, which locks it, is seen.
   const upsertSettings = SqlSchema.findOne({
     Request: Schema.Struct({ id: Schema.String, settings: Schema.String, now: Schema.DateFromSelf }),
     Result: Rows.SettingsRow,
@@ -396,8 +393,8 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     execute: (id) => sql`DELETE FROM chat_memory_settings WHERE conversation_id = ${id} RETURNING 1 AS found`
   })
 
-  // The conversation row first: its lock waits for the appends and commits in flight. An id with
-  // settings but no messages is found too: the settings are what it holds.
+  // The conversation row goes first, so its lock waits for the appends and commits in flight. An id
+  // with settings but no messages is found too, holding only its settings.
   const deleteConversation = (conversationId: ConversationId) =>
     Effect.gen(function*() {
       const deleted = yield* deleteConversationRow(conversationId)
@@ -433,5 +430,5 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
   }
 }
 
-/** The statements of the SQL repository. */
+/** The SQL store's statements. */
 export type Statements = ReturnType<typeof makeStatements>

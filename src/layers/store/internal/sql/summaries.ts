@@ -1,6 +1,6 @@
 /**
- * The SQL store's summary state (`SummaryStore`): the compare-and-set commit, with its record,
- * summary message and prune in one transaction, and the records.
+ * The SQL store's summary state (`SummaryStore`): the compare-and-set commit and the records. A
+ * commit writes its record, summary message and prune in one transaction.
  */
 import type { SqlClient } from "@effect/sql"
 import { DateTime, Effect } from "effect"

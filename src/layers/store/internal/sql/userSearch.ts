@@ -1,19 +1,16 @@
 /**
- * The lexical search across a user's conversations (`UserStore.searchMessages`): the BM25 ranking
- * of `search.ts`, over the messages of all the user's conversations at once, as one index of all of
- * them would rank them (the in-memory store's `SearchIndex.searchAcross`), read through the terms
- * scoped by the user (`userTerms.ts`): the GIN index's posting lists it reads hold that user's
- * messages only.
+ * The lexical search across a user's conversations (`UserStore.searchMessages`). It applies
+ * `search.ts`'s BM25 ranking to all the user's messages at once, as one index of them would. The
+ * in-memory store's `SearchIndex.searchAcross` does the same. It reads the user-scoped terms
+ * (`userTerms.ts`), so the posting lists it reads hold only that user's messages.
  *
- * The counts that stand for a whole index are summed over the user's conversations: the messages
- * (their counters), each term's messages (counted through the user's postings, up to
- * `frequencyCap`). The sample that gives the mean message length and the estimate of a common
- * term's frequency is the user's newest `sampleSize` messages: those of the conversations said last,
- * newest first, until their counters make up the sample. The newest messages that hold a common term
- * are looked for in each of those conversations, as the in-memory store looks in each of them. So a
- * search costs one statement, whatever the number of the user's conversations and messages: a read
- * of the user's conversation rows (an index range), the sample, a posting list per term, and the
- * candidates.
+ * The whole-index counts are summed over the user's conversations: messages from their counters,
+ * and each term's messages through the user's postings, up to `frequencyCap`. The sample for the
+ * mean message length and common terms' estimates is the user's newest `sampleSize` messages. It
+ * takes the most recently said conversations, newest first, until their counters fill it. Newest
+ * messages holding a common term are sought in each of those conversations, as in memory. A search
+ * is thus one statement, however many conversations and messages the user has. It reads the user's
+ * conversation rows (an index range), the sample, a posting list per term, and the candidates.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
@@ -50,12 +47,12 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
       limit: Schema.Number
     }),
     Result: HitRow,
-    // As the search of one conversation (`makeSearch`), with a row per conversation in `convs`:
-    // `newer` counts the messages of the conversations said after it (where it stands in the
-    // sample), `before` bounds its seqs (the current conversation's, below the query's `before`).
-    // Every read of messages filters on the user; the user's conversations are read by the index on
-    // `user_id`. A message of the user holds each term twice (both scopes), as do all the others
-    // the mean length is taken over: BM25's length ratio is the same.
+    // As `makeSearch`, with a row per conversation in `convs`. `newer` counts the messages of the
+    // conversations said after it, placing it in the sample. `before` bounds its seqs: below the
+    // query's `before` in the current conversation. Every read of messages filters on the user, and
+    // the user's conversations are read by the index on `user_id`. Each of the user's messages holds
+    // every term twice (both scopes), as do all those the mean length covers. So BM25's length ratio
+    // is unchanged.
     execute: (q) =>
       sql`WITH convs AS MATERIALIZED (
         SELECT c.conversation_id, c.last_seq,
@@ -144,7 +141,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
       LIMIT ${q.limit}`
   })
 
-  /** The best matches of `query` in the user's conversations, best first (ties: the newer first). */
+  /** The best matches of `query` in the user's conversations, best first, newer first on ties. */
   return (userId: UserId, query: UserStore.SearchQuery) => {
     const terms = queryTerms(query.text)
     if (terms.length === 0) return Effect.succeed<ReadonlyArray<UserStore.SearchHit>>([])

@@ -1,7 +1,7 @@
 /**
- * The statements of the SQL store's user port, with their row schemas. Each filters on the user
- * first: the facts by their primary key, the user's conversations by the index on `user_id`, and
- * their messages by `user_id` and the conversation's primary key.
+ * The SQL store's user port statements, with their row schemas. Each filters on the user first.
+ * Facts go by their primary key and conversations by the index on `user_id`. Messages go by
+ * `user_id` and the conversation's primary key.
  */
 import type { SqlClient, Statement } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
@@ -12,14 +12,14 @@ import { aboutLength } from "./readWindow.js"
 import * as Rows from "./rows.js"
 import { turnReach } from "./statements.js"
 
-/** The result of a merge: whether the cursor moved, the keys written, and what they held before. */
+/** A merge's result: whether the cursor moved, the keys written, and what they held before. */
 const MergedRow = Schema.Struct({
   moved: Rows.SqlInt,
   written: Schema.Array(Schema.String),
   previous: Schema.Array(Schema.Struct({ key: Schema.String, said_at: Schema.DateTimeUtcFromNumber }))
 })
 
-/** A message of the turns read across conversations, with its turn's position in the hits. */
+/** A message of a turn read across conversations, with its turn's position in the hits. */
 const TurnRow = Schema.Struct({ ...Rows.MessageRow.fields, turn: Rows.SqlInt, conversation_id: ConversationId })
 
 /** How many facts an erasure removed. */
@@ -44,12 +44,12 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
         WHERE user_id = ${user} AND value IS NOT NULL ORDER BY said_at DESC, key COLLATE "C"`
   })
 
-  // One statement, so no transaction around it. With a cursor, the conversation's row is moved
-  // first (a compare-and-set: it is the user's and still at `expected`), and the facts are written
-  // only if it moved. Each fact is one upsert that keeps the later statement (ties: this one): two
-  // merges of one user lose no update, in whatever order their rows are locked. The rows are
-  // written in key order, so that two merges lock shared keys in the same order (no deadlock).
-  // What the keys held before is read from the statement's snapshot, to say which facts applied.
+  // One statement, so no transaction around it. With a cursor, the conversation's row moves first,
+  // by compare-and-set: it must be the user's and still at `expected`. The facts are written only if
+  // it moved. Each fact is an upsert keeping the later-said value, this one on ties. So two merges of
+  // one user lose no update, whatever order their rows are locked in. Rows are written in key order,
+  // so two merges lock shared keys in the same order and cannot deadlock. The keys' earlier values
+  // come from the statement's snapshot, to tell which facts applied.
   const merge = SqlSchema.findOne({
     Request: Schema.Struct({
       user: Schema.String,
@@ -111,10 +111,10 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
         LIMIT ${q.limit}`
   })
 
-  // The turns that hold the hits, in one statement, as `selectTurns` reads them in one conversation:
-  // for each hit of one of the user's conversations (in the order given), the user message at or
-  // before it and the next one after it; the distinct turns of the first hits, at most `limit`;
-  // then their messages, by range, in the order of the hits.
+  // The turns holding the hits, in one statement, as `selectTurns` reads one conversation. For each
+  // hit in the user's conversations, in the order given, it finds the user message at or before it
+  // and the next one after it. The distinct turns of the first hits are kept, at most `limit`. Their
+  // messages are then read by range, in the order of the hits.
   const selectTurns = SqlSchema.findAll({
     Request: Schema.Struct({
       user: Schema.String,
@@ -178,9 +178,9 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
     execute: (user) =>
       sql`DELETE FROM chat_memory_conversations WHERE user_id = ${user} RETURNING conversation_id, message_count`
   })
-  // A settings row is keyed by its conversation: one written while its conversation was being
-  // created may not carry the user yet, so the settings go by the conversations. The leases hold
-  // nothing but the id; a holder finds its lease gone and stops.
+  // Settings rows are deleted by conversation id, since one written while its conversation was
+  // being created may not carry the user yet. Leases hold only the id. A holder finds its lease
+  // gone and stops.
   const deleteRest = SqlSchema.findOne({
     Request: Schema.Struct({ user: Schema.String, ids: Schema.Array(Schema.String) }),
     Result: ErasedRow,
@@ -202,9 +202,9 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
   })
 
   /**
-   * Erases the user, to be run in a transaction: the user's conversation rows first (their locks
-   * wait for the appends, commits and vector writes in flight, and keep new ones out), then, in a
-   * statement that sees what those committed, every other row of the user.
+   * Erases the user; run it in a transaction. The user's conversation rows go first. Their locks
+   * wait for the appends, commits and vector writes in flight, and keep new ones out. A second
+   * statement, seeing what those committed, deletes every other row of the user.
    */
   const erase = Effect.fnUntraced(function*(userId: UserId) {
     const conversations = yield* deleteConversations(userId)

@@ -1,7 +1,6 @@
 /**
- * The SQL store's user port (`UserStore`): the facts about each user, merged by the time they were
- * said, and the reads and writes that span a user's conversations (the list, the search, the turns,
- * the erasure).
+ * The SQL store's user port (`UserStore`): each user's facts, merged by when they were said, and
+ * the operations spanning a user's conversations (list, search, turns, erasure).
  */
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -16,15 +15,15 @@ import * as Rows from "./rows.js"
 import { makeUserSearch } from "./userSearch.js"
 import { makeUserStatements } from "./userStatements.js"
 
-/** The `catchTags` handlers of a user operation (the user id stays out of the error). */
+/** A user operation's `catchTags` handlers. The user id stays out of the error. */
 const userErrors = (operation: string) => ({
   SqlError: (cause: SqlError) => Effect.fail(new RepositoryError({ operation, cause })),
   ParseError: (cause: ParseResult.ParseError) => Effect.fail(new RepositoryError({ operation, cause }))
 })
 
 /**
- * The statement each key takes from a merge: its last fact said at the latest time, as merging the
- * facts one by one would leave it. Ordered by key, the order the statement writes (and locks) them.
+ * The fact each key takes from a merge: its last fact said at the latest time, as merging one by
+ * one would leave it. Ordered by key, the order the statement writes and locks them.
  */
 const winners = (facts: ReadonlyArray<UserFact>): ReadonlyArray<UserFact> => {
   const byKey = new Map<string, UserFact>()
@@ -36,8 +35,8 @@ const winners = (facts: ReadonlyArray<UserFact>): ReadonlyArray<UserFact> => {
 }
 
 /**
- * The facts of a merge that applied, in the order given, as merging them one by one would apply
- * them: of the keys the statement wrote, each fact said no earlier than what its key held.
+ * A merge's applied facts, in the order given, as merging one by one would apply them. Among the
+ * keys the statement wrote, these are the facts said no earlier than what their key held.
  */
 const appliedOf = (
   facts: ReadonlyArray<UserFact>,
@@ -56,7 +55,7 @@ const appliedOf = (
   return applied
 }
 
-/** A limit as a row count: at least 0, at most `max`; none (all) for one that is not a number. */
+/** A limit as a row count from 0 to `max`; null (all rows) for NaN. */
 const rowLimit = (limit: number, max: number): number | null =>
   Number.isNaN(limit) ? null : Math.max(0, Math.min(max, Math.floor(limit)))
 
@@ -90,7 +89,7 @@ export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
           sources: rows.map((fact) => fact.source?.conversationId ?? null),
           seqs: rows.map((fact) => fact.source?.seq ?? null)
         })
-        // A statement of `SELECT`s without `FROM` returns its row.
+        // A `SELECT` without `FROM` always returns its row.
         if (Option.isNone(merged)) return yield* Effect.dieMessage("mergeFacts: the statement returned no row")
         const { moved, previous, written } = merged.value
         if (cursor !== undefined && moved === 0) return MergeResult.Stale()
@@ -133,7 +132,7 @@ export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
           seqs: hits.map((hit) => hit.seq),
           limit
         })
-        // Rows come turn by turn, in the order of the hits, each turn's messages in seq order.
+        // Rows come turn by turn in the order of the hits, each turn's messages in seq order.
         const turns: Array<{ conversationId: ConversationId; messages: Array<Message> }> = []
         let turn = -1
         for (const row of rows) {

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 
-// The names of the previous version, for one release (exported at the end).
+// Deprecated names, kept for one release (exported at the end).
 import * as ChatMemoryVariablesModule from "./layers/ChatMemoryConfig.js"
 import * as MemoryRepositoryModule from "./layers/store/MemoryStore.js"
 import * as PgRepositoryModule from "./layers/store/PgStore.js"
@@ -50,7 +50,7 @@ export * as ConversationStats from "./domain/ConversationStats.js"
 export * as ConversationEntry from "./domain/ConversationEntry.js"
 
 /**
- * Key/value facts the memory keeps verbatim, and how a model's changes merge into them.
+ * Key/value facts the memory keeps verbatim.
  *
  * @since 0.1.0
  */

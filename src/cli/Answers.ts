@@ -1,6 +1,6 @@
 /**
- * Whether a context holds a question's answer: the text it puts in front of a model, the answer's
- * strings in it, and for a `when` question the dates on what the answer's turns said.
+ * Whether a context holds a question's answer. That is the answer's strings in the context's text,
+ * or for a `when` question, the dates on what the answer's turns said.
  */
 import { digestText, factsText, recentLabel, summaryText, userFactsText } from "../domain/internal/contextText.js"
 import { recalledText } from "../domain/internal/recall.js"
@@ -28,18 +28,18 @@ export const contextText = (context: MemoryContext): string =>
 
 const isoDate = /\d{4}-\d{2}-\d{2}/g
 
-/** The runs of four words of a text, lower-cased: what a line must share to say part of it. */
+/** The runs of four words of a text, lower-cased. A line sharing one says part of the text. */
 const wordRuns = (text: string): Array<string> => {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu) ?? []
   return words.slice(3).map((_, i) => words.slice(i, i + 4).join(" "))
 }
 
 /**
- * Whether `text` dates what was said: for each date of `dates`, a line that says four words in a
- * row of `said` under that date, the date on the line itself (a recent message's label) or on the
- * nearest line above that names one (a summary's date heading, a recalled turn's label). The date
- * alone is not enough: on a conversation of many days, a date shown says when something happened,
- * not that it is what the question asks about.
+ * Whether `text` dates what was said. Each date of `dates` needs a line that says four words in a
+ * row of `said` under that date. The date is on the line itself (a recent message's label), or on
+ * the nearest line above that names one (a summary's heading, a recalled turn's label). The date
+ * alone is not enough: over many days, a date shown says when something happened, not that it
+ * answers the question.
  */
 export const datesSaid = (text: string, dates: ReadonlyArray<string>, said: ReadonlyArray<string>): boolean => {
   const runs = new Set(said.flatMap(wordRuns))
@@ -57,9 +57,9 @@ export const datesSaid = (text: string, dates: ReadonlyArray<string>, said: Read
 }
 
 /**
- * Whether a context holds a question's answer. A `when` question answered by dates (`2025-01-05`,
- * the day a turn was said on) needs those dates on what its answer's turns said (`datesSaid`);
- * any other, its answer's strings as written.
+ * Whether a context holds a question's answer. A `when` question answered by dates (`2025-01-05`)
+ * needs those dates on what its answer's turns said (`datesSaid`). Any other needs its answer's
+ * strings as written.
  */
 export const answered = (
   text: string,
@@ -74,7 +74,7 @@ export const answered = (
     )
     : holds(text, question.answers, false)
 
-/** Whether `text` holds every answer string: as written in a context; case and spacing aside in a reply. */
+/** Whether `text` holds every answer string. A reply (`loose`) may differ in case and spacing. */
 export const holds = (text: string, answers: ReadonlyArray<string>, loose: boolean): boolean => {
   const normalize = (s: string) => (loose ? s.toLowerCase().replace(/\s+/g, " ") : s)
   const haystack = normalize(text)

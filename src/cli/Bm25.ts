@@ -1,7 +1,7 @@
 /**
- * The baseline `eval` compares recall with: a plain BM25 index over every turn said so far (across
- * a user's conversations when there are several), each turn one document, its best turns taken
- * while they fit the budget (a characters / 4 count, as the approximate counter's).
+ * The baseline `eval` compares recall with: a plain BM25 index over every turn so far, across a
+ * user's conversations. Each turn is one document. The best turns that fit the budget are taken,
+ * counting characters / 4 tokens, as the approximate counter does.
  */
 import { documentTerms, queryTerms } from "../domain/internal/searchTerms.js"
 
@@ -31,7 +31,7 @@ export const make = () => {
       documents.push({ text, terms, length })
       lengths += length
     },
-    /** The text of the best turns for `query`, best first, while they fit `budget` tokens together. */
+    /** The text of the best turns for `query`, best first, as many as fit `budget` tokens together. */
     context: (query: string, budget: number): string => {
       const terms = queryTerms(query)
       const n = documents.length

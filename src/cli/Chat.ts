@@ -1,7 +1,7 @@
 /**
- * `chat`: an interactive conversation with the configured model (OpenAI, or any compatible server by
- * base URL), memory on: each answer is generated over the memory's context, and the exchange is
- * stored, summarized in the background like any conversation.
+ * `chat`: an interactive conversation with the configured model, memory on. The model is OpenAI's,
+ * or any compatible server's by base URL. Each answer is generated over the memory's context. The
+ * exchange is stored and summarized in the background like any conversation.
  */
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
 import * as OpenAiLanguageModel from "@effect/ai-openai/OpenAiLanguageModel"
@@ -18,7 +18,7 @@ import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
 import { Stdio } from "./Stdio.js"
 
-/** The prompt, shown when a person types (not when the input is piped). */
+/** The prompt, shown when a person types, not when the input is piped. */
 const prompt = Effect.flatMap(Stdio, (stdio) => (stdio.stdinIsTerminal ? stdio.writeOut("you> ") : Effect.void))
 
 /** The user's lines from stdin (a terminal or a pipe), until `exit` or the end of input. */
@@ -40,7 +40,7 @@ interface Where {
 const exchange = ({ conversationId, userId }: Where, line: string) =>
   Effect.gen(function*() {
     const memory = yield* ChatMemoryService
-    // The new message is the query: older turns that match it are recalled into the context.
+    // The new message is the query. Older turns that match it are recalled into the context.
     const context = yield* memory.getContext(conversationId, { query: line, userId })
     const response = yield* LanguageModel.generateText({ prompt: withUserMessage(context, line) })
     yield* memory.addMessages(conversationId, [
@@ -59,7 +59,7 @@ const converse = (where: Where, system: string, banner: string, strategy: Strate
       memory.stats(conversationId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.fail(undefined)))
     )
     if (Option.isNone(known)) {
-      // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
+      // Recorded, so `context` and `inspect` read the conversation with the strategy that wrote it.
       yield* memory.setSettings(
         conversationId,
         yield* Settings.withStrategy(yield* memory.getSettings(conversationId), strategy)
@@ -71,7 +71,7 @@ const converse = (where: Where, system: string, banner: string, strategy: Strate
     yield* userLines.pipe(
       Stream.runForEach((line) =>
         exchange(where, line).pipe(
-          // A failed model call ends nothing: the user may try again.
+          // A failed model call ends nothing. The user may try again.
           Effect.catchIf(AiError.isAiError, (error) => Console.error(`(the model call failed: ${error.message})`)),
           Effect.zipRight(prompt)
         )

@@ -1,7 +1,7 @@
 /**
- * The command line as one effect: the arguments in, the results on `Console` and `Stdio`, a failure
- * told in one line on stderr. `main.ts` runs it in the process; tests run it in-process, with a
- * console of their own and the configuration they give.
+ * The command line as one effect: arguments in, results on `Console` and `Stdio`, and a failure as
+ * one line on stderr. `main.ts` runs it in the process. Tests run it with their own console and
+ * configuration.
  */
 import { Command, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Logger, LogLevel, Option } from "effect"
@@ -15,9 +15,9 @@ const parse = Command.run(root, program)
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions"])
 
 /**
- * The arguments as the parser expects them: `replay` when no command is given (so that a bare
- * `npm start`, or `npm start -- --json`, replays the bundled conversation), and `--k` spelled as
- * the parser knows it (it reads one-letter names as short flags, `-k`).
+ * The arguments as the parser expects them. With no command, `replay` is added, so a bare
+ * `npm start` replays the bundled conversation. `--k` becomes `--k-raw-turns`, since the parser
+ * reads one-letter names as short flags.
  */
 export const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
   const first = args[0]
@@ -30,11 +30,10 @@ export const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
 }
 
 /**
- * Runs the command line on `args` (the arguments after the program's name). Help is printed
- * compactly (one line per flag); a flag the command does not know is named, with the nearest one it
- * knows; a failure is printed as one line on stderr (`error: …`) and
- * fails the effect, so that the process exits with a non-zero code. Logs go to stderr, warnings
- * and worse unless `--log-level` says otherwise: stdout is for results.
+ * Runs the command line on `args`, the arguments after the program's name. Help is compact, one
+ * line per flag. An unknown flag is named, with the nearest known one. A failure prints one line
+ * on stderr (`error: …`) and fails the effect, so the process exits non-zero. Logs go to stderr,
+ * warnings and worse unless `--log-level` says otherwise. Stdout is for results.
  */
 export const run = (args: ReadonlyArray<string>) => {
   const normalized = normalize(args)
@@ -46,7 +45,7 @@ export const run = (args: ReadonlyArray<string>) => {
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
       const failure = Cause.failureOption(cause)
-      // The parser printed its own message (usage, bad flag) already.
+      // The parser already printed its own message (usage, bad flag).
       if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) return Effect.failCause(cause)
       const error = failure._tag === "Some" ? failure.value : Cause.squash(cause)
       return Console.error(`error: ${describe(error)}`).pipe(Effect.zipRight(Effect.failCause(cause)))

@@ -1,14 +1,13 @@
 /**
- * The commands of the command line: their arguments, flags and descriptions. What a command does is
- * loaded when it runs, so that `--help`, and every command, loads only what it uses (the stores,
- * the OpenAI client and the tokenizers are loaded by the commands that open them).
+ * The commands of the command line: their arguments, flags and descriptions. What a command does
+ * is loaded when it runs, so `--help` and each command load only what they use.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { StrategyName } from "../domain/ConversationSettings.js"
 import * as Settings from "./Settings.js"
 
-/** The name and version the program reports (`--version`, and `mcp`'s `initialize` answer). */
+/** The name and version the program reports, in `--version` and `mcp`'s `initialize` answer. */
 export const program = { name: "effect-chat-memory", version: "0.2.0" } as const
 
 /** What a command that asks a model needs: a key, or the URL of an OpenAI-compatible server. */

@@ -1,8 +1,8 @@
 /**
  * The commands that read or clear a stored conversation: `context`, `messages`, `inspect` and
- * `clear`. They make sense on a store that outlives the process (PGlite with a data directory,
- * PostgreSQL), where they see what `replay` or `chat` wrote, and they read it with the strategy
- * that wrote it (unless `--strategy` says otherwise).
+ * `clear`. They are for a store that outlives the process, such as PGlite with a data directory or
+ * PostgreSQL. They read what `replay` or `chat` wrote, with the strategy that wrote it, unless
+ * `--strategy` says otherwise.
  */
 import { Console, DateTime, Effect, Option, Predicate, Schema } from "effect"
 import { ConversationStats } from "../domain/ConversationStats.js"
@@ -18,15 +18,15 @@ import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
 
-/** The values were built by the memory from valid parts: encoding them cannot fail. */
+/** The memory built these values from valid parts, so encoding them cannot fail. */
 const encode = <A, I>(schema: Schema.Schema<A, I>, value: A) => Effect.orDie(Schema.encode(schema)(value))
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
 /**
- * Runs `body` over the memory of a stored conversation (with the strategy that wrote it, unless
- * told otherwise); an unknown conversation says where it looked. None of these commands creates a
- * store: on a data directory without one, the conversation is not found.
+ * Runs `body` over the memory of a stored conversation. An unknown conversation says where it
+ * looked. None of these commands creates a store: on a data directory without one, the
+ * conversation is not found.
  */
 const withMemory = <A, E>(
   flags: Settings.Flags,
@@ -72,8 +72,8 @@ export const context = ({ conversationId, flags, json, query, user }: Input & {
   withMemory(flags, conversationId, () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      // The service gives an unknown conversation an empty context: without a user, here it is a
-      // mistyped id; with one, it is what a new conversation of the user gets.
+      // The service gives an unknown conversation an empty context. Without a user, here it is a
+      // mistyped id. With one, it is what a new conversation of the user gets.
       if (Option.isNone(user)) yield* memory.getMessages(conversationId, { limit: 1 })
       const value = yield* memory.getContext(conversationId, {
         ...(Option.isSome(query) ? { query: query.value } : {}),
@@ -159,7 +159,7 @@ export const inspect = ({ conversationId, flags, json }: Input & { readonly json
       }
     }))
 
-/** `clear`: deletes a conversation, its summary state and records. */
+/** `clear`: deletes a conversation with its summary state, records and settings. */
 export const clear = ({ conversationId, flags }: Input) =>
   withMemory(flags, conversationId, () =>
     Effect.gen(function*() {

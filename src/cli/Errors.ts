@@ -6,8 +6,8 @@ import { ConfigError, Predicate, Schema } from "effect"
 import { flagOf } from "./Settings.js"
 
 /**
- * A failure of the command line itself (a missing model, a conversation the store does not
- * hold), with the message to show.
+ * A failure of the command line itself, such as a missing model or an unknown conversation, with
+ * the message to show.
  */
 export class CliError extends Schema.TaggedError<CliError>()("CliError", { reason: Schema.String }) {
   override get message(): string {
@@ -26,7 +26,7 @@ const configMessage = (error: ConfigError.ConfigError): string => {
     case "And":
       return `${configMessage(error.left)}; ${configMessage(error.right)}`
     case "Or":
-      // Flags laid over the environment: a value found in one source beats its absence in the other.
+      // Flags over the environment. A value found in one source beats its absence in the other.
       return ConfigError.isMissingDataOnly(error.left) ? configMessage(error.right) : configMessage(error.left)
     case "InvalidData":
       return `invalid ${variableWithFlag(error.path)}: ${error.message}`

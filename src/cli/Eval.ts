@@ -1,10 +1,11 @@
 /**
- * `eval`: how much of what matters a memory keeps. Replays a transcript turn by turn for each
- * strategy asked for and, at the turn each question of a questions file is asked, checks whether
- * the context holds the answer's literal strings; optionally asks a model the question over that
- * context and grades its answer the same way. With recall, also searches the conversation with
- * each question as recall does and ranks the turns that state its answer (recall@k). Reports
- * answers kept overall, by the age of the fact and by the kind of question, recall@k, context
+ * `eval`: how much of what matters a memory keeps. It replays a transcript turn by turn for each
+ * strategy asked for. At each question's turn, it checks whether the context holds the answer's
+ * literal strings. Optionally, it asks a model the question over that context and grades the reply
+ * the same way. With recall, it also searches the conversation with each question and ranks the
+ * turns that state its answer (recall@k).
+ *
+ * It reports answers kept overall, by the fact's age and by kind of question, recall@k, context
  * tokens, summarizer calls and tokens, and omitted turns.
  */
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
@@ -39,7 +40,7 @@ export { answerTurns, Question, QuestionKind, QuestionsFile, readQuestions, reca
 /** The questions of the bundled conversation. */
 export const defaultQuestions = fileURLToPath(new URL("../../examples/conversation.questions.json", import.meta.url))
 
-/** The ages of a fact when asked (turns since it was last stated), as the report groups them. */
+/** The age groups of the report: turns since a fact was last stated, when it is asked. */
 export const ageBuckets = [[60, 99], [100, 149], [150, Number.POSITIVE_INFINITY]] as const
 
 const bucketOf = (age: number): string => {
@@ -99,22 +100,22 @@ const turnText = (turn: Transcript.ConversationTurn): string =>
 /** The user of an `eval` over a transcript of several conversations, unless `--user` names one. */
 export const defaultUser = "eval-user"
 
-/** The ids a run stores the transcript under: `eval-<strategy>[-recall]`, and `-<name>` per conversation. */
+/** The ids a run stores under: `eval-<strategy>[-recall]`, plus `-<name>` per conversation. */
 const runIds = (strategy: StrategyName, recall: boolean) => {
   const base = `eval-${strategy}${recall ? "-recall" : ""}`
   return {
     conversation: (name: string | null | undefined) => name === null || name === undefined ? base : `${base}-${name}`,
-    /** Each run's user is its own, so that runs on one store never share what is known about a user. */
+    /** Each run has its own user, so runs on one store never share facts about a user. */
     user: (user: string) => `${base}-${user}`
   }
 }
 
 /**
- * Replays `turns` through the memory in context and checks each question at its turn; `ask`, when
- * given, also asks a model. A transcript of several conversations is replayed as the
- * conversations of one user (`user`): a question asked in a conversation the transcript does not
- * hold is asked in a new conversation of that user, and checked against the same memory without the
- * user. With recall, every question is also checked against a BM25 index over every turn so far.
+ * Replays `turns` through the memory in context and checks each question at its turn. `ask`, when
+ * given, also asks a model. A transcript of several conversations is replayed as those of one
+ * user (`user`). A question in a conversation the transcript does not hold is asked in a new
+ * conversation of that user. It is also checked against the same memory without the user. With
+ * recall, each question is also checked against a BM25 index over every turn so far.
  */
 export const evaluate = (
   strategy: StrategyName,
@@ -140,8 +141,8 @@ export const evaluate = (
     const progress = yield* Progress.make(`eval ${label}`, turns.length, "turns")
     const results: Array<QuestionResult> = []
     const contextTokens: Array<number> = []
-    // The last seq of each turn added, and its conversation: a turn found is the transcript's turn
-    // of its conversation that holds its last message.
+    // The last seq of each turn added, and its conversation. A turn found maps to the transcript
+    // turn of its conversation that holds its last message.
     const lastSeqs: Array<number> = []
     const conversationOfTurn: Array<string> = []
     const turnOf = (conversationId: string, seq: number): number =>
@@ -168,9 +169,8 @@ export const evaluate = (
           ? yield* memory.getContext(where, { ...userOf, ...(recall ? { query: question.question } : {}) })
           : context
         if (recall || fresh) contextTokens.push(asked.tokenCount)
-        // Recall@k: the search recall runs (the strategy's: lexical, or fused with a search by
-        // meaning) over the whole conversation so far (the user's, across conversations), with the
-        // question as its query.
+        // Recall@k: the strategy's recall search over everything so far, the user's conversations
+        // included, with the question as its query.
         const found = recall
           ? yield* memory.searchMemory(where, question.question, { limit: Math.max(...recallKs), ...userOf })
           : null
@@ -203,7 +203,7 @@ export const evaluate = (
       yield* progress.tick(i + 1)
     }
     yield* progress.finish
-    // Every conversation of the transcript: a user's summaries are made in each of them.
+    // Every conversation of the transcript, since a user's summaries are made in each.
     const each = yield* Effect.forEach([...names], (name) => memory.stats(idOf(name)))
     const total = (field: "summarizations" | "summarizerInputTokens" | "summarizerOutputTokens" | "tokensStored") =>
       each.reduce((sum, stats) => sum + stats[field], 0)
@@ -266,7 +266,7 @@ export interface Input {
 
 /**
  * Removes what an earlier run on a persistent store left under a run's ids: its conversations and
- * its user (the run's own ids, never one an app wrote).
+ * its user. These ids are the run's own, never ones an app wrote.
  */
 const startOver = (
   strategy: StrategyName,
@@ -285,7 +285,7 @@ const startOver = (
     }
   })
 
-/** `eval`: each strategy asked for (with and without recall), over the questions file's transcript. */
+/** `eval`: each strategy asked for, with and without recall, over the questions file's transcript. */
 export const run = ({ askModel, flags, json, questions, strategies, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
@@ -318,9 +318,8 @@ export const run = ({ askModel, flags, json, questions, strategies, user }: Inpu
       )
     }
     const results: Array<StrategyResult> = []
-    // Each run on a fresh store of the configured kind (PGlite in memory by default, from the
-    // bundled cluster rather than initdb: a data directory is not reused), so runs never see each
-    // other's messages.
+    // Each run gets a fresh store of the configured kind, so runs never see each other's messages.
+    // PGlite runs in memory from the bundled cluster, not initdb. A data directory is not reused.
     const store: ChatMemoryConfig.Store = options.store?._tag === "postgres" || options.store?._tag === "sql"
       ? options.store
       : options.store?._tag === "memory"

@@ -1,6 +1,6 @@
 /**
- * The figures of `eval`: the outcome of each question, recall@k, and each strategy's figures, and
- * the table that prints them one column per strategy.
+ * The figures of `eval`: each question's outcome, recall@k and each strategy's figures. The table
+ * prints them one column per strategy.
  */
 import type { StrategyName } from "../domain/ConversationSettings.js"
 import { kindsOf, type QuestionKind, recallKs } from "./Questions.js"
@@ -14,18 +14,18 @@ export interface QuestionResult {
   readonly inContext: boolean
   readonly contextTokens: number
   /**
-   * The rank (from 1) of each answer turn (`answerTurns`) among the turns the recall search
-   * returned for the question, at most the largest of `recallKs`; null for a turn not returned.
-   * Null when no search was run (recall off).
+   * The rank, from 1, of each answer turn (`answerTurns`) among the turns the recall search
+   * returned. It is at most the largest of `recallKs`, or null for a turn not returned. The whole
+   * field is null when no search was run, with recall off.
    */
   readonly answerRanks: ReadonlyArray<number | null> | null
-  /** Whether the model's reply held the answer; null when no model was asked. */
+  /** Whether the model's reply held the answer. Null when no model was asked. */
   readonly modelCorrect: boolean | null
-  /** Asked in a new conversation of the user: whether the same memory without the user held it (else null). */
+  /** For a question in a new conversation of the user: whether the memory without the user held it. */
   readonly noUser: boolean | null
   /**
-   * Asked with recall: whether a BM25 index over every turn so far (the user's, across conversations)
-   * held it in the same budget (else null).
+   * With recall: whether a BM25 index over every turn so far, across the user's conversations,
+   * held it in the same budget. Null otherwise.
    */
   readonly bm25: boolean | null
 }
@@ -36,8 +36,8 @@ export interface RecallAtK {
   readonly questions: string
   readonly asked: number
   /**
-   * Per k of `recallKs`: the questions with an answer turn among the top k turns (`hits`), and
-   * those with every answer turn there (`allTurns`, which differs for multi-turn questions).
+   * Per k of `recallKs`: the questions with an answer turn among the top k turns (`hits`). Also
+   * those with every answer turn there (`allTurns`), which differs for multi-turn questions.
    */
   readonly atK: ReadonlyArray<{ readonly k: number; readonly hits: number; readonly allTurns: number }>
 }
@@ -52,14 +52,14 @@ export interface StrategyResult {
   readonly questions: ReadonlyArray<QuestionResult>
   readonly inContext: number
   readonly byAge: ReadonlyArray<{ readonly age: string; readonly inContext: number; readonly asked: number }>
-  /** Answers in context by kind of question (`plain` for questions without one); empty when no question has a kind. */
+  /** Answers in context by kind of question, `plain` for none. Empty when no question has a kind. */
   readonly byKind: ReadonlyArray<{ readonly kind: string; readonly inContext: number; readonly asked: number }>
-  /** Recall@k of all the questions, then of each kind; null when no search was run (recall off). */
+  /** Recall@k of all the questions, then of each kind. Null when no search was run. */
   readonly recallAtK: ReadonlyArray<RecallAtK> | null
   readonly modelCorrect: number | null
-  /** Answers the same memory without the user held, of the questions asked in a new conversation (else null). */
+  /** Of the questions asked in a new conversation, the answers the memory without the user held. */
   readonly noUser: number | null
-  /** Answers a BM25 index over the turns so far held, of the questions asked with recall (else null). */
+  /** Of the questions asked with recall, the answers a BM25 index over the turns so far held. */
   readonly bm25: number | null
   readonly contextTokensMedian: number
   readonly contextTokensMax: number
@@ -81,7 +81,7 @@ const atKCell = (hits: ReadonlyArray<number>, asked: number): string =>
     ? "-"
     : `${hits.join("/")} of ${asked} (${hits.map((n) => Math.round((n / asked) * 100)).join("/")} %)`
 
-/** The rows of recall@k: all the questions, then each kind; multi-turn questions also with both turns found. */
+/** The rows of recall@k: all questions, then each kind. Multi-turn questions also with both turns found. */
 const recallRows = (results: ReadonlyArray<StrategyResult>): Array<readonly [string, ...Array<string>]> => {
   if (results.every((r) => r.recallAtK === null)) return []
   const groups = [...new Set(results.flatMap((r) => (r.recallAtK ?? []).map((g) => g.questions)))]

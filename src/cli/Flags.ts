@@ -1,14 +1,13 @@
 /**
- * Unknown flags, named before the parser sees them: @effect/cli takes a mistyped flag for a
- * positional argument (`replay --bugdet 100` tells of an unknown argument `100`, and
- * `replay --bugdet=100` of a transcript file `--bugdet=100` not found). Here the flag is named,
- * with the nearest flag the command knows.
+ * Unknown flags, named before the parser sees them. @effect/cli takes a mistyped flag for a
+ * positional argument: `replay --bugdet 100` reports an unknown argument `100`. Here the flag is
+ * named, with the nearest flag the command knows.
  */
 import type { Command } from "@effect/cli"
 import { Option } from "effect"
 import * as Help from "./Help.js"
 
-/** The edit distance between two spellings (insertions, deletions, substitutions, swaps of neighbours). */
+/** The edit distance between two spellings: insertions, deletions, substitutions, swaps of neighbours. */
 const distance = (a: string, b: string): number => {
   const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => i + j))
   const at = (i: number, j: number) => rows[i]?.[j] ?? Number.POSITIVE_INFINITY
@@ -35,13 +34,12 @@ const nearest = (name: string, known: ReadonlyArray<string>): Option.Option<stri
     : Option.none()
 }
 
-/** Whether `arg` is written as a flag: `--name`, `--name=value`, `-k` (a negative number is a value). */
+/** Whether `arg` is written as a flag: `--name`, `--name=value`, `-k`. A negative number is a value. */
 const isFlag = (arg: string) => /^--[^-]/.test(arg) || /^-[A-Za-z]/.test(arg)
 
 /**
- * The first flag of `args` (the arguments after the program's name, before any `--`) that the
- * command they name does not know, as the one line that says so: `unknown flag --bugdet; did you
- * mean --budget?`. `None` when every flag is known.
+ * The line that names the first flag of `args`, before any `--`, that their command does not
+ * know: `unknown flag --bugdet; did you mean --budget?`. `None` when every flag is known.
  */
 export const unknownFlag = <Name extends string, R, E, A>(
   root: Command.Command<Name, R, E, A>,
@@ -64,7 +62,7 @@ export const unknownFlag = <Name extends string, R, E, A>(
         onSome: (spelling) => `unknown flag ${name}; did you mean ${spelling}?`
       }))
     }
-    // Its value is the next argument unless given with `=`: a value may start with a dash.
+    // Its value is the next argument unless given with `=`. A value may start with a dash.
     if (known.takesValue && !arg.includes("=")) i++
   }
   return Option.none()

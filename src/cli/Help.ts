@@ -1,19 +1,14 @@
 /**
- * Help that fits a screen: `<command> --help` with one line per argument and flag (its name, then
- * what it does). Everything it says comes from @effect/cli's own help documents (`getHelp`): the
- * descriptions, the value names, defaults and whether a flag is required, the built-in flags and
- * the order of the commands. Only the layout is ours, for what @effect/cli's rendering
- * (`HelpDoc.toAnsiText`, which `CliApp.run` prints for `--help`) cannot do:
+ * Help that fits a screen: `<command> --help` with one line per argument and flag, its name then
+ * what it does. The content comes from @effect/cli's own help documents (`getHelp`). Only the
+ * layout is ours, where @effect/cli's rendering (`HelpDoc.toAnsiText`) takes too much room:
  *
- * - a definition list in two columns: it gives each flag its name on a line of its own, then one
- *   paragraph per line with blank lines between (the value's type, "A user-defined piece of
- *   text.", the description, "This setting is optional."): eight lines a flag, 190 for
- *   `context --help`. No `CliConfig` setting leaves the type or the optional note out
- *   (`showTypes` touches the usage line only), so they are read here and said in a few words;
- * - a short usage line: it spells every flag of the command (`[--strategy name] [--store name]
- *   …`, several lines), where `[flags]` and the flag list say it once;
- * - the program's command list as names and descriptions: it lists each command's full usage;
- * - the built-in flags said once, after the command's own, not mixed into them.
+ * - Definitions in two columns. @effect/cli spends eight lines a flag, 190 for `context --help`.
+ *   No `CliConfig` setting drops the generic type line or the optional note, so they are read
+ *   here and said in a few words.
+ * - A short usage line, with `[flags]` instead of every flag spelled out.
+ * - The program's commands as names and descriptions, not each command's full usage.
+ * - The built-in flags said once, after the command's own.
  *
  * Span texts are read here too: @effect/cli's plain-text reading of a span is internal.
  */
@@ -21,10 +16,10 @@ import { CliConfig, Command, CommandDescriptor, type HelpDoc } from "@effect/cli
 import type { Span } from "@effect/cli/HelpDoc/Span"
 import { Console, type Effect, HashMap, Option } from "effect"
 
-/** The widest a help line gets before its description wraps (one column of names, one of text). */
+/** The widest a help line gets before its description wraps. */
 const width = 100
 
-/** @effect/cli's description of a value's type when it says no more than the flag's value name. */
+/** @effect/cli's type descriptions that say no more than the flag's value name. */
 const genericTypes = new Set([
   "A user-defined piece of text.",
   "A true or false value.",
@@ -37,10 +32,10 @@ const optional = "This setting is optional."
 /** A command's own flags are read without @effect/cli's built-ins, which are listed apart. */
 const config = CliConfig.make({ showBuiltIns: false })
 
-/** The same help with the built-in flags (`--help`, `--version`, `--log-level`…) after the command's own. */
+/** The same help with the built-in flags (`--help`, `--version`, `--log-level`…) included. */
 const withBuiltIns = CliConfig.make({ showBuiltIns: true })
 
-/** @effect/cli's description of a choice's type: the choices, which its value name lists already. */
+/** @effect/cli's description of a choice's type, which the value name already lists. */
 const choiceType = "One of the following: "
 
 /** A flag whose value is a choice, as @effect/cli names it: `--log-level all | trace | …`. */
@@ -146,9 +141,9 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): Array<string> =>
 }
 
 /**
- * One definition's description: @effect/cli's paragraphs without the generic type line, with
- * "optional" and the default said in a few words (an argument says when it may be left out; a
- * flag, which may always be, says only its default, or that it is required when it is).
+ * One definition's description: @effect/cli's paragraphs without the generic type line.
+ * "Optional" and the default are said in a few words. An argument says when it may be left out.
+ * A flag says only its default, or that it is required.
  */
 const describe = (block: HelpDoc.HelpDoc, kind: "argument" | "flag"): string => {
   const [type, ...rest] = paragraphs(block)
@@ -217,7 +212,7 @@ const renderCommand = (program: string, name: string, helpOf: HelpOf): string =>
 const descriptionOf = (help: HelpDoc.HelpDoc): string =>
   (sections(help).find((part) => part.title === "DESCRIPTION")?.text ?? []).join(" ")
 
-/** The compact help of the program: what it does, its commands (in their order), and the built-ins. */
+/** The compact help of the program: what it does, its commands in order, and the built-ins. */
 const renderRoot = (
   program: string,
   version: string,
@@ -255,8 +250,8 @@ const renderRoot = (
 }
 
 /**
- * The help `args` ask for (`-h` or `--help` before any `--`), compact: of the command they name
- * first, or of the program without one. `None` when they ask for none.
+ * The compact help `args` ask for with `-h` or `--help` before any `--`. It is the help of the
+ * command they name first, else of the program. `None` when they ask for none.
  */
 export const helpFor = <Name extends string, R, E, A>(
   root: Command.Command<Name, R, E, A>,
@@ -291,9 +286,9 @@ export interface KnownFlag {
 }
 
 /**
- * The flags the command that `args` name first knows (the program's own without one), built-ins
- * included, read from the same help documents as the help: `-k, --k-raw-turns turns` names two
- * spellings of a flag that takes a value, `--json` one without.
+ * The flags, built-ins included, of the command `args` name first, else of the program. They are
+ * read from the help documents: `-k, --k-raw-turns turns` names two spellings of a flag that
+ * takes a value, `--json` one without.
  */
 export const flagsOf = <Name extends string, R, E, A>(
   root: Command.Command<Name, R, E, A>,

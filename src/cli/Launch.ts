@@ -1,14 +1,14 @@
 /**
- * How the bin starts: it loads the command line, whose `@effect/cli` is an optional peer of the
- * package (an app that only uses the library does not install it). Without it, the bin says in one
- * line which package is missing and how to install it, instead of Node's stack trace. This module
- * imports nothing of the command line, so that it runs without `@effect/cli`.
+ * How the bin starts. The command line needs `@effect/cli`, an optional peer that a library-only
+ * app does not install. Without it, the bin says in one line which package is missing and how to
+ * install it, instead of Node's stack trace. This module imports nothing of the command line, so
+ * it runs without `@effect/cli`.
  */
 import { FileSystem } from "@effect/platform"
 import { Data, Effect, Option, Predicate, Schema } from "effect"
 import { fileURLToPath } from "node:url"
 
-/** A package the command line imports could not be found: not installed. */
+/** A package the command line imports is not installed. */
 export class MissingPackage extends Data.TaggedError("MissingPackage")<{
   readonly packageName: string
   readonly install: string
@@ -22,7 +22,7 @@ export class MissingPackage extends Data.TaggedError("MissingPackage")<{
 export const missingPackage = (cause: unknown): Option.Option<string> => {
   if (!Predicate.hasProperty(cause, "code") || cause.code !== "ERR_MODULE_NOT_FOUND") return Option.none()
   const text = Predicate.hasProperty(cause, "message") && typeof cause.message === "string" ? cause.message : ""
-  // Node says "Cannot find package 'name' imported from …"; a missing file of ours is another failure.
+  // Node says "Cannot find package 'name' imported from …". A missing file of ours is another failure.
   const found = /^Cannot find package '((?:@[^/']+\/)?[^/']+)[^']*'/.exec(text)
   return Option.fromNullable(found?.[1])
 }
@@ -31,12 +31,12 @@ const Manifest = Schema.parseJson(Schema.Struct({
   peerDependencies: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 }))
 
-/** The package's own manifest: `../../package.json` from `src/cli/` and from `dist/cli/` alike. */
+/** The package's own manifest, at `../../package.json` from both `src/cli/` and `dist/cli/`. */
 const manifest = new URL("../../package.json", import.meta.url)
 
 /**
- * The command that installs `packageName` at the range the package declares for it (a bare
- * `npm install` would take the newest major, which may not be the Effect 3 line).
+ * The command that installs `packageName` at the range the package declares for it. A bare
+ * `npm install` would take the newest major, which may not be the Effect 3 line.
  */
 export const installCommand = (packageName: string) =>
   Effect.gen(function*() {
@@ -52,9 +52,9 @@ export const installCommand = (packageName: string) =>
   )
 
 /**
- * Loads a module of the command line with `load` (its `import()`). A package it imports that is
- * not installed fails with `MissingPackage`, naming it and its install command; any other failure
- * to load is a defect.
+ * Loads a module of the command line with `load`, its `import()`. A package it imports that is not
+ * installed fails with `MissingPackage`, naming it and its install command. Any other failure to
+ * load is a defect.
  */
 export const load = <A>(load: () => Promise<A>): Effect.Effect<A, MissingPackage, FileSystem.FileSystem> =>
   Effect.tryPromise({ try: load, catch: (cause) => cause }).pipe(

@@ -1,7 +1,7 @@
 /**
- * `mcp`: the recall tools (`search_memory`, `read_turns`) of one stored conversation, served as a
- * Model Context Protocol server over stdio, for an MCP client (an IDE, a desktop assistant) whose
- * agent searches its own past. Stdout carries only the protocol; logs and notices go to stderr.
+ * `mcp`: the recall tools (`search_memory`, `read_turns`) of one stored conversation, as a Model
+ * Context Protocol server over stdio. An MCP client's agent uses them to search its own past.
+ * Stdout carries only the protocol. Logs and notices go to stderr.
  */
 import * as McpServer from "@effect/ai/McpServer"
 import { Cause, Console, Effect, Either, Exit, Fiber, Layer, Option, type ParseResult, Schema } from "effect"
@@ -28,7 +28,7 @@ export interface Input {
   readonly flags: Settings.Flags
 }
 
-/** Why a tool refuses arguments (its parameters' schema, strict: no parameter beyond it), if it does. */
+/** Why a tool's parameters schema refuses arguments, if it does. */
 const argumentsCheck = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(schema)
   return (args: unknown): Option.Option<string> =>
@@ -45,14 +45,14 @@ const tools: ReadonlyMap<string, (args: unknown) => Option.Option<string>> = new
 ])
 
 /**
- * `mcp`: serves until its client closes stdin (or the process is stopped). A bad line or call is
- * answered with a JSON-RPC error (or a tool error result) and the server goes on (`McpStdio`).
+ * `mcp`: serves until its client closes stdin or the process is stopped. A bad line or call gets a
+ * JSON-RPC error or a tool error result, and the server goes on (`McpStdio`).
  */
 export const serve = ({ conversation, flags, server, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
     const stdio = yield* Stdio
-    // The conversation and its user are fixed here, once: no tool parameter can name another one.
+    // The conversation and its user are fixed here, so no tool parameter can name another.
     const userId = Option.getOrUndefined(user)
     const served = McpServer.toolkit(RecallTools.mcpToolkit).pipe(
       Layer.provide(RecallToolkit.layer(conversation, { userId })),
@@ -75,7 +75,7 @@ export const serve = ({ conversation, flags, server, user }: Input) =>
       }
       const of = userId === undefined ? "" : ` of user "${userId}"`
       yield* Console.error(`mcp: serving search_memory and read_turns for "${conversation}"${of} on stdio`)
-      // The end of the input interrupts the server's fiber (its transport does): the command is done.
+      // At the end of the input, the transport interrupts the server's fiber, and the command is done.
       const running = yield* Effect.fork(Layer.launch(served))
       const exit = yield* Fiber.await(running)
       if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return yield* Effect.failCause(exit.cause)

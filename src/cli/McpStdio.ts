@@ -1,13 +1,19 @@
 /**
  * The stdio transport of `mcp`: newline-delimited JSON-RPC 2.0 between an MCP client and
- * `@effect/ai`'s `McpServer`, guarded at both ends. Each line from the client is checked before
- * the server sees it: a line that is not JSON gets a parse error (-32700, id null), a message that
- * is not a request an invalid-request error (-32600), an unknown method -32601, params the method
- * does not take -32602, a `tools/call` whose arguments the tool refuses a tool error result
- * (`isError: true`). Each answer of the server is rewritten to plain JSON-RPC: its id as the
- * client sent it (a string, or 0, included), errors as `{ code, message }` only, a defect as an
- * internal error (-32603) with nothing of it on the wire. The server keeps serving after any of
- * them, and each protocol error writes one line on stderr (a warning in the log).
+ * `@effect/ai`'s `McpServer`, guarded at both ends.
+ *
+ * Each line from the client is checked before the server sees it:
+ *
+ * - A line that is not JSON gets a parse error (-32700, id null).
+ * - A message that is not a request gets an invalid-request error (-32600).
+ * - An unknown method gets -32601, and params the method does not take get -32602.
+ * - A `tools/call` whose arguments the tool refuses gets a tool error result (`isError: true`).
+ *
+ * Each answer of the server is rewritten to plain JSON-RPC. Its id is the one the client sent,
+ * even a string or 0. Errors are `{ code, message }` only. A defect becomes an internal error
+ * (-32603), with nothing of it on the wire.
+ *
+ * The server keeps serving after any of these. Each protocol error logs a warning on stderr.
  */
 import * as McpSchema from "@effect/ai/McpSchema"
 import * as McpServer from "@effect/ai/McpServer"
@@ -23,8 +29,8 @@ export interface Options {
   /** Writes text to the client as it is. */
   readonly writeOut: (text: string) => Effect.Effect<void>
   /**
-   * The tools, by name: each checks a call's arguments, answering why it refuses them (shown to
-   * the model as the call's error result) or nothing. A tool not named here is unknown (-32602).
+   * The tools, by name. Each checks a call's arguments and says why it refuses them, or nothing.
+   * The model sees the refusal as the call's error result. A tool not named here is unknown (-32602).
    */
   readonly tools: ReadonlyMap<string, (args: unknown) => Option.Option<string>>
 }
@@ -54,7 +60,7 @@ const Call = Schema.Struct({
 })
 const decodeCall = Schema.decodeUnknownEither(Call)
 
-/** A message of the server, as `@effect/ai`'s JSON-RPC serialization writes it (its own fields dropped). */
+/** A message of the server, as `@effect/ai`'s JSON-RPC serialization writes it, without its own fields. */
 const Answer = Schema.Struct({
   id: Schema.optional(Schema.Unknown),
   method: Schema.optional(Schema.String),
@@ -95,7 +101,7 @@ const defectText = (data: unknown): string => {
   return oneLine(JSON.stringify(data) ?? "a failure")
 }
 
-/** The params of a method, `{}` when none were sent; a `tools/call` without arguments has none. */
+/** The params of a method, `{}` when none were sent. A `tools/call` without arguments gets `{}`. */
 const paramsOf = (method: string, params: unknown): unknown => {
   const given = params === undefined ? {} : params
   return method === "tools/call" && Predicate.isRecord(given) && !("arguments" in given)
@@ -111,14 +117,14 @@ const refusal = (schema: Schema.Schema.AnyNoContext, params: unknown): Option.Op
   })
 
 /**
- * The MCP server's layer over the guarded transport: `McpServer.layerStdio` with the client's
+ * The MCP server's layer over the guarded transport: `McpServer.layerStdio`, with the client's
  * lines checked on the way in and the server's answers rewritten on the way out. When the input
- * ends, the answers to the requests already made are written (waiting at most 30 s) before the
- * input is closed to the server, which then stops.
+ * ends, answers to requests already made are written, waiting at most 30 s. Then the input is
+ * closed to the server, which stops.
  */
 export const layer = (options: Options): Layer.Layer<McpServer.McpServer | McpSchema.McpServerClient> =>
   Layer.unwrapEffect(Effect.sync(() => {
-    // The client's ids, by the number the server knows the request by: the server's own
+    // The client's ids, by the number the server knows the request by. The server's own
     // serialization reads every id as a number, and so loses string ids and 0.
     const pending = new Map<number, Id>()
     const cancelled = new Set<number>()
@@ -175,7 +181,7 @@ export const layer = (options: Options): Layer.Layer<McpServer.McpServer | McpSc
         const params = paramsOf(call.method, call.params)
 
         if (call.id === undefined) {
-          // A notification: never answered; one the server does not know, or cannot read, is dropped.
+          // A notification: never answered. One the server does not know, or cannot read, is dropped.
           const rpc = McpSchema.ClientNotificationRpcs.requests.get(call.method)
           if (rpc === undefined || Option.isSome(refusal(rpc.payloadSchema, params))) return Option.none()
           if (call.method !== "notifications/cancelled") {
@@ -183,7 +189,7 @@ export const layer = (options: Options): Layer.Layer<McpServer.McpServer | McpSc
           }
           const target = Predicate.hasProperty(params, "requestId") ? internalOf(params.requestId) : undefined
           if (target === undefined || !Predicate.isRecord(params)) return Option.none()
-          // The client expects no answer to it any more: one that comes anyway is dropped.
+          // The client expects no answer to a cancelled request. One that comes anyway is dropped.
           pending.delete(target)
           cancelled.add(target)
           return Option.some(
@@ -222,7 +228,7 @@ export const layer = (options: Options): Layer.Layer<McpServer.McpServer | McpSc
           }
           const refusedArguments = check(Predicate.hasProperty(params, "arguments") ? params.arguments : {})
           if (Option.isSome(refusedArguments)) {
-            // The model called the tool wrongly: the tool's error result, for it to read and retry.
+            // The model called the tool wrongly. The tool's error result lets it read and retry.
             const error = { error: `Invalid arguments for ${name}: ${refusedArguments.value}` }
             yield* write({
               jsonrpc: "2.0",
@@ -249,7 +255,7 @@ export const layer = (options: Options): Layer.Layer<McpServer.McpServer | McpSc
         if (Option.isNone(answer)) return yield* fault("the server wrote a message that is not JSON-RPC: dropped")
         const { chunk, error, id, method, params, result } = answer.value
         if (method !== undefined) {
-          // The server's own notifications (and requests); its transport's messages stay inside.
+          // The server's own notifications and requests. Its transport's messages stay inside.
           if (method.startsWith("@effect/rpc/")) return
           return yield* write({
             jsonrpc: "2.0",
@@ -296,7 +302,7 @@ export const layer = (options: Options): Layer.Layer<McpServer.McpServer | McpSc
       Stream.mapEffect(incoming),
       Stream.filterMap((line) => line),
       Stream.map((line) => encoder.encode(`${line}\n`)),
-      // The input ended: the server answers what it was asked before it is told.
+      // The input ended. The server answers what it was asked before it is told.
       Stream.concat(Stream.drain(Stream.fromEffect(drained)))
     )
     const stdout = Sink.forEach((chunk: Uint8Array | string) =>

@@ -1,8 +1,8 @@
 /**
- * The memory a command opens on a stored conversation: the configured one, with the strategy
- * that wrote the conversation (recorded in its settings by `replay` and `chat`) unless
- * `--strategy` or `MEMORY_STRATEGY` names one, so that `context` and `inspect` read a
- * hierarchical conversation's facts whatever the default.
+ * The memory a command opens on a stored conversation. It is the configured one, with the strategy
+ * that wrote the conversation, as `replay` and `chat` record it in its settings. `--strategy` or
+ * `MEMORY_STRATEGY` overrides it. So `context` and `inspect` read a hierarchical conversation's
+ * facts whatever the default.
  */
 import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -25,7 +25,7 @@ export interface Chosen {
   readonly strategySource: StrategySource
 }
 
-/** As `ChatMemoryLive.layer`, over a store that is already open (it was read first). */
+/** As `ChatMemoryLive.layer`, over a store that is already open. */
 const layerOverStore = (options: ChatMemoryConfig.Options) =>
   ChatMemory.layerWith({ maxMessageLength: options.maxMessageLength }).pipe(
     Layer.provideMerge(ChatMemoryLive.layerStrategy(options)),
@@ -33,7 +33,7 @@ const layerOverStore = (options: ChatMemoryConfig.Options) =>
     Layer.provideMerge(ChatMemoryLive.layerTokenCounter(options.tokenizer ?? ChatMemoryConfig.defaults.tokenizer))
   )
 
-/** The strategy recorded for a conversation, if any (an invalid id has none: the service names it). */
+/** The strategy recorded for a conversation, if any. An invalid id has none; the service reports it. */
 const recordedStrategy = (conversationId: string) =>
   Option.match(Schema.decodeUnknownOption(ConversationId)(conversationId), {
     onNone: () => Effect.succeed<StrategyName | undefined>(undefined),
@@ -45,10 +45,10 @@ const recordedStrategy = (conversationId: string) =>
   })
 
 /**
- * Fails when the options name a PGlite data directory that holds no store: a command that only
- * reads (or clears) a conversation has nothing to find there, and opening the store would create
- * one (a PGlite cluster of some 40 MB, and seconds to write it). A directory holds a store when it
- * holds PostgreSQL's `PG_VERSION`, the file PGlite writes last when it creates one.
+ * Fails when the options name a PGlite data directory that holds no store. A command that only
+ * reads or clears a conversation finds nothing there. Opening the store would create one: some
+ * 40 MB, and seconds to write. A directory holds a store when it holds `PG_VERSION`, the file
+ * PGlite writes last when it creates one.
  */
 const requireStore = (conversationId: string, options: ChatMemoryConfig.Options) =>
   Effect.gen(function*() {
@@ -65,10 +65,10 @@ const requireStore = (conversationId: string, options: ChatMemoryConfig.Options)
   })
 
 /**
- * Runs `body` over the memory of a stored conversation: the store is opened once, the strategy
- * recorded for `conversationId` is read from it, and the rest of the memory is built over it with
- * that strategy, unless the flags or the environment name one. With `existing`, a data directory
- * that holds no store fails with one line and is left as it is: no store is created.
+ * Runs `body` over the memory of a stored conversation. The store is opened once, and the
+ * strategy recorded for `conversationId` is read from it. The rest of the memory is built over it
+ * with that strategy, unless the flags or the environment name one. With `existing`, a data
+ * directory without a store fails with one line, and no store is created.
  */
 export const withConversation = <A, E, R>(
   flags: Settings.Flags,

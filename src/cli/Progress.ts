@@ -1,6 +1,6 @@
 /**
- * Progress on stderr, so that stdout stays clean for the results: a bar redrawn in place on a
- * terminal, a line every tenth of the work otherwise (logs, CI).
+ * Progress on stderr, so stdout stays clean for the results. A terminal gets a bar redrawn in
+ * place. Otherwise, as in logs or CI, a line every tenth of the work.
  */
 import { Clock, Effect, Ref } from "effect"
 import { Stdio } from "./Stdio.js"
@@ -8,7 +8,7 @@ import { Stdio } from "./Stdio.js"
 /** Reports progress through `total` steps. */
 export interface Progress {
   readonly tick: (done: number) => Effect.Effect<void>
-  /** Clears the bar (a terminal) or reports the end (otherwise). */
+  /** Clears the bar on a terminal, or else reports the end. */
   readonly finish: Effect.Effect<void>
 }
 
@@ -23,7 +23,7 @@ export const make = (label: string, total: number, unit: string): Effect.Effect<
     const started = yield* Clock.currentTimeMillis
     const elapsed = Effect.map(Clock.currentTimeMillis, (now) => seconds(now - started))
     if (stderrIsTerminal) {
-      // Redrawn at most every 100 ms: a fast replay would otherwise spend its time drawing.
+      // Redrawn at most every 100 ms, or a fast replay would spend its time drawing.
       const drawn = yield* Ref.make(Number.NEGATIVE_INFINITY)
       return {
         tick: (done) =>

@@ -1,6 +1,6 @@
 /**
- * The questions files of `eval`: a transcript and the questions asked over it, each with the turns
- * its answer was said in and the kind of question it is.
+ * The questions files of `eval`: a transcript and the questions asked over it. Each question has
+ * the turns its answer was said in, and its kind.
  */
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
@@ -10,12 +10,16 @@ import { CliError } from "./Errors.js"
 const Turn = Schema.Int.pipe(Schema.positive())
 
 /**
- * The hard kinds of question: `paraphrase` (asked in words the answer's turn does not use),
- * `when` (the answer is a date, or the date of the session it was said in), `multi-turn` (the
- * answers were said in two turns far apart: `statedAtTurn` and `lastStatedTurn`, in two
- * conversations of a transcript of several). Across a user's conversations also: `profile` (what is
- * known about the user: a name, contacts, addresses, preferences, standing goals, open orders) and
- * `corrected` (a value corrected or cancelled in a later conversation: the answer is the current one).
+ * The hard kinds of question:
+ *
+ * - `paraphrase`: asked in words the answer's turn does not use.
+ * - `when`: the answer is a date, or the date of the session it was said in.
+ * - `multi-turn`: the answers were said in two turns far apart, `statedAtTurn` and
+ *   `lastStatedTurn`. In a transcript of several conversations, they may be in two.
+ * - `profile`, across a user's conversations: what is known about the user. That is a name,
+ *   contacts, addresses, preferences, standing goals, open orders.
+ * - `corrected`, across a user's conversations: a value corrected or cancelled later. The answer
+ *   is the current one.
  */
 export const QuestionKind = Schema.Literal("paraphrase", "when", "multi-turn", "profile", "corrected")
 
@@ -23,8 +27,8 @@ export const QuestionKind = Schema.Literal("paraphrase", "when", "multi-turn", "
 export type QuestionKind = typeof QuestionKind.Type
 
 /**
- * One question: asked after turn `askedAfterTurn` (turn N is the N-th user message and what
- * answers it); its answer is in a context (or a model's reply) when every string of `answers` is.
+ * One question, asked after turn `askedAfterTurn`. Turn N is the N-th user message and what answers
+ * it. A context or a model's reply holds the answer when it holds every string of `answers`.
  */
 export const Question = Schema.Struct({
   id: Schema.String,
@@ -37,9 +41,9 @@ export const Question = Schema.Struct({
   askedAfterTurn: Turn,
   kind: Schema.optional(QuestionKind),
   /**
-   * The conversation it is asked in, in a transcript of several: one of the transcript's, or a new
-   * conversation of the same user (a name the transcript does not use), asked before its first
-   * message. Without it, the question is asked in the conversation of turn `askedAfterTurn`.
+   * The conversation it is asked in, in a transcript of several. A name the transcript does not use
+   * is a new conversation of the same user, asked before its first message. Without it, the
+   * question is asked in the conversation of turn `askedAfterTurn`.
    */
   conversation: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
 })
@@ -54,7 +58,7 @@ export const QuestionsFile = Schema.Struct({
 /** A question. */
 export type Question = typeof Question.Type
 
-/** Reads and checks a questions file; its transcript path is resolved against the file's folder. */
+/** Reads and checks a questions file. Its transcript path is resolved against the file's folder. */
 export const readQuestions = (path: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -79,7 +83,7 @@ export const answerTurns = (question: Question): ReadonlyArray<number> =>
 /** The kind a report groups a question under. */
 export const kindOf = (result: { readonly kind: QuestionKind | null }): string => result.kind ?? "plain"
 
-/** The kinds of the questions asked, in the order of `QuestionKind`, `plain` last; none when no question has a kind. */
+/** The kinds of the questions asked, in `QuestionKind` order, `plain` last. None if no question has a kind. */
 export const kindsOf = (results: ReadonlyArray<{ readonly kind: QuestionKind | null }>): ReadonlyArray<string> =>
   results.every((r) => r.kind === null)
     ? []

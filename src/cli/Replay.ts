@@ -1,11 +1,10 @@
 /**
- * `replay`: feeds a transcript to the memory turn by turn, as an agent would (waiting for the
- * background summarization after each turn, and asking each turn's context with the next user
- * message as its query when recall is on), then shows the context the model would get next and
- * what the memory holds and cost. `--json` prints the figures, turn by turn, for scripts and tests.
- * The strategy is recorded with the conversation, for `context` and `inspect`. A summarizer that
- * keeps failing (its breaker opens) ends the replay: the rest of the transcript is stored, and the
- * error says why.
+ * `replay`: feeds a transcript to the memory turn by turn, as an agent would. After each turn it
+ * waits for background summarization, and with recall on, asks the context with the next user
+ * message as its query. Then it shows the next context and what the memory holds and cost.
+ * `--json` prints the figures turn by turn, for scripts and tests. The strategy is recorded with
+ * the conversation, for `context` and `inspect`. If the summarizer's breaker opens, the rest of
+ * the transcript is stored and the replay ends with an error that says why.
  */
 import { Clock, Console, Effect, Option, type Queue, Schema } from "effect"
 import { relative } from "node:path"
@@ -52,9 +51,9 @@ interface TurnRecord {
   /** Whether the context ends with the last K turns exactly as they were added. */
   readonly lastKVerbatim: boolean
   readonly prefixVersion: string
-  /** Whether the rendered prompt only appends to the previous turn's (false on the first turn). */
+  /** Whether the rendered prompt only appends to the previous turn's. False on the first turn. */
   readonly appendOnly: boolean
-  /** Turns recalled for the query (the next user message), and the tokens they take. */
+  /** Turns recalled for the query, the next user message, and the tokens they take. */
   readonly turnsRecalled: number
   readonly recalledTokens: number
 }
@@ -97,7 +96,7 @@ const feed = (
     let stopped: Stopped | undefined
     for (const [i, turn] of turns.entries()) {
       if (stopped !== undefined) {
-        // The summarizer is paused: store the rest as it comes, without waiting for summaries.
+        // The summarizer is paused. Store the rest as it comes, without waiting for summaries.
         yield* memory.addMessages(conversationId, turn.map(Transcript.toInput), user)
         continue
       }
@@ -115,7 +114,7 @@ const feed = (
       }
       turnTokens.push(tokens)
       yield* memory.awaitIdle(conversationId)
-      // With recall, the context is asked as an agent asks it: with the next user message as its query.
+      // With recall, the context is asked as an agent asks it, with the next user message as query.
       const next = recall ? turns[i + 1]?.find((message) => message.role === "user")?.content : undefined
       const context = yield* memory.getContext(conversationId, next === undefined ? user : { query: next, userId })
       const lastK = Math.max(0, i + 1 - kRawTurns)
@@ -151,7 +150,7 @@ const feed = (
       if (Option.isSome(opened)) stopped = { turn: i + 1, event: opened.value }
     }
     yield* memory.awaitIdle(conversationId)
-    // An event of the last turn may still be on its way (events reach subscribers asynchronously).
+    // An event of the last turn may still be on its way: events reach subscribers asynchronously.
     yield* Effect.yieldNow()
     const late = stopped === undefined ? yield* breakerOpened(events) : Option.none()
     if (Option.isSome(late)) stopped = { turn: turns.length, event: late.value }
@@ -187,7 +186,7 @@ const run = (
     const memory = yield* ChatMemoryService
     for (const { conversationId } of conversations) {
       yield* startOver(conversationId)
-      // Recorded with the conversation: `context` and `inspect` read it with the strategy that wrote it.
+      // Recorded, so `context` and `inspect` read the conversation with the strategy that wrote it.
       const settings = yield* memory.getSettings(conversationId)
       yield* memory.setSettings(conversationId, yield* Settings.withStrategy(settings, configuration.strategy))
     }
@@ -197,7 +196,7 @@ const run = (
     let stopped: Stopped | undefined
     for (const conversation of conversations) {
       if (stopped !== undefined) {
-        // The summarizer is paused: the rest of the transcript is stored, without waiting for summaries.
+        // The summarizer is paused. The rest is stored without waiting for summaries.
         for (const turn of conversation.turns) {
           yield* memory.addMessages(conversation.conversationId, turn.map(Transcript.toInput), { userId })
         }
@@ -249,7 +248,7 @@ const run = (
     const shownPath = relative(process.cwd(), path) || path
     const summarizes = configuration.strategy === "summarization" || configuration.strategy === "hierarchical"
     if (json) {
-      // Both values were built by the memory from valid parts: encoding them cannot fail.
+      // The memory built both values from valid parts, so encoding them cannot fail.
       const encodedStats = yield* Effect.orDie(Schema.encode(ConversationStats)(stats))
       const encodedContext = yield* Effect.orDie(Schema.encode(MemoryContext)(context))
       return yield* Console.log(JSON.stringify(
@@ -363,8 +362,8 @@ export interface Input {
 export const defaultUser = "replay-user"
 
 /**
- * `replay`: reads the transcript (bad input fails before the store opens), then feeds it to the
- * memory. A transcript of several conversations is stored as conversations of one user, each under
+ * `replay`: reads the transcript, then feeds it to the memory. Bad input fails before the store
+ * opens. A transcript of several conversations is stored as conversations of one user, each under
  * `<conversation>-<its name>`.
  */
 export const replay = ({ conversation, flags, json, transcript, user }: Input) =>

@@ -1,5 +1,5 @@
 /**
- * The command line's memory settings: flags that override the environment variables of
+ * The command line's memory settings: flags over the environment variables of
  * `ChatMemoryConfig.variables`, the options they resolve to, and how to describe them.
  */
 import { Options } from "@effect/cli"
@@ -21,7 +21,7 @@ interface Flag {
   readonly alias?: string | undefined
   /** What its value is, as the help names it: `tokens`, `name`, `share`. */
   readonly value: string
-  /** What it sets, in a few words; a choice lists its values. */
+  /** What it sets, in a few words. A choice lists its values. */
   readonly help: string
   /** The command line's own default, under the flag and the environment, when it has one. */
   readonly default?: string | undefined
@@ -36,8 +36,8 @@ const choice = (name: string, literals: ReadonlyArray<string>, fallback?: string
 })
 
 /**
- * The command line's own store: PGlite in a data directory, so that its commands see each other's
- * conversations (the library's default store is in memory).
+ * The command line's own store: PGlite in a data directory, so its commands see each other's
+ * conversations. The library's default store is in memory.
  */
 const commandLine = { store: "pglite", dataDir: "./.chat-memory" }
 
@@ -97,8 +97,8 @@ export const flags: Readonly<Record<string, Options.Options<Option.Option<string
 )
 
 /**
- * The flags of a command that reads a stored conversation: `--strategy` defaults to the strategy
- * that wrote it (recorded in its settings).
+ * The flags of a command that reads a stored conversation. `--strategy` defaults to the strategy
+ * recorded in its settings.
  */
 export const readingFlags: Readonly<Record<string, Options.Options<Option.Option<string>>>> = Object.fromEntries(
   flagged.map((entry) => [
@@ -111,9 +111,8 @@ export const readingFlags: Readonly<Record<string, Options.Options<Option.Option
 export type Flags = Readonly<Record<string, Option.Option<string>>>
 
 /**
- * The command line's own defaults, under the flags and the environment: PGlite in
- * `./.chat-memory`, so that `replay`, `context`, `inspect` and `chat` see each other's
- * conversations (the library's default store is in memory).
+ * The command line's own defaults, under the flags and the environment. The store is PGlite in
+ * `./.chat-memory`, so `replay`, `context`, `inspect` and `chat` see each other's conversations.
  */
 const cliDefaults = new Map(
   flagged.flatMap((
@@ -128,8 +127,8 @@ export const flagOf = (variable: string): string | undefined => {
 }
 
 /**
- * The flags laid over `environment` (the process's variables when the program runs, whatever a
- * test gives otherwise), over the command line's own defaults.
+ * The flags over `environment`, over the command line's own defaults. `environment` is the
+ * process's variables, or what a test gives.
  */
 const provider = (given: Flags, environment: ConfigProvider.ConfigProvider): ConfigProvider.ConfigProvider => {
   const map = new Map<string, string>()
@@ -143,14 +142,14 @@ const provider = (given: Flags, environment: ConfigProvider.ConfigProvider): Con
   )
 }
 
-/** Runs `effect` with the flags laid over the configuration in place (the environment) as its configuration. */
+/** Runs `effect` with the flags laid over the current configuration, the environment. */
 export const withFlags = (given: Flags) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.configProviderWith((environment) => Effect.withConfigProvider(effect, provider(given, environment)))
 
 /** The memory's options from the flags and the environment. */
 export const resolve = (given: Flags) => withFlags(given)(ChatMemoryConfig.config)
 
-/** Whether the flags or the environment name a strategy (rather than leaving the default). */
+/** Whether the flags or the environment name a strategy, rather than leaving the default. */
 export const strategyNamed = (given: Flags) =>
   withFlags(given)(Effect.map(Config.option(Config.string(variables.strategy.name)), Option.isSome))
 
@@ -192,9 +191,9 @@ export const optionName = (variable: { readonly name: string }): string => flagO
 const percent = (share: number | null) => `${Math.round((share ?? 0) * 100)} %`
 
 /**
- * What the options chose, in plain words, one row a setting (what it does, then its value and the
- * option that sets it in parentheses): `["recent turns always shown", "3 (--k-raw-turns)"]`. A
- * setting the strategy does not use is left out.
+ * What the options chose, in plain words, one row a setting: what it does, then its value and the
+ * option that sets it. For example `["recent turns always shown", "3 (--k-raw-turns)"]`. A setting
+ * the strategy does not use is left out.
  */
 export const rows = (options: ChatMemoryConfig.Options): Array<readonly [string, string]> => {
   const d = describe(options)

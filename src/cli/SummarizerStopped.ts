@@ -1,6 +1,6 @@
 /**
- * A replay whose summarizer keeps failing: its breaker opened (`SummarizerUnavailable`), so the
- * replay stops waiting for summaries and ends with an error that names the summarizer, what a
+ * A replay whose summarizer keeps failing. When its breaker opens (`SummarizerUnavailable`), the
+ * replay stops waiting for summaries. It ends with an error that names the summarizer, what a
  * connection to its server says, the skill's last error, and that nothing was lost.
  */
 import { Effect, Option, Predicate, Queue } from "effect"
@@ -10,7 +10,7 @@ import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import { CliError } from "./Errors.js"
 import * as Settings from "./Settings.js"
 
-/** The summarizer's breaker opened at `turn`: the replay stops waiting for summaries. */
+/** The summarizer's breaker opened at `turn`, so the replay stops waiting for summaries. */
 export interface Stopped {
   readonly turn: number
   readonly event: SummarizerUnavailable
@@ -23,7 +23,7 @@ export const breakerOpened = (events: Queue.Dequeue<MemoryEvent>) =>
       [...chunk].filter((event): event is SummarizerUnavailable => event._tag === "SummarizerUnavailable").at(-1)
     ))
 
-/** The OS's word for a failed connection: what a transport error from the HTTP client hides. */
+/** The OS's word for a failed connection, which a transport error from the HTTP client hides. */
 const socketFailure = (error: Error): string => {
   const code = Predicate.hasProperty(error, "code") && typeof error.code === "string" ? error.code : undefined
   switch (code) {
@@ -40,7 +40,7 @@ const socketFailure = (error: Error): string => {
   }
 }
 
-/** What a TCP connection to the server of `url` says, within 2 s: the cause behind a transport error. */
+/** What a TCP connection to `url`'s server says within 2 s: the cause behind a transport error. */
 const reachability = (url: string): Effect.Effect<string> =>
   URL.canParse(url)
     ? Effect.async<string>((resume) => {
@@ -60,8 +60,8 @@ const reachability = (url: string): Effect.Effect<string> =>
     : Effect.succeed("not a valid URL")
 
 /**
- * The error a replay stopped by the summarizer's breaker ends with: the summarizer, the server
- * and what a connection to it says, the skill's last error, and that nothing was lost.
+ * The error that ends a replay stopped by the summarizer's breaker. It names the summarizer, its
+ * server and what a connection to it says, the skill's last error, and that nothing was lost.
  */
 export const summarizerStopped = (
   stopped: Stopped,

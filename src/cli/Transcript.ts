@@ -1,7 +1,7 @@
 /**
  * Reading a conversation transcript: JSONL of `{ conversation?, role, content, metadata?,
  * createdAt? }`, or a JSON array. Consecutive entries with the same `conversation` are one
- * conversation of one user; a transcript without it is one conversation.
+ * conversation of one user. A transcript without it is one conversation.
  */
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, ParseResult, Predicate, Schema } from "effect"
@@ -10,8 +10,8 @@ import { MessageInput } from "../domain/Message.js"
 import { formatPath } from "../errors/internal/decode.js"
 
 /**
- * A transcript that cannot be read, with where the bad entry is: its line (1-based) in JSONL, its
- * position (1-based) in a JSON array.
+ * A transcript that cannot be read, with where the bad entry is: its 1-based line in JSONL, or its
+ * 1-based position in a JSON array.
  */
 export class TranscriptError extends Schema.TaggedError<TranscriptError>()("TranscriptError", {
   path: Schema.String,
@@ -34,7 +34,7 @@ type Place = { readonly line: number } | { readonly entry: number } | {}
 
 const decodeMessage = Schema.decodeUnknownEither(MessageInput, { errors: "first", onExcessProperty: "error" })
 
-/** A message of a transcript, and the conversation it belongs to (null: the transcript's one). */
+/** A message of a transcript, and its conversation: null for the transcript's only one. */
 export interface Entry {
   readonly conversation: string | null
   readonly message: MessageInput
@@ -87,9 +87,9 @@ const parseJson = (path: string, place: Place, text: string) =>
   })
 
 /**
- * Parses a transcript's text: a JSON array of messages, or one JSON message per line (blank
- * lines are skipped). A message's `createdAt` (when it was said) must not lie ahead of the clock
- * by more than `addMessages` allows.
+ * Parses a transcript's text: a JSON array of messages, or one JSON message per line, skipping
+ * blank lines. A message's `createdAt` must not lie ahead of the clock by more than `addMessages`
+ * allows.
  */
 export const parseEntries = (path: string, text: string): Effect.Effect<ReadonlyArray<Entry>, TranscriptError> =>
   Effect.gen(function*() {
@@ -147,8 +147,8 @@ export const toInput = (message: MessageInput): typeof MessageInput.Encoded => {
 }
 
 /**
- * Splits messages into the chunks an agent would add turn by turn: the opening (up to the first
- * user message) goes with the first turn; each later chunk starts at a user message.
+ * Splits messages into the chunks an agent would add turn by turn. The opening, up to the first
+ * user message, goes with the first turn. Each later chunk starts at a user message.
  */
 export const turnsOf = (messages: ReadonlyArray<MessageInput>): ReadonlyArray<ReadonlyArray<MessageInput>> => {
   const chunks: Array<Array<MessageInput>> = []
@@ -166,14 +166,14 @@ export const turnsOf = (messages: ReadonlyArray<MessageInput>): ReadonlyArray<Re
   return chunks
 }
 
-/** A turn of a transcript, in the conversation it belongs to (null: the transcript's one). */
+/** A turn of a transcript, and its conversation: null for the transcript's only one. */
 export interface ConversationTurn {
   readonly conversation: string | null
   readonly messages: ReadonlyArray<MessageInput>
 }
 
 /**
- * Splits entries into turns as `turnsOf` does, each conversation on its own: a turn never spans
+ * Splits entries into turns as `turnsOf` does, each conversation on its own. A turn never spans
  * two conversations.
  */
 export const conversationTurnsOf = (entries: ReadonlyArray<Entry>): ReadonlyArray<ConversationTurn> => {

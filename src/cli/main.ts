@@ -2,8 +2,8 @@
 /**
  * The command line (`npm start`, and the `effect-chat-memory` bin): replay a transcript through
  * the memory, read and clear stored conversations, chat with a model. With no command it replays
- * the bundled conversation. The command line is loaded once the process is set up: without
- * `@effect/cli` (an optional peer), the bin says so in one line and exits with code 1.
+ * the bundled conversation. Without `@effect/cli`, an optional peer, the bin says so in one line
+ * and exits with code 1.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"

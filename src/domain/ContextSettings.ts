@@ -1,6 +1,6 @@
 /**
- * The settings a context is built with, one name and one schema each: a call (`getContext`), a
- * conversation's stored settings, the strategies' options and the configuration all use these.
+ * The settings a context is built with, one name and one schema each. Calls, stored conversation
+ * settings, strategy options and the configuration all use them.
  *
  * @since 0.1.0
  */
@@ -19,33 +19,33 @@ const KRawTurns = Schema.Int.pipe(Schema.between(1, 1000)).annotations({
 })
 
 /**
- * What the context shows after the summary: `full`, the newest turns that fit, whether or not
- * the summary covers them (the budget is always used); `stable`, every unsummarized turn (the
- * prompt only grows at its end between two folds, so a provider's prefix cache keeps hitting).
+ * What the context shows after the summary. `full` shows the newest turns that fit, covered by the
+ * summary or not, so the budget is always used. `stable` shows every unsummarized turn. Between
+ * two folds its prompt only grows at the end, so a provider's prefix cache keeps hitting.
  */
 const View = Schema.Literal("full", "stable")
 
 type View = typeof View.Type
 
 /**
- * Recall for a context asked with a query: `lexical` (full-text search of the store, offline)
- * adds the older turns that best match it; `hybrid` fuses that ranking with the nearest messages
- * by meaning, from vectors an `@effect/ai` `EmbeddingModel` computes; `off` ignores the query.
+ * Recall for a context asked with a query. `lexical` adds the older turns that best match it, by
+ * the store's full-text search, offline. `hybrid` fuses that ranking with the nearest messages by
+ * meaning, from an `@effect/ai` `EmbeddingModel`'s vectors. `off` ignores the query.
  */
 const RecallMode = Schema.Literal("off", "lexical", "hybrid")
 
 type RecallMode = typeof RecallMode.Type
 
 /**
- * The share of the budget recalled turns may take from the recent turns (never their K).
+ * The share of the budget recalled turns may take from the recent turns, never from their K.
  */
 const RecallTokenBudget = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
   description: "a share from 0 to below 1"
 })
 
 /**
- * The share of the budget the facts about the conversation's user may take, and the share the
- * list of the user's recent conversations may take (a conversation with a user only).
+ * The share of the budget for the facts about the conversation's user, or for the list of the
+ * user's recent conversations. Only a conversation with a user has them.
  */
 const UserShare = Schema.Number.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThan(1)).annotations({
   description: "a share from 0 to below 1"
@@ -92,7 +92,7 @@ export const defaults: ContextSettings = {
 }
 
 /**
- * The settings a conversation (`setSettings`) or a call may set for itself, each optional: an
+ * The settings a conversation (`setSettings`) or a call may set for itself, each optional. An
  * absent one is the strategy's.
  *
  * @since 0.1.0
@@ -105,7 +105,7 @@ export const Overrides = Schema.Struct({
 })
 
 /**
- * The overrides as they are passed along: a field may also be present and `undefined` (unset).
+ * The overrides as they are passed along. A field may also be present and `undefined`: unset.
  *
  * @since 0.1.0
  * @category models

@@ -1,6 +1,5 @@
 /**
- * One conversation of a user as a list shows it: when it started and ended, how long it is, and what
- * it was about.
+ * One conversation of a user, as a list shows it: its dates, its length and what it was about.
  *
  * @since 0.2.0
  */
@@ -9,8 +8,8 @@ import { ConversationId } from "./ConversationId.js"
 import { UserId } from "./UserId.js"
 
 /**
- * A conversation of a user: its id, when its first and its latest messages were said (their
- * `createdAt`), its message count and what it was about (the start of its first user message).
+ * A conversation of a user: its id, when its first and latest messages were said (`createdAt`),
+ * its message count, and what it was about.
  *
  * @since 0.2.0
  * @category schemas
@@ -21,6 +20,6 @@ export class ConversationEntry extends Schema.Class<ConversationEntry>("Conversa
   startedAt: Schema.DateTimeUtc,
   lastSaidAt: Schema.DateTimeUtc,
   messageCount: Schema.NonNegativeInt,
-  /** The start of its first user message (at most 200 characters); empty when it has none. */
+  /** The start of its first user message, at most 200 characters. Empty when it has none. */
   about: Schema.String
 }) {}

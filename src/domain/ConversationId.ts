@@ -16,13 +16,13 @@ const controlCharacter = /\p{Cc}/u
 
 /**
  * A conversation id: non-empty, at most 255 characters, well-formed Unicode (no unpaired
- * surrogates, no NUL), no control characters. Ids are compared exactly as given, code unit for
- * code unit: no Unicode normalisation, so `"caf\u00e9"` and `"cafe\u0301"` are two conversations
- * on every store.
+ * surrogates, no NUL), and no control characters. Ids are compared code unit for code unit, with
+ * no Unicode normalisation. So `"caf\u00e9"` and `"cafe\u0301"` are two conversations on every
+ * store.
  *
- * Well-formedness is what keeps conversations apart: an unpaired surrogate has no UTF-8 encoding,
- * and a SQL driver replaces it with U+FFFD, so `"s\uD800"` and `"s\uDBFF"` would name one row
- * there while the in-memory store keeps them apart.
+ * Well-formedness keeps conversations apart. A SQL driver replaces an unpaired surrogate with
+ * U+FFFD, so `"s\uD800"` and `"s\uDBFF"` would name one row there. The in-memory store would
+ * keep them apart.
  *
  * @since 0.1.0
  * @category schemas
@@ -44,8 +44,8 @@ export const ConversationId = StorableString.pipe(
 export type ConversationId = typeof ConversationId.Type
 
 /**
- * Builds a `ConversationId` from a string known to be valid; throws on an invalid one.
- * Meant for literals in tests and examples; decode outside input with the schema.
+ * Builds a `ConversationId` from a string known to be valid. Throws on an invalid one. For
+ * literals in tests and examples; decode outside input with the schema.
  *
  * @since 0.1.0
  * @category constructors

@@ -1,7 +1,6 @@
 /**
  * Per-conversation settings: overrides of the memory's defaults that an application stores with
- * one conversation (a larger budget for one customer, the stable view for one agent), and the
- * strategy that writes its memory.
+ * one conversation, and the strategy that writes its memory.
  *
  * @since 0.1.0
  */
@@ -33,8 +32,8 @@ export const StrategyName = Schema.Literal("noop", "sliding-window", "summarizat
 export type StrategyName = typeof StrategyName.Type
 
 /**
- * The overrides of one conversation. Every field is optional: an absent field means "use the
- * layer's default", so the empty settings leave the conversation on the defaults.
+ * The overrides of one conversation. Every field is optional, and an absent field means the
+ * layer's default.
  *
  * @since 0.1.0
  * @category schemas
@@ -43,18 +42,17 @@ export class ConversationSettings extends Schema.Class<ConversationSettings>("Co
   /** The budget, K and view of the conversation's contexts (`ContextSettings`). */
   ...Overrides.fields,
   /**
-   * The strategy that writes the conversation's memory (its summary state, facts or none), as
-   * its writer recorded it: a record, not an override. The service builds every context with the
-   * strategy of its own layer; a tool that opens a stored conversation (the command line's
-   * `context` and `inspect`) builds it with this one, so that it reads the summary state the way
-   * it was written.
+   * The strategy that writes the conversation's memory, as its writer recorded it. It is a
+   * record, not an override: the service builds every context with its own layer's strategy. A
+   * tool that opens a stored conversation, such as the command line's `context`, uses this one. It
+   * then reads the summary state the way it was written.
    */
   strategy: Schema.optionalWith(StrategyName, { exact: true }),
   /**
-   * The system prompts the conversation was given after its leading system messages, oldest first
-   * (`ChatMemoryService.setSystemPrompt`, which `ChatTurn` calls when its `system` changes). The
-   * last is the current one: contexts show it in place of the leading system messages. Each turn
-   * was told the one in effect when it was said (`since`).
+   * The system prompts given after the leading system messages, oldest first
+   * (`ChatMemoryService.setSystemPrompt`). `ChatTurn` sets one when its `system` changes. The last
+   * is current: contexts show it in place of the leading system messages. Each turn was told the
+   * one in effect when it was said (`since`).
    */
   systemPrompts: Schema.optionalWith(Schema.Array(SystemPrompt), { exact: true })
 }) {}

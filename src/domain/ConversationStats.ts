@@ -9,7 +9,7 @@ import { ConversationId } from "./ConversationId.js"
 
 /**
  * A conversation's figures. `compressionRatio` is the tokens stored over the tokens the context
- * takes now; `lagTokens` are the tokens after the summary cursor (the buffer).
+ * takes now. `lagTokens` are the tokens after the summary cursor, the buffer.
  *
  * @since 0.1.0
  * @category schemas
@@ -24,7 +24,7 @@ export class ConversationStats extends Schema.Class<ConversationStats>("Conversa
   summarizations: Schema.NonNegativeInt,
   summarizerInputTokens: Schema.NonNegativeInt,
   summarizerOutputTokens: Schema.NonNegativeInt,
-  /** Summarizations whose summary passed its cap even when asked again, and was cut at a sentence boundary. */
+  /** Summarizations whose summary passed its cap even when asked again, so it was cut at a sentence. */
   summariesTruncated: Schema.NonNegativeInt,
   summarizedUpTo: Schema.NonNegativeInt,
   turnsShown: Schema.NonNegativeInt,
@@ -32,12 +32,12 @@ export class ConversationStats extends Schema.Class<ConversationStats>("Conversa
   messagesOmitted: Schema.NonNegativeInt,
   lagMessages: Schema.NonNegativeInt,
   lagTokens: Schema.NonNegativeInt,
-  /** Contexts `getContext` built for this conversation since the service started (in this process). */
+  /** Contexts `getContext` built for this conversation since the service started in this process. */
   contextsBuilt: Schema.NonNegativeInt,
   /**
-   * How many of those changed the prompt's prefix (`MemoryContext.prefixVersion`) from the one
-   * before (the first context counts as one): each is a miss of a provider's prefix cache. The `stable`
-   * view changes it on folds only.
+   * How many of those changed the prompt's prefix (`MemoryContext.prefixVersion`), the first
+   * context included. Each is a miss of a provider's prefix cache. The `stable` view changes it on
+   * folds only.
    */
   prefixChanges: Schema.NonNegativeInt
 }) {}

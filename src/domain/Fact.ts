@@ -1,6 +1,6 @@
 /**
- * Facts: key/value statements the memory keeps verbatim (ids, amounts, decisions, conditions),
- * and how changes proposed by a model are merged into the known ones.
+ * Facts: key/value statements the memory keeps verbatim, such as ids, amounts, decisions and
+ * conditions.
  *
  * @since 0.1.0
  */
@@ -27,7 +27,7 @@ export const FactCategory = Schema.Literal("ENTITY", "DECISION", "CONDITION", "S
 export type FactCategory = typeof FactCategory.Type
 
 /**
- * A fact. `key` identifies it (an update replaces the fact with the same key); `sourceSeqs` are
+ * A fact. `key` identifies it: an update replaces the fact with the same key. `sourceSeqs` are
  * the seqs of the messages it was drawn from.
  *
  * @since 0.1.0

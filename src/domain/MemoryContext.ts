@@ -1,6 +1,6 @@
 /**
- * What `getContext` returns: the messages a model should see next, inside a token budget, and
- * an account of what was left out.
+ * What `getContext` returns: the messages a model sees next, within a token budget, and what was
+ * left out.
  *
  * @since 0.1.0
  */
@@ -15,11 +15,11 @@ import { UserFact } from "./UserFact.js"
 import { UserId } from "./UserId.js"
 
 /**
- * The assembled context, in prompt order: `system` (the conversation's leading system messages,
- * never trimmed), `facts`, `summary`, then `recent` (the newest turns, verbatim).
+ * The assembled context, in prompt order: `system` (the leading system messages, never trimmed),
+ * `facts`, `summary`, then `recent` (the newest turns, verbatim).
  *
- * Accounting: every message of the conversation is either covered by the summary
- * (`seq <= summarizedUpTo`), shown (`system`, `recent`), or counted in `messagesOmitted`.
+ * Every message of the conversation is covered by the summary (`seq <= summarizedUpTo`), shown
+ * (`system`, `recent`), or counted in `messagesOmitted`.
  *
  * @since 0.1.0
  * @category schemas
@@ -32,20 +32,20 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   strategy: Schema.String,
   system: Schema.Array(Message),
   /**
-   * What is known about the user from the user's conversations, as shown (the latest said first,
-   * as many as fit their share of the budget): rendered after the leading system messages.
+   * The facts about the user from the user's conversations, as shown: the latest said first, as
+   * many as fit their share of the budget. Rendered after the leading system messages.
    */
   userFacts: Schema.optionalWith(Schema.Array(UserFact), { default: () => [] }),
-  /** The user's latest other conversations, as shown (the latest first): rendered after the facts about the user. */
+  /** The user's latest other conversations as shown, latest first. Rendered after `userFacts`. */
   digest: Schema.optionalWith(Schema.Array(ConversationEntry), { default: () => [] }),
   /**
-   * The facts as shown: without a query, those whose source messages are all in `recent` are left
-   * out (the turns say them).
+   * The facts as shown. Without a query, a fact whose source messages are all in `recent` is left
+   * out, since the turns say it.
    */
   facts: Schema.Array(Fact),
   /**
-   * The running summary as shown (possibly truncated; without a query, without the lines a turn
-   * of `recent` says word for word), or null when there is none.
+   * The running summary as shown, possibly truncated, or null when there is none. Without a query,
+   * lines that a turn of `recent` says word for word are left out.
    */
   summary: Schema.NullOr(Schema.String),
   recent: Schema.Array(Message),
@@ -60,7 +60,7 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   turnsOmitted: Schema.NonNegativeInt,
   /**
    * Whether the prompt tells the model about the omitted turns (`omissionText`, after the
-   * summary): a summarizing strategy never leaves a silent gap.
+   * summary). A summarizing strategy never leaves a silent gap.
    */
   omissionAnnounced: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** Messages neither shown nor covered by the summary. */
@@ -69,31 +69,29 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
   /** The cursor of the summary shown: the highest seq it covers (0 for none). */
   summarizedUpTo: Schema.NonNegativeInt,
   /**
-   * Older turns recalled for the query of this context, best first: each whole and verbatim, with
-   * its seq range, time and score. Rendered after `recent`, just before the new message.
+   * Older turns recalled for this context's query, best first. Each is whole and verbatim, with its
+   * seq range, time and score. Rendered after `recent`, just before the new message.
    */
   recalled: Schema.optionalWith(Schema.Array(RecalledTurn), { default: () => [] }),
   /**
-   * Tokens of the recalled block, counted in `tokenCount`: a bound from the stored counts of its
-   * messages (none is tokenized again), never below what the block takes as sent.
+   * Tokens of the recalled block, included in `tokenCount`. It is a bound from the messages'
+   * stored counts, never below what the block takes as sent.
    */
   recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
   /**
-   * Whether the conversation was said on more than one day: its first and last messages'
-   * `createdAt` fall on different dates (UTC). Its labels then show dates: each user message of
-   * `recent` is rendered after its date and time (`recentLabel`), and the recalled turns' labels
-   * show their dates too (`Recall.turnLabel`). Within one day, recalled turns are labelled with
-   * their times only and recent turns are not labelled. Labels are counted in `tokenCount`.
+   * Whether the conversation spans more than one day: its first and last messages' `createdAt`
+   * fall on different UTC dates. Labels then show dates. Each user message of `recent` follows its
+   * date and time (`recentLabel`), and recalled turns' labels show dates (`Recall.turnLabel`).
+   * Within one day, recalled turns show times only and recent turns have no label. Labels count
+   * in `tokenCount`.
    */
   dated: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {
   /**
-   * A fingerprint of the prompt's prefix: the system messages (the leading ones, or the current
-   * system prompt), facts, summary, omission
-   * notice, the first message shown and whether labels show dates. Two contexts of a conversation with the same
-   * `prefixVersion` render to prompts where the newer one only appends messages to the older one
-   * (messages are immutable), so a provider's prefix cache keeps hitting; it changes when a fold
-   * rewrites the summary or the window slides.
+   * A fingerprint of the prompt's prefix: the system messages, facts, summary, omission notice,
+   * the first message shown and whether labels show dates. Between two contexts of a conversation
+   * with the same `prefixVersion`, the newer prompt only appends messages, so a provider's prefix
+   * cache keeps hitting. It changes when a fold rewrites the summary or the window slides.
    */
   get prefixVersion(): string {
     const fingerprint = JSON.stringify([
@@ -105,7 +103,7 @@ export class MemoryContext extends Schema.Class<MemoryContext>("MemoryContext")(
       this.summary,
       this.omissionAnnounced ? this.turnsOmitted : 0,
       this.recent[0]?.seq ?? null,
-      // Dated labels render the user messages shown anew; undated contexts keep the fingerprint they had.
+      // Dated labels change how shown user messages render. Undated contexts add no marker.
       ...(this.dated ? ["dated"] : [])
     ])
     return (Hash.string(fingerprint) >>> 0).toString(16).padStart(8, "0")

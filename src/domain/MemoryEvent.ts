@@ -1,6 +1,6 @@
 /**
- * The events the memory emits: what was added, what the model was shown, what was summarized and
- * which facts were extracted, what failed, and when a fallback served the context.
+ * The events the memory emits: what was added, shown, summarized and extracted, what failed, and
+ * when a fallback served the context.
  *
  * @since 0.1.0
  */
@@ -37,11 +37,11 @@ export class ContextBuilt extends Schema.TaggedClass<ContextBuilt>()("ContextBui
   /** Turns recalled for the query, and the tokens they take. */
   turnsRecalled: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
   recalledTokens: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
-  /** Facts shown (the hierarchical strategy's facts block; 0 when there is none). */
+  /** Facts shown in the hierarchical strategy's facts block, 0 when there is none. */
   factsIncluded: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 }),
   /** Whether a summary is shown. */
   summaryIncluded: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  /** Which summary state (summary and facts): the highest seq it covers, its cursor (0 for none). */
+  /** The cursor of the summary state shown: the highest seq it covers, 0 for none. */
   summarizedUpTo: Schema.optionalWith(Schema.NonNegativeInt, { default: () => 0 })
 }) {}
 
@@ -64,21 +64,21 @@ export class Summarized extends Schema.TaggedClass<Summarized>()("Summarized", {
   outputTokens: Schema.NonNegativeInt,
   durationMs: Schema.NonNegativeInt,
   skillId: Schema.String,
-  /** Whether the summary came back over its cap even when asked again, and was cut at a sentence boundary. */
+  /** Whether the summary passed its cap even when asked again, so it was cut at a sentence. */
   summaryTruncated: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
 /**
- * Facts were extracted and committed with a summarization (the hierarchical strategy): how the
- * conversation's facts changed, compared by key with the facts before it. `removed` counts the
- * facts the run dropped, whether the model removed them or a cap did.
+ * Facts were extracted and committed with a summarization of the hierarchical strategy. It says
+ * how the facts changed, compared by key with the facts before. `removed` counts the facts the run
+ * dropped, whether the model removed them or a cap did.
  *
  * @since 0.1.0
  * @category schemas
  */
 export class FactsExtracted extends Schema.TaggedClass<FactsExtracted>()("FactsExtracted", {
   conversationId: ConversationId,
-  /** The summary-state version that holds them (the version of the summarization's record). */
+  /** The summary-state version that holds them, which is the summarization record's version. */
   version: Schema.Int,
   /** Facts whose key is new. */
   added: Schema.NonNegativeInt,
@@ -92,7 +92,7 @@ export class FactsExtracted extends Schema.TaggedClass<FactsExtracted>()("FactsE
 }) {}
 
 /**
- * A summarization failed after its retries; the summary state is unchanged and nothing was lost.
+ * A summarization failed after its retries. The summary state is unchanged and nothing was lost.
  *
  * @since 0.1.0
  * @category schemas
@@ -101,15 +101,15 @@ export class SummarizationFailed extends Schema.TaggedClass<SummarizationFailed>
   conversationId: ConversationId,
   /** The error's tag, e.g. `SkillExecutionError` or `RepositoryError`. */
   error: Schema.String,
-  /** The error's message (never a secret: errors carry no credentials). */
+  /** The error's message. It is never a secret: errors carry no credentials. */
   detail: Schema.String
 }) {}
 
 /**
- * The summarizer's breaker opened: `failures` summarizations in a row failed on the skill (after
- * their retries), so background summarizations stop calling it for `retryInMillis`; then one call
- * is let through, and its success closes the breaker (`SummarizerRecovered`). Messages are stored
- * meanwhile; contexts announce the turns the waiting summary does not cover.
+ * The summarizer's breaker opened: `failures` summarizations in a row failed on the skill, after
+ * their retries. Background summarizations stop calling it for `retryInMillis`. Then one call is
+ * let through, and its success closes the breaker (`SummarizerRecovered`). Messages are stored
+ * meanwhile, and contexts announce the turns the waiting summary does not cover.
  *
  * @since 0.1.0
  * @category schemas
@@ -121,15 +121,15 @@ export class SummarizerUnavailable extends Schema.TaggedClass<SummarizerUnavaila
   skillId: Schema.String,
   /** Summarizations that failed in a row. */
   failures: Schema.Int.pipe(Schema.positive()),
-  /** The last error's message (never a secret: errors carry no credentials). */
+  /** The last error's message. It is never a secret: errors carry no credentials. */
   detail: Schema.String,
   /** How long the summarizer is left alone before one call is let through. */
   retryInMillis: Schema.NonNegativeInt
 }) {}
 
 /**
- * A summarization succeeded while the summarizer's breaker was open: it is closed again, and
- * background summarizations call the skill as before.
+ * A summarization succeeded while the summarizer's breaker was open. The breaker is closed again,
+ * and background summarizations call the skill.
  *
  * @since 0.1.0
  * @category schemas
@@ -140,8 +140,8 @@ export class SummarizerRecovered extends Schema.TaggedClass<SummarizerRecovered>
 }) {}
 
 /**
- * The context was served without a fresh summary: the summary is behind (`"summary-behind"`) or
- * building it failed (`"failure"`).
+ * The context was served without a fresh summary, because the summary is behind
+ * (`"summary-behind"`) or building it failed (`"failure"`).
  *
  * @since 0.1.0
  * @category schemas
@@ -167,11 +167,14 @@ export class MemoryRecalled extends Schema.TaggedClass<MemoryRecalled>()("Memory
 }) {}
 
 /**
- * Why an embedding was unusable (hybrid recall): the model's call failed (`failed`), died
- * (`defect`), was interrupted (`interrupted`) or took too long (`timeout`); it answered with another
- * number of vectors than texts (`count`), with a vector of another length than the model's others
- * (`dimension`) or with a number that is not finite (`non-finite`); or the store's scan of the
- * vectors failed (`store`, queries only).
+ * Why an embedding for hybrid recall was unusable:
+ *
+ * - The model's call failed (`failed`), died (`defect`), was interrupted (`interrupted`) or took
+ *   too long (`timeout`).
+ * - It answered with another number of vectors than texts (`count`).
+ * - A vector's length differs from the model's others (`dimension`).
+ * - A vector holds a number that is not finite (`non-finite`).
+ * - The store's scan of the vectors failed (`store`, queries only).
  */
 const EmbeddingFaultReason = Schema.Literal(
   "failed",
@@ -187,11 +190,13 @@ const EmbeddingFaultReason = Schema.Literal(
 type EmbeddingFaultReason = typeof EmbeddingFaultReason.Type
 
 /**
- * The embedding model of hybrid recall failed, or answered with vectors that cannot be used; no
- * write or context failed for it. `stage: "query"`: a context's (or `searchMemory`'s) query had
- * no usable vector, and recall was lexical for it. `stage: "index"`: a background batch failed
- * (its messages stay pending for a later write), or some of its vectors were unusable (those
- * messages are kept without a vector, found by their words only). A bad vector is never stored.
+ * The embedding model of hybrid recall failed, or answered with unusable vectors. No write or
+ * context failed for it. A bad vector is never stored.
+ *
+ * - `stage: "query"`: a context's or `searchMemory`'s query had no usable vector, so recall was
+ *   lexical for it.
+ * - `stage: "index"`: a background batch failed, and its messages stay pending for a later write.
+ *   Or some of its vectors were unusable, and those messages are found by their words only.
  *
  * @since 0.1.0
  * @category schemas
@@ -200,9 +205,9 @@ export class EmbeddingFailed extends Schema.TaggedClass<EmbeddingFailed>()("Embe
   conversationId: ConversationId,
   stage: Schema.Literal("index", "query"),
   reason: EmbeddingFaultReason,
-  /** The texts concerned: the batch's, the bad vectors' (`dimension`, `non-finite`), or the query. */
+  /** The texts concerned: the batch's, the bad vectors' (`dimension`, `non-finite`), or the query's. */
   messages: Schema.NonNegativeInt,
-  /** What went wrong, in one line (never a secret: errors carry no credentials). */
+  /** What went wrong, in one line. It is never a secret: errors carry no credentials. */
   detail: Schema.String
 }) {}
 

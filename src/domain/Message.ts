@@ -1,6 +1,5 @@
 /**
- * Messages: what callers add (`MessageInput`, or the `@effect/ai` prompt messages and response
- * parts of `AnyInput`) and what the store keeps (`Message`).
+ * Messages: what callers add (`MessageInput`, `AnyInput`) and what the store keeps (`Message`).
  *
  * @since 0.1.0
  */
@@ -60,11 +59,11 @@ export const ToolCall = Schema.Struct({
   name: Identifier,
   params: Json,
   /**
-   * The params as the JSON text a provider was sent, when its key order is not that of `params`:
-   * stores keep JSON objects in canonical key order (see `MessageMetadata`), so `params` alone
-   * cannot give the bytes back. Prompts send the value of this text, byte for byte what the first
-   * call sent. `addMessages` sets it for `@effect/ai` tool calls (see `AnyInput`); a caller may give
-   * it, as the JSON text of `params`.
+   * The params as the JSON text sent to the provider, when its key order differs from `params`.
+   * Stores keep JSON objects in canonical key order (see `MessageMetadata`), so `params` alone
+   * cannot give the bytes back. Prompts send the value of this text, byte for byte as first sent.
+   * `addMessages` sets it for `@effect/ai` tool calls. A caller may give it, as the JSON text of
+   * `params`.
    */
   paramsJson: Schema.optional(StorableString)
 }).annotations({ identifier: "ToolCall" })
@@ -93,9 +92,9 @@ const metadataFields = {
   /** Whether a tool message reports a failed tool execution. */
   isError: Schema.optional(Schema.Boolean),
   /**
-   * What a tool message's content is: `text` (the default), the result itself, a string; or
-   * `json`, the JSON text of a structured result. Prompts send a `json` result as the value the
-   * text encodes, so that a provider gets it as a fresh call sent it (not as a string of JSON).
+   * The form of a tool message's content: `text` (the default), a plain string result, or `json`,
+   * the JSON text of a structured result. Prompts send a `json` result as the value it encodes,
+   * as a fresh call sent it, not as a string of JSON.
    */
   contentFormat: Schema.optional(
     Schema.Literal("text", "json").annotations({
@@ -108,8 +107,8 @@ const metadataFields = {
 
 /**
  * Metadata a caller may attach to a message. Unknown keys are refused, so a typo never
- * disappears silently; free-form data goes in `attributes`. At most `MaxMetadataLength` long as
- * JSON.
+ * disappears silently. Free-form data goes in `attributes`. At most `MaxMetadataLength`
+ * characters as JSON.
  *
  * @since 0.1.0
  * @category schemas
@@ -134,10 +133,10 @@ export type MessageMetadataInput = typeof MessageMetadataInput.Type
 /**
  * Metadata of a stored message: the caller's, plus links the library writes.
  *
- * It is JSON, and every store returns it in one form, the canonical one (see `Text.fromUntrusted`):
- * object keys in the order PostgreSQL's `jsonb` keeps them (shorter keys first, counted in UTF-8
- * bytes, then in byte order; integer-like keys first, as in any JavaScript object), `-0` as `0`,
- * no `undefined` properties. `addMessages` already returns it in that form.
+ * Every store returns it as canonical JSON (see `Text.fromUntrusted`). Object keys follow
+ * PostgreSQL's `jsonb` order: shorter keys first (length in UTF-8 bytes), then byte order.
+ * Integer-like keys still come first, as in any JavaScript object. `-0` is `0`, and there are no
+ * `undefined` properties. `addMessages` already returns it in this form.
  *
  * @since 0.1.0
  * @category schemas
@@ -213,28 +212,30 @@ const PlainMessage = Schema.Struct({
   })
 )
 
-// A valid message nests at most `MaxJsonDepth + 4` levels (tool call `params` are a JSON value at
-// level 5: message, metadata, toolCalls, call, params). A few more are read, so that a value too
-// deep is refused by `Json`, against its own limit and at its own path.
+// A valid message nests at most `MaxJsonDepth + 4` levels: tool call `params` sit at level 5
+// (message, metadata, toolCalls, call, params). A few more levels are read, so that `Json`
+// refuses a value too deep, with its own limit and path.
 const maxInputDepth = MaxJsonDepth + 8
 
 /**
  * A message as a caller adds it.
  *
- * Rules beyond the field types: `content` is non-empty (an assistant message that only calls
- * tools may leave it empty), at most `MaxContentLength` long and storable; a `tool` message names
- * the call it answers (`metadata.toolCallId`); only `assistant` messages carry `toolCalls`; a
- * tool message whose `metadata.contentFormat` is `json` has JSON text as content; a tool call's
- * `paramsJson`, when given, is the JSON text of its `params`; `createdAt`, when given, is when the
- * message was said (`CreatedAt`: ISO 8601 text with a zone), otherwise the message gets the time of
- * the write. `addMessages` also refuses a `createdAt` more than `MaxClockSkewMillis` ahead of the
- * write; an earlier one is kept whatever the times of the messages before it (the seq, not the
- * time, orders the log).
+ * Rules beyond the field types:
  *
- * The input is read safely (`Text.fromUntrusted`): each property once, inside a guard, so a
- * throwing getter or proxy, a cycle, nesting of any depth, a `Date`, a `Map` or a class instance
- * is refused with a `DataValidationError` naming its path, never a defect; the decoded message
- * shares no object with the input, and its metadata is in canonical form (see `MessageMetadata`).
+ * - `content` is storable, at most `MaxContentLength` characters, and non-empty. Only an
+ *   assistant message that calls tools may leave it empty.
+ * - A `tool` message names the call it answers (`metadata.toolCallId`).
+ * - Only `assistant` messages carry `toolCalls`.
+ * - A tool message whose `metadata.contentFormat` is `json` has JSON text as content.
+ * - A tool call's `paramsJson`, when given, is the JSON text of its `params`.
+ * - `createdAt` (`CreatedAt`: ISO 8601 text with a zone) is when the message was said. Left out,
+ *   it is the time of the write. `addMessages` refuses one more than `MaxClockSkewMillis` ahead of
+ *   the write. An earlier one is kept whatever the times before it: the seq orders the log.
+ *
+ * The input is read safely (`Text.fromUntrusted`): each property once, inside a guard. A throwing
+ * getter or proxy, a cycle, too deep nesting, a `Date`, a `Map` or a class instance fails with a
+ * `DataValidationError` naming its path, never a defect. The decoded message shares no object
+ * with the input, and its metadata is canonical (see `MessageMetadata`).
  *
  * @since 0.1.0
  * @category schemas
@@ -252,13 +253,12 @@ export const MessageInput = fromUntrusted(PlainMessage, { maxDepth: maxInputDept
 export type MessageInput = typeof MessageInput.Type
 
 /**
- * A stored message. `seq` orders the log (assigned by the store, strictly increasing per
- * conversation); `tokenCount` is computed once, when the message is stored; `createdAt` is when it
- * was said: the time its caller gave, else the time of the write (times need not increase).
+ * A stored message. `seq` orders the log: the store assigns it, strictly increasing per
+ * conversation. `tokenCount` is counted once, when the message is stored. `createdAt` is when it
+ * was said: the time its caller gave, else the time of the write. Times need not increase.
  *
- * A store may hand out frozen messages (the in-memory store shares what it stores with every
- * reader, so that none can change it): the structural hash is therefore computed on each call
- * rather than cached on the instance, which a frozen object cannot take.
+ * A store may hand out frozen messages: the in-memory store shares them with every reader, so
+ * that none can change them. So the structural hash is computed on each call, not cached.
  *
  * @since 0.1.0
  * @category schemas
@@ -297,31 +297,28 @@ export interface NewMessage {
 }
 
 /**
- * Anything `addMessages` takes, in a list: a message in the library's own form (`MessageInput`), an
- * `@effect/ai` prompt message (`Prompt.Message`, or encoded as `Prompt.make` takes it), or an
- * `@effect/ai` response part (`Response.AnyPart`, as `LanguageModel.generateText` and `streamText`
- * give them, or encoded). How they become stored messages:
+ * Anything `addMessages` takes in its list. How each becomes stored messages:
  *
- * - A message in the library's own form is a `MessageInput`.
- * - An `@effect/ai` prompt message: a system message keeps its text; a user message, its text
- *   parts joined by a newline (a file part is refused: only text is stored); an assistant
- *   message, its text and its tool calls; a tool message gives one tool message per result.
- * - `@effect/ai` response parts, as `generateText` or `streamText` gave them (several responses
- *   one after another too, each starting at its `response-metadata` part), become what
- *   `Prompt.fromResponseParts` makes of them: an assistant message (text, streamed text put
- *   together, tool calls), then a tool message per tool result.
+ * - A `MessageInput`, the library's own form, is stored as it is.
+ * - An `@effect/ai` prompt message (`Prompt.Message`, or encoded as `Prompt.make` takes it): a
+ *   system message keeps its text. A user message keeps its text parts, joined by a newline. A
+ *   file part is refused: only text is stored. An assistant message keeps its text and tool
+ *   calls. A tool message gives one tool message per result.
+ * - `@effect/ai` response parts (`Response.AnyPart`, or encoded), as `LanguageModel.generateText`
+ *   or `streamText` give them, become what `Prompt.fromResponseParts` makes of them. That is an
+ *   assistant message (text, streamed text joined, tool calls), then a tool message per result.
+ *   Several responses may follow one another, each starting at its `response-metadata` part.
  * - Left out, as `Prompt.fromResponseParts` and the providers leave them out of the next request:
- *   reasoning, files and sources a model returned, the tools a provider ran itself, and the
+ *   reasoning, files and sources a model returned, tools a provider ran itself, and the
  *   response's metadata, finish and error parts.
  *
- * Tool call params and tool results are JSON kept byte for byte: a result that is not a
- * non-empty string is stored as its JSON text (`metadata.contentFormat: "json"`), and params whose
- * key order is not canonical keep their text (`ToolCall.paramsJson`), so that a context replays
- * to a provider exactly what the fresh call sent. They are JSON values as a provider sends them
- * (`JSON.stringify`), read safely as any input (a `Date` or a class instance in them is refused
- * naming its path).
+ * Tool call params and tool results are JSON kept byte for byte, so that a context replays
+ * exactly what the fresh call sent. A result that is not a non-empty string is stored as its JSON
+ * text (`metadata.contentFormat: "json"`). Params whose key order is not canonical keep their
+ * text (`ToolCall.paramsJson`). They are JSON values as a provider sends them (`JSON.stringify`),
+ * read safely as any input: a `Date` or a class instance in them is refused, naming its path.
  *
- * Bad input fails naming the input (`[3].content[1].params`); a message put together from
+ * Bad input fails naming its place in the input (`[3].content[1].params`). A message built from
  * response parts is named by its first part.
  *
  * @since 0.1.0

@@ -8,20 +8,20 @@ import { ConversationId } from "./ConversationId.js"
 import { Message } from "./Message.js"
 
 /**
- * One recalled turn: a user message and everything that answered it (tool calls with their
- * results), as stored, with its seq range, its time and the retrieval score that chose it.
+ * One recalled turn: a user message and everything that answered it, tool calls with their
+ * results. It comes as stored, with its seq range, time, and the retrieval score that chose it.
  *
  * @since 0.1.0
  * @category schemas
  */
 export class RecalledTurn extends Schema.Class<RecalledTurn>("RecalledTurn")({
-  /** The conversation it was said in, when it is another conversation of the user than the current one. */
+  /** The conversation it was said in, when that is another of the user's conversations. */
   conversationId: Schema.optional(ConversationId),
   fromSeq: Schema.Int.pipe(Schema.positive()),
   toSeq: Schema.Int.pipe(Schema.positive()),
   /** When its first message was said (its `createdAt`). */
   createdAt: Schema.DateTimeUtc,
-  /** How well it matches the query: higher is better, comparable within one search only. */
+  /** How well it matches the query. Higher is better; scores compare within one search only. */
   score: Schema.Number,
   messages: Schema.Array(Message),
   /** Tokens of its messages, as stored. */

@@ -29,9 +29,9 @@ export const SummaryLayer = Schema.Struct({
 export type SummaryLayer = typeof SummaryLayer.Type
 
 /**
- * What the memory knows of the older part of a conversation: a narrative and facts that cover
- * every message up to `cursor` (`summarizedUpTo`). `version` counts the changes; the state only
- * changes by compare-and-set on (`cursor`, `version`).
+ * What the memory knows of the older part of a conversation: a narrative and facts covering every
+ * message up to `cursor` (`summarizedUpTo`). `version` counts the changes. The state changes only
+ * by compare-and-set on (`cursor`, `version`).
  *
  * @since 0.1.0
  * @category schemas
@@ -48,9 +48,9 @@ export class SummaryState extends Schema.Class<SummaryState>("SummaryState")({
 }) {}
 
 /**
- * One summarization run that was applied: the range of seqs it covered, what it produced and what
- * it cost. Identified by the conversation and the summary-state `version` it produced. When the
- * run appended a `summary` message, the two name each other: the record its message's seq
+ * One applied summarization run: the seqs it covered, what it produced and what it cost. It is
+ * identified by the conversation and the summary-state `version` it produced. A `summary` message
+ * the run appended and its record name each other. The record holds the message's seq
  * (`summaryMessageSeq`), the message its record's version (`metadata.summaryMetadataId`).
  *
  * @since 0.1.0
@@ -72,8 +72,8 @@ export class SummarizationRecord extends Schema.Class<SummarizationRecord>("Summ
   durationMs: Schema.NonNegativeInt,
   createdAt: Schema.DateTimeUtc,
   /**
-   * The seq of the `summary` message the run appended, or null when it appended none (and for
-   * the runs recorded before the link was kept).
+   * The seq of the `summary` message the run appended. Null when it appended none, or when the
+   * record predates this link.
    */
   summaryMessageSeq: Schema.optionalWith(Schema.NullOr(Schema.Int.pipe(Schema.positive())), {
     default: () => null

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { UserId } from "./UserId.js"
 
 /**
- * What erasing a user removed, in one transaction: every conversation of the user with its
+ * What erasing a user removed in one transaction. That is every conversation of the user, with its
  * messages, summaries, settings and vectors, and every fact about the user.
  *
  * @since 0.2.0

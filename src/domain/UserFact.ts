@@ -1,6 +1,6 @@
 /**
- * What is known about a user: facts that hold across the user's conversations (a name, contacts,
- * addresses, preferences, standing goals, open orders), each with where and when it was said.
+ * What is known about a user: facts that hold across the user's conversations, each with where
+ * and when it was said. Examples are a name, contacts, addresses, preferences, goals, open orders.
  *
  * @since 0.2.0
  */
@@ -10,8 +10,8 @@ import { FactCategory } from "./Fact.js"
 import { Identifier, StorableString } from "./internal/storable.js"
 
 /**
- * Where a fact about a user comes from: a message of one of the user's conversations, or the app
- * (`null`), which set it from what it knows.
+ * Where a fact about a user comes from: a message of one of the user's conversations, or `null`
+ * when the app set it.
  */
 const UserFactSource = Schema.NullOr(Schema.Struct({
   conversationId: ConversationId,
@@ -19,10 +19,10 @@ const UserFactSource = Schema.NullOr(Schema.Struct({
 }))
 
 /**
- * A fact about a user. `key` identifies it: a later statement of the same key replaces it, later by
- * the time it was said (`saidAt`), not by when it was written, so imported histories and concurrent
- * conversations merge alike. A `null` value is a removal: kept, so that an older statement does not
- * bring the fact back.
+ * A fact about a user, identified by `key`. A later statement of the same key replaces it. Later
+ * means by `saidAt`, not by when it was written, so imported histories and concurrent conversations
+ * merge alike. A `null` value is a removal. It is kept, so an older statement cannot bring the
+ * fact back.
  *
  * @since 0.2.0
  * @category schemas

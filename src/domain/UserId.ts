@@ -1,6 +1,6 @@
 /**
- * The key of a user: a branded, validated string the app chooses (a person, an account, a team).
- * A conversation may belong to one user, bound on its first write that names one.
+ * The key of a user: a branded, validated string the app chooses, such as a person, account or
+ * team. A conversation may belong to one user, bound on its first write that names one.
  *
  * @since 0.2.0
  */
@@ -14,8 +14,8 @@ const controlCharacter = /\p{Cc}/u
 
 /**
  * A user id: non-empty, at most 255 characters, well-formed Unicode, no control characters.
- * Compared exactly as given, code unit for code unit: `"Ana"` and `"ana"`, or `"caf\u00e9"` and
- * `"cafe\u0301"`, are two users on every store.
+ * Compared code unit for code unit, so `"Ana"` and `"ana"`, or `"caf\u00e9"` and `"cafe\u0301"`,
+ * are two users on every store.
  *
  * @since 0.2.0
  * @category schemas

@@ -1,7 +1,7 @@
 /**
- * The public face of the memory: add messages, read them back, clear a conversation, and get the
- * budgeted context for the next model call. The tag and its laws; the implementation over a
- * store, a strategy and a token counter is `ChatMemory.layer`.
+ * The memory's public service: add messages, read them back, clear a conversation, and get the
+ * budgeted context for the next model call. This module holds the tag and its laws.
+ * `ChatMemory.layer` implements it over a store, a strategy and a token counter.
  *
  * @example
  * ```ts
@@ -46,8 +46,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
 export const MaxMessagesPerCall = 10_000
 
 /**
- * The most inputs one `addMessages` call may take: messages, and `@effect/ai` response parts (a
- * streamed answer comes in many parts).
+ * The most inputs one `addMessages` call may take, counting messages and `@effect/ai` response
+ * parts. A streamed answer comes in many parts.
  *
  * @since 0.1.0
  * @category constants
@@ -66,24 +66,24 @@ export const MaxPageSize = 10_000
  * Conversation memory for an agent.
  *
  * Laws:
- * - Every input is validated first; bad input fails with `DataValidationError` naming the field,
+ * - Every input is validated first. Bad input fails with `DataValidationError` naming the field,
  *   and nothing of that call is stored.
- * - `addMessages` stores all its messages or none, in order, with strictly increasing seqs; it
- *   never waits for, nor fails because of, background work of the strategy. A message's
- *   `createdAt` is the one its caller gave (never more than 5 minutes ahead
- *   of the write), else the time of the write; times need not increase with the seqs.
+ * - `addMessages` stores all its messages or none, in order, with strictly increasing seqs. It
+ *   never waits for, nor fails because of, the strategy's background work. A message's
+ *   `createdAt` is the one its caller gave, at most 5 minutes ahead of the write. Otherwise it is
+ *   the time of the write. Times need not increase with the seqs.
  * - `getMessages` returns messages oldest first: the newest `limit` ones before seq `before`.
  * - `clearMessages` stops the conversation's background work, then removes its messages, summary
- *   state, records and settings together; afterwards the conversation is unknown.
- * - `getContext` fails only on bad input and store errors: an unknown (or cleared) conversation
- *   has an empty context, so the first turn asks for its context like any other. Its budget, K
- *   and view are, by precedence: the call's `tokenBudget`, the conversation's settings
- *   (`setSettings`), the strategy's options.
- * - `setSettings` replaces the conversation's settings (an absent field returns to the default),
- *   also before its first message; `getSettings` returns them (empty when none are set).
- * - Methods on a conversation that was never written (or was cleared) fail with
- *   `ConversationNotFoundError` (except `getContext`, `searchMemory` and the settings);
- *   `addMessages` creates it.
+ *   state, records and settings together. Afterwards the conversation is unknown.
+ * - `getContext` fails only on bad input and store errors. An unknown or cleared conversation has
+ *   an empty context, so the first turn asks for its context like any other. Its budget, K and
+ *   view come, by precedence, from the call's `tokenBudget`, the conversation's settings
+ *   (`setSettings`), then the strategy's options.
+ * - `setSettings` replaces the conversation's settings, also before its first message. An absent
+ *   field returns to the default. `getSettings` returns them, empty when none are set.
+ * - Other methods fail with `ConversationNotFoundError` on a conversation never written, or
+ *   cleared, until `addMessages` creates it. `getContext`, `searchMemory` and the settings methods
+ *   never do.
  *
  * @since 0.1.0
  * @category tags
@@ -108,9 +108,9 @@ export declare namespace ChatMemoryService {
    */
   export interface Service {
     /**
-     * Stores messages at the end of the conversation, creating it if new: messages in the
-     * library's form, `@effect/ai` prompt messages, or the response parts of `generateText` and
-     * `streamText` as they come (`Message.AnyInput` says how they are stored).
+     * Stores messages at the end of the conversation, creating it if new. It takes the library's
+     * messages, `@effect/ai` prompt messages, or the response parts of `generateText` and
+     * `streamText` as they come. `Message.AnyInput` says how they are stored.
      */
     readonly addMessages: (
       conversationId: string,
@@ -122,32 +122,31 @@ export declare namespace ChatMemoryService {
       conversationId: string,
       options?: GetMessagesOptions
     ) => Effect.Effect<ReadonlyArray<Message>, DataValidationError | ConversationNotFoundError | RepositoryError>
-    /** Deletes the conversation: messages, summary state and records. */
+    /** Deletes the conversation: messages, summary state, records and settings. */
     readonly clearMessages: (
       conversationId: string
     ) => Effect.Effect<void, DataValidationError | ConversationNotFoundError | RepositoryError>
     /**
-     * The context for the next model call, as the configured strategy assembles it, within the
-     * call's `tokenBudget` when given (a larger model gets more, a small one less), else the
-     * conversation's, else the strategy's.
+     * The context for the next model call, as the configured strategy assembles it. Its budget is
+     * the call's `tokenBudget` when given, else the conversation's, else the strategy's.
      */
     readonly getContext: (
       conversationId: string,
       options?: GetContextOptions
     ) => Effect.Effect<MemoryContext, DataValidationError | RepositoryError>
     /**
-     * Stores the conversation's overrides of the strategy's budget, K and view, replacing any
-     * earlier ones (an absent field returns to the default), and returns them. Allowed before the
-     * conversation's first message; cleared with the conversation.
+     * Stores the conversation's overrides of the strategy's budget, K and view, and returns them.
+     * They replace any earlier ones, and an absent field returns to the default. Allowed before the
+     * first message. Cleared with the conversation.
      */
     readonly setSettings: (
       conversationId: string,
       settings: typeof ConversationSettings.Encoded
     ) => Effect.Effect<ConversationSettings, DataValidationError | RepositoryError>
     /**
-     * The turns of the conversation that best match `query` (lexical search over every stored
-     * message, summarized or not), best first: each whole (a tool call with its results),
-     * verbatim, with its seq range, time and score. An unknown or cleared conversation has none.
+     * The turns that best match `query`, best first, by lexical search over every stored message.
+     * Each turn is whole (a tool call with its results) and verbatim, with its seq range, time and
+     * score. An unknown or cleared conversation has none.
      */
     readonly searchMemory: (
       conversationId: string,
@@ -155,10 +154,10 @@ export declare namespace ChatMemoryService {
       options?: SearchOptions
     ) => Effect.Effect<ReadonlyArray<RecalledTurn>, DataValidationError | RepositoryError>
     /**
-     * Gives the conversation a new system prompt: from now on its contexts show it in place of the
-     * leading system messages (and of any earlier one). The change is kept in the conversation's
-     * settings (`ConversationSettings.systemPrompts`, with when it was given); the same prompt as
-     * the current one stores nothing. Returns the settings.
+     * Gives the conversation a new system prompt. From now on its contexts show it in place of the
+     * leading system messages and of any earlier prompt. It is kept, with its time, in
+     * `ConversationSettings.systemPrompts`. The current prompt given again stores nothing. Returns
+     * the settings.
      */
     readonly setSystemPrompt: (
       conversationId: string,
@@ -169,10 +168,10 @@ export declare namespace ChatMemoryService {
       conversationId: string
     ) => Effect.Effect<ConversationSettings, DataValidationError | RepositoryError>
     /**
-     * Waits until the strategy's background work is done, for one conversation or for all,
-     * retries with their backoff and re-checks asked for meanwhile included: when it returns, no
-     * job for that conversation runs or is scheduled, until a write (or a context read that finds
-     * the summary behind) starts one.
+     * Waits until the strategy's background work is done, for one conversation or for all. That
+     * includes retries with their backoff and re-checks asked for meanwhile. When it returns, no
+     * job for that conversation runs or is scheduled until a write, or a context read that finds
+     * the summary behind, starts one.
      */
     readonly awaitIdle: (conversationId?: string) => Effect.Effect<void, DataValidationError>
     /** What the conversation's memory holds and costs now. */
@@ -180,11 +179,12 @@ export declare namespace ChatMemoryService {
       conversationId: string
     ) => Effect.Effect<ConversationStats, DataValidationError | ConversationNotFoundError | RepositoryError>
     /**
-     * The memory's events from the moment the stream starts: messages added, contexts built,
-     * summaries applied, summarization failures, fallbacks. A slow consumer misses the oldest.
+     * The memory's events, from the moment the stream starts. They report messages added, contexts
+     * built, summaries applied, summarization failures and fallbacks. A slow consumer misses the
+     * oldest.
      */
     readonly events: Stream.Stream<MemoryEvent>
-    /** Subscribes to the events at once; the subscription ends with the scope. */
+    /** Subscribes to the events at once. The subscription ends with the scope. */
     readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
   }
 
@@ -196,8 +196,8 @@ export declare namespace ChatMemoryService {
    */
   export interface AddMessagesOptions {
     /**
-     * The user the conversation belongs to: bound by its first write that names one, and refused
-     * (`DataValidationError` naming `options.userId`, nothing stored) when it belongs to another.
+     * The user the conversation belongs to, bound by its first write that names one. If it belongs
+     * to another user, the call fails with `DataValidationError` naming `options.userId`.
      */
     readonly userId?: string | undefined
   }
@@ -212,16 +212,16 @@ export declare namespace ChatMemoryService {
     /** Tokens this context may take, leading system messages included: a positive integer. */
     readonly tokenBudget?: number | undefined
     /**
-     * What the next model call is about (normally the new user message): with recall on, the
-     * context adds the older turns that best match it (`MemoryContext.recalled`), within the
-     * recall share of the budget. Without it, no recall.
+     * What the next model call is about, normally the new user message. With recall on, the
+     * context adds the older turns that best match it (`MemoryContext.recalled`), within the recall
+     * share of the budget. Without it, no recall.
      */
     readonly query?: string | undefined
     /**
-     * The conversation's user. A conversation not written yet gets what is known about the user
-     * (and, with a query, the user's earlier turns); one that belongs to another user is refused
-     * (`DataValidationError` naming `options.userId`). A conversation of a user shows what is known
-     * about its user whether or not the call names it.
+     * The conversation's user. A conversation not written yet gets the user's facts, and with a
+     * query, the user's earlier turns. One that belongs to another user fails with
+     * `DataValidationError` naming `options.userId`. A user's conversation shows its user's facts
+     * whether or not the call names the user.
      */
     readonly userId?: string | undefined
   }
@@ -238,8 +238,8 @@ export declare namespace ChatMemoryService {
     /** Only turns that end before this seq. */
     readonly before?: number | undefined
     /**
-     * Search every conversation of this user (those of the conversation only below `before`), each
-     * turn labelled with its conversation; never another user's.
+     * Search every conversation of this user, never another user's. Each turn is labelled with its
+     * conversation. `before` applies to this conversation only.
      */
     readonly userId?: string | undefined
   }
@@ -251,7 +251,7 @@ export declare namespace ChatMemoryService {
    * @category models
    */
   export interface GetMessagesOptions {
-    /** At most this many messages (the newest of the range); 1 to `MaxPageSize`. */
+    /** At most this many messages, the newest of the range: 1 to `MaxPageSize`. */
     readonly limit?: number | undefined
     /** Only messages with a seq below this one. */
     readonly before?: number | undefined

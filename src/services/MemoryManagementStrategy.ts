@@ -56,21 +56,21 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
 
 /**
  * A memory policy. `NoopStrategy`, `SlidingWindowStrategy`, `SummarizationStrategy` and
- * `HierarchicalStrategy` provide it; swapping the policy is swapping this one layer.
+ * `HierarchicalStrategy` provide it. Swapping the policy is swapping this one layer.
  *
- * Laws (the strategy laws every implementation is tested against):
- * - `postAddMessagesHook` returns promptly and never fails: background work is forked and
- *   reports its own failures.
- * - `buildContext` fails only on store errors; an unknown (or cleared) conversation has an empty
- *   context (no messages, nothing omitted, the strategy's budget). With a budget, the
- *   context fits it whenever its protected part does (the leading system messages, and the facts
- *   of a strategy that shows them: both are never trimmed); it keeps the newest turns verbatim
- *   (at least the strategy's minimum when they fit), never splits a tool call from its result,
- *   never drops a leading system message, and accounts for every message (covered by the
- *   summary, shown, or counted as omitted).
- * - `awaitIdle` completes once no background work of the conversation (of any, without one) runs.
+ * Laws, tested against every implementation:
+ * - `postAddMessagesHook` returns promptly and never fails. Background work is forked and reports
+ *   its own failures.
+ * - `buildContext` fails only on store errors. An unknown or cleared conversation has an empty
+ *   context: no messages, nothing omitted, the strategy's budget.
+ * - With a budget, the context fits it whenever its protected part does. That part is the leading
+ *   system messages, and the facts of a strategy that shows them; neither is trimmed.
+ * - The context keeps the newest turns verbatim, at least the strategy's minimum when they fit. It
+ *   never splits a tool call from its result and never drops a leading system message.
+ * - The context accounts for every message: covered by the summary, shown, or counted as omitted.
+ * - `awaitIdle` completes once no background work of the conversation runs (of any, without one).
  * - `forget` stops the background work of a conversation about to be cleared.
- * - Background work runs in fibers the strategy's layer owns: closing the layer interrupts them.
+ * - Background work runs in fibers the strategy's layer owns. Closing the layer interrupts them.
  *
  * @since 0.1.0
  * @category tags
@@ -99,11 +99,11 @@ export declare namespace MemoryManagementStrategy {
     /** Runs after every successful `addMessages`. */
     readonly postAddMessagesHook: (input: PostAddMessagesInput) => Effect.Effect<void>
     /**
-     * Assembles the context for the next model call. `settings` are the call's (its budget and
-     * query): they override the conversation's stored settings, which come with the window read
+     * Assembles the context for the next model call. `settings` are the call's, such as its budget
+     * and query. They override the conversation's stored settings
      * (`RepositoryService.WindowRead.settings`), which override the strategy's own options. A
-     * strategy ignores what it has no use for (`noop` has no budget, the sliding window no K and
-     * no view).
+     * strategy ignores what it has no use for: `noop` has no budget, the sliding window no K or
+     * view.
      */
     readonly buildContext: (
       conversationId: ConversationId,
@@ -111,7 +111,7 @@ export declare namespace MemoryManagementStrategy {
     ) => Effect.Effect<MemoryContext, RepositoryError>
     /** Waits until no background work runs for the conversation, or for any without one. */
     readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
-    /** Interrupts the background work of a conversation (before it is cleared). */
+    /** Interrupts the background work of a conversation about to be cleared. */
     readonly forget: (conversationId: ConversationId) => Effect.Effect<void>
     /** Subscribes to the strategy's events (summarized, summarization failed, fallback used). */
     readonly subscribe: Effect.Effect<Queue.Dequeue<MemoryEvent>, never, Scope.Scope>
@@ -124,11 +124,11 @@ export declare namespace MemoryManagementStrategy {
    * @category models
    */
   export interface ContextSettings extends Overrides {
-    /** What the next model call is about: a strategy with recall adds the older turns matching it. */
+    /** What the next model call is about. A strategy with recall adds the older turns matching it. */
     readonly query?: string | undefined
     /**
-     * The user of a conversation not written yet: its context shows what is known about the user.
-     * A conversation written has its user (or none) already, which wins.
+     * The user of a conversation not written yet, whose context then shows the user's facts. A
+     * written conversation keeps its own user, or none.
      */
     readonly userId?: UserId | undefined
   }

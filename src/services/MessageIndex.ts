@@ -1,6 +1,6 @@
 /**
- * The message index port: a lexical search of one conversation's messages, and the vectors of its
- * messages under embedding models with a search by similarity (for hybrid recall).
+ * The message index port: a lexical search of one conversation's messages. For hybrid recall it
+ * also keeps message vectors per embedding model, with a search by similarity.
  *
  * @since 0.1.0
  */
@@ -15,31 +15,35 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * implementation passes the search and embedding contract suites.
  *
  * Laws:
- * - `searchMessages` answers from the searched conversation only, whatever the words. It finds
- *   messages of the roles user, assistant and tool, and system messages after the leading system
- *   prefix; never a `summary` message nor a leading system message, never a pruned one, and only
- *   seqs below `query.before`. A message is found by its content and, for an assistant message,
- *   by the params of its tool calls (`metadata.toolCalls`). Matching is lexical and
- *   case-insensitive, on whole words: an identifier (`ORD-2024-88417`), an amount (`$1,240.00`,
- *   `€ 3.450,00`), a date (`2026-04-18`, `April 18`) or an email address is found by a query
- *   that names it, alone or inside a longer question. Ranking is an OR over the query's words,
- *   weighted like BM25: a word that few of the conversation's messages hold (an identifier)
- *   counts far more than a common one. A query of stop words or punctuation only has no hits;
- *   any query text is safe (quotes, operators, very long text). An unknown or deleted
- *   conversation has no hits: an empty answer, not an error.
- * - Embeddings (for hybrid recall) are kept per conversation and per embedding model name, one
- *   vector per message. `pendingEmbeddings` lists, oldest first, the messages `searchMessages`
- *   could find (same roles, never pruned) that come after the newest message embedded under the
- *   model; `storeEmbeddings` keeps vectors of messages that still exist (a vector for a gone
- *   message, or of an unknown conversation, is dropped) and replaces one stored for the same
- *   message. `searchEmbeddings` ranks one conversation's embedded messages below `query.before`
- *   by cosine similarity to the query vector (score in [-1, 1], best first); vectors of other
- *   models, other conversations, pruned or deleted messages never appear, nor vectors of another
- *   length than the query's (a model changed under the same name compares nothing), nor empty ones.
- *   A vector holding a number that is not finite is stored empty: never found.
- *   `RepositoryService.deleteConversation` and a pruning `SummaryStore.commitSummary` delete
- *   the vectors of what they delete. None of them fails on an unknown conversation: there is
- *   nothing pending and nothing found.
+ * - `searchMessages` answers from the searched conversation only, whatever the words.
+ * - It finds messages of the roles user, assistant and tool, and system messages after the
+ *   leading system prefix. It never finds a `summary` message, a leading system message or a
+ *   pruned one. It finds only seqs below `query.before`.
+ * - A message is found by its content, and for an assistant message, by its tool call params
+ *   (`metadata.toolCalls`).
+ * - Matching is lexical and case-insensitive, on whole words. A query that names an identifier
+ *   (`ORD-2024-88417`), an amount (`$1,240.00`, `€ 3.450,00`), a date (`2026-04-18`, `April
+ *   18`) or an email address finds it, alone or inside a longer question.
+ * - Ranking is an OR over the query's words, weighted like BM25. A word that few of the
+ *   conversation's messages hold, such as an identifier, counts far more than a common one.
+ * - A query of stop words or punctuation only has no hits. Any query text is safe: quotes,
+ *   operators, very long text.
+ * - An unknown or deleted conversation has no hits: an empty answer, not an error.
+ * - Embeddings, for hybrid recall, are kept per conversation and embedding model name, one vector
+ *   per message.
+ * - `pendingEmbeddings` lists, oldest first, the messages `searchMessages` could find that come
+ *   after the newest message embedded under the model.
+ * - `storeEmbeddings` keeps vectors of messages that still exist, replacing one stored for the same
+ *   message. A vector for a gone message, or of an unknown conversation, is dropped.
+ * - `searchEmbeddings` ranks one conversation's embedded messages below `query.before` by cosine
+ *   similarity to the query vector, best first, with scores in [-1, 1].
+ * - It never returns vectors of other models or conversations, or of pruned or deleted messages.
+ *   Nor does it return empty vectors, or vectors of another length than the query's. So a model
+ *   changed under the same name compares nothing.
+ * - A vector holding a number that is not finite is stored empty, and never found.
+ * - `RepositoryService.deleteConversation` and a pruning `SummaryStore.commitSummary` delete the
+ *   vectors of what they delete.
+ * - No operation fails on an unknown conversation: nothing is pending and nothing is found.
  *
  * @since 0.1.0
  * @category tags
@@ -68,12 +72,12 @@ export declare namespace MessageIndex {
       conversationId: ConversationId,
       query: SearchQuery
     ) => Effect.Effect<ReadonlyArray<SearchHit>, RepositoryError>
-    /** The messages still to embed under `query.model`, oldest first (see the laws). */
+    /** The messages still to embed under `query.model`, oldest first. See the laws. */
     readonly pendingEmbeddings: (
       conversationId: ConversationId,
       query: PendingEmbeddingsQuery
     ) => Effect.Effect<ReadonlyArray<Message>, RepositoryError>
-    /** Stores the vectors of messages under an embedding model (see the laws). */
+    /** Stores the vectors of messages under an embedding model. See the laws. */
     readonly storeEmbeddings: (
       conversationId: ConversationId,
       model: string,
@@ -97,11 +101,11 @@ export declare namespace MessageIndex {
     readonly text: string
     /** Only messages with a seq below this one. */
     readonly before: number
-    /** At most this many hits (1 to 100; a value outside is brought into that range). */
+    /** At most this many hits, from 1 to 100. A value outside is brought into that range. */
     readonly limit: number
     /**
-     * `false`: by words only. An index that also searches by meaning (`Recall.layerHybrid`) does
-     * unless told not to; a lexical index ignores it.
+     * `false` searches by words only. An index that also searches by meaning
+     * (`Recall.layerHybrid`) does so unless told not to. A lexical index ignores it.
      */
     readonly meaning?: boolean | undefined
   }
@@ -114,7 +118,7 @@ export declare namespace MessageIndex {
    */
   export interface SearchHit {
     readonly seq: number
-    /** Higher is better; comparable within one search only. */
+    /** Higher is better. Scores compare within one search only. */
     readonly score: number
   }
 
@@ -140,7 +144,7 @@ export declare namespace MessageIndex {
    */
   export interface Embedding {
     readonly seq: number
-    /** Finite numbers; stores keep it normalised to unit length. */
+    /** Finite numbers. Stores keep it normalised to unit length. */
     readonly vector: ReadonlyArray<number>
   }
 
@@ -157,7 +161,7 @@ export declare namespace MessageIndex {
     readonly vector: ReadonlyArray<number>
     /** Only messages with a seq below this one. */
     readonly before: number
-    /** At most this many hits (1 to 100; a value outside is brought into that range). */
+    /** At most this many hits, from 1 to 100. A value outside is brought into that range. */
     readonly limit: number
   }
 }

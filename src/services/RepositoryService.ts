@@ -1,9 +1,8 @@
 /**
- * The conversation log, the first of the storage ports: an append-only message log per
- * conversation with store-assigned seqs, its range reads and counters, the window a context is
- * assembled from, the whole turns recall reads, and the deletion of a whole conversation. Its siblings (`SummaryStore`,
- * `SettingsStore`, `MessageIndex`, `SummarizationLease`) keep the rest; a store provides all
- * of them (`Store.Ports`).
+ * The conversation log, the first of the storage ports. It is an append-only message log per
+ * conversation with store-assigned seqs, with range reads, counters, the window a context is built
+ * from, the turns recall reads, and deletion. `SummaryStore`, `SettingsStore`, `MessageIndex` and
+ * `SummarizationLease` keep the rest. A store provides all of them (`Store.Ports`).
  *
  * @example
  * ```ts
@@ -45,38 +44,39 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *
  * Laws:
  * - `appendMessages` is atomic: all messages are stored, with seqs `lastSeq + 1 … lastSeq + n` in
- *   the order given, or none is. Seqs are strictly increasing per conversation with no
- *   duplicates, also under concurrent writers. The first append creates the conversation; an
- *   empty append stores nothing and creates nothing.
- * - A conversation exists from its first append until `deleteConversation`; every other
- *   operation of this port on a conversation that does not exist fails with
- *   `ConversationNotFoundError`, except `readWindow` with `WindowQuery.userId` (below).
- * - `readWindow` returns the counters, the summary state, the conversation's stored settings
- *   (`SettingsStore`) and the leading system messages as of one snapshot, and `recent`: the
- *   newest messages after `after`, oldest first, with no gap.
- *   Either `reachedStart` is true and `recent` is every message of the range, or `recent` holds
- *   more than `tokenLimit` tokens (summary messages aside) and starts at a user message, where a
- *   turn may start. How much further back it reaches is the store's business.
- * - `readWindow` of a conversation that does not exist, with `WindowQuery.userId`, returns what a
- *   new conversation of that user starts from, in the same one read: the window of a conversation
- *   with no message (`info.lastSeq` 0, every count 0, `info.userId` the user named, `createdAt` and
- *   `updatedAt` the time of the read; the initial summary state; no system or recent message,
- *   `reachedStart`), the settings stored for its id, and `user` with the named user's facts and
- *   latest conversations. `info.lastSeq` is 0 for such a read only: a stored conversation holds a
- *   message. For a conversation that exists, `userId` changes nothing: its own user's sections
- *   (or none) come back, whoever the query names.
- * - `readTurns` reads, in one read (one statement on SQL stores), the turns that hold the messages
- *   `seqs` names, each turn once, ascending by seq. Here a turn is a user message and every message
- *   after it up to the next user message; the messages between the leading system messages and
- *   the first user message form one turn. A turn is cut at `before`, and never holds a `summary`
- *   message. A seq that names a leading system message, a `summary` message, a message at or past
- *   `before`, or nothing stored, holds no turn. With `limit`, only the turns of the first seqs
- *   given are read, at most `limit` of them.
- * - `deleteConversation` removes everything stored under the id, in every storage port, all or
+ *   the order given, or none is. Seqs strictly increase per conversation, with no duplicates,
+ *   even under concurrent writers. The first append creates the conversation. An empty append
+ *   stores and creates nothing.
+ * - A conversation exists from its first append until `deleteConversation`. Any other operation
+ *   on a conversation that does not exist fails with `ConversationNotFoundError`. The exception is
+ *   `readWindow` with `WindowQuery.userId` (below).
+ * - `readWindow` returns, as of one snapshot, the counters, the summary state, the stored settings
+ *   (`SettingsStore`), the leading system messages and `recent`. `recent` is the newest messages
+ *   after `after`, oldest first, with no gap. Either `reachedStart` is true and `recent` is the
+ *   whole range, or `recent` starts at a user message and holds more than `tokenLimit` tokens,
+ *   summary messages aside. How much further back it reaches is the store's business.
+ * - `readWindow` with `WindowQuery.userId`, on a conversation that does not exist, returns in one
+ *   read what a new conversation of that user starts from:
+ *   - The window of an empty conversation. `info.lastSeq` and every count are 0, `info.userId` is
+ *     the user named, and `createdAt` and `updatedAt` are the time of the read. The summary state
+ *     is the initial one, there is no system or recent message, and `reachedStart` is true.
+ *   - The settings stored for its id.
+ *   - `user`, with the named user's facts and latest conversations.
+ *
+ *   Only such a read has `info.lastSeq` 0, since a stored conversation holds a message. For a
+ *   conversation that exists, `userId` changes nothing: its own user's sections (or none) come
+ *   back.
+ * - `readTurns` reads the turns that hold the messages `seqs` names, in one read (one statement on
+ *   SQL stores). Each turn comes once, ascending by seq. A turn here is a user message and every
+ *   message up to the next user message. The messages between the leading system messages and
+ *   the first user message form one turn. A turn is cut at `before` and never holds a `summary`
+ *   message. A seq holds no turn when it names a leading system message, a `summary` message, a
+ *   message at or past `before`, or nothing stored. With `limit`, only the turns of the first
+ *   seqs given are read, at most `limit` of them.
+ * - `deleteConversation` removes everything stored under the id in every storage port, all or
  *   nothing: messages, summary state, summarization records, settings and embeddings. It fails
- *   with `ConversationNotFoundError` only when the id holds nothing: neither messages nor
- *   settings. An id that holds settings only is deleted like any other (its settings are
- *   cleared) and the call succeeds; a second call then fails.
+ *   with `ConversationNotFoundError` only when the id holds neither messages nor settings. An id
+ *   with settings only is deleted like any other and the call succeeds. A second call then fails.
  *
  * @since 0.1.0
  * @category tags
@@ -102,8 +102,8 @@ export declare namespace RepositoryService {
   export interface Service {
     /**
      * Appends messages in one transaction and returns them with their seqs. With `userId`, the
-     * conversation is the user's: bound by its first write that names a user, and refused
-     * (`DataValidationError`, path `userId`, nothing stored) when it belongs to another.
+     * conversation is the user's, bound by its first write that names a user. If it belongs to
+     * another user, the append fails with `DataValidationError` at path `userId`, storing nothing.
      */
     readonly appendMessages: (
       conversationId: ConversationId,
@@ -125,19 +125,18 @@ export declare namespace RepositoryService {
       query: CountQuery
     ) => Effect.Effect<RangeCounts, ConversationNotFoundError | RepositoryError>
     /**
-     * What a context is assembled from, in one read: the counters, the summary state, the
-     * conversation's settings, the leading system messages and the newest messages after `after`
-     * (the cursor or the system prefix, whichever is later, or the system prefix alone), enough of
-     * them to hold `tokenLimit` tokens back to a user message, or all of them (`reachedStart`). See
-     * the laws.
+     * What a context is built from, in one read: the counters, the summary state, the settings,
+     * the leading system messages and the newest messages after `after`. There are enough of them
+     * to hold `tokenLimit` tokens back to a user message, or all of them (`reachedStart`). See the
+     * laws.
      */
     readonly readWindow: (
       conversationId: ConversationId,
       query: WindowQuery
     ) => Effect.Effect<WindowRead, ConversationNotFoundError | RepositoryError>
     /**
-     * The whole turns that hold the given messages, in one read: recall widens its hits to their
-     * turns with it. Each turn is its messages in seq order (see the laws for what a turn is here).
+     * The whole turns that hold the given messages, in one read. Recall widens its hits to turns
+     * with it. Each turn is its messages in seq order (the laws say what a turn is).
      */
     readonly readTurns: (
       conversationId: ConversationId,
@@ -212,8 +211,8 @@ export declare namespace RepositoryService {
      */
     readonly systemPrefixSeq: number
     /**
-     * The role of the first message after the leading system messages (null while there is
-     * none): the first turn may open with an assistant greeting instead of a user message.
+     * The role of the first message after the leading system messages, null while there is none.
+     * The first turn may open with an assistant greeting instead of a user message.
      */
     readonly firstTurnRole: Role | null
     /** When the conversation started: its first message's `createdAt`. */
@@ -224,7 +223,7 @@ export declare namespace RepositoryService {
 
   /**
    * A range of seqs, both bounds exclusive. With `limit`, the `limit` oldest (`from: "oldest"`,
-   * the default) or newest (`from: "newest"`) messages of the range; always returned oldest first.
+   * the default) or newest (`from: "newest"`) messages of the range. Always returned oldest first.
    *
    * @since 0.1.0
    * @category models
@@ -237,8 +236,8 @@ export declare namespace RepositoryService {
   }
 
   /**
-   * Which turns `readTurns` reads: those holding the messages `seqs` names, in the caller's order
-   * of preference (the best search hit first), so that `limit` keeps the turns of the first ones.
+   * Which turns `readTurns` reads: those holding the messages `seqs` names. The seqs are in the
+   * caller's order of preference, best search hit first, so `limit` keeps the turns of the first.
    *
    * @since 0.1.0
    * @category models
@@ -271,9 +270,9 @@ export declare namespace RepositoryService {
   export type RangeCounts = { readonly total: number; readonly tokenCount: number } & PerRole
 
   /**
-   * Where the window starts (`"cursor"`: after both the summary cursor and the leading system
-   * messages; `"system-prefix"`: after the leading system messages) and the tokens the caller
-   * means to fill from it.
+   * Where the window starts, and the tokens the caller means to fill from it. `"cursor"` starts
+   * after both the summary cursor and the leading system messages. `"system-prefix"` starts after
+   * the leading system messages.
    *
    * @since 0.1.0
    * @category models
@@ -284,8 +283,8 @@ export declare namespace RepositoryService {
     /** With a user: how many of the user's other conversations the read lists (`WindowRead.user`). */
     readonly digest?: number | undefined
     /**
-     * The user the caller names: a conversation not stored yet reads as a new conversation of that
-     * user (see the laws), instead of failing with `ConversationNotFoundError`.
+     * The user the caller names. A conversation not stored yet then reads as a new conversation of
+     * that user (see the laws), instead of failing with `ConversationNotFoundError`.
      */
     readonly userId?: UserId | undefined
   }

@@ -14,15 +14,18 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * Stores per-conversation settings. Every implementation passes the settings contract suite.
  *
  * Laws:
- * - Settings are kept per conversation id beside the log: `getSettings` returns the stored
- *   overrides, or the empty settings when none are stored (also for an id without messages);
- *   `setSettings` replaces the whole set (an absent field is cleared, the empty settings store
- *   none) and returns what is stored. It may be called before the first append and does not
- *   create the conversation; appends and commits never change settings. Settings of one id are
- *   never visible from another.
- * - Neither operation fails on an id that holds no conversation (they are the exception to the
- *   log's `ConversationNotFoundError` law). `RepositoryService.deleteConversation` clears the id's
- *   settings with the rest of it; an id that holds settings only is found and deleted by it.
+ * - Settings are kept per conversation id beside the log. Settings of one id are never visible
+ *   from another.
+ * - `getSettings` returns the stored overrides, or the empty settings when none are stored, also
+ *   for an id without messages.
+ * - `setSettings` replaces the whole set and returns what is stored. An absent field is cleared,
+ *   and the empty settings store none. It may be called before the first append, and does not
+ *   create the conversation.
+ * - Appends and commits never change settings.
+ * - Neither operation fails on an id that holds no conversation. They are the exception to the
+ *   log's `ConversationNotFoundError` law.
+ * - `RepositoryService.deleteConversation` clears the id's settings with the rest. It finds and
+ *   deletes an id that holds settings only.
  *
  * @since 0.1.0
  * @category tags
@@ -46,13 +49,13 @@ export declare namespace SettingsStore {
    * @category models
    */
   export interface Service {
-    /** The conversation's overrides of the memory's defaults: the empty settings when none are stored. */
+    /** The conversation's overrides of the memory's defaults, empty when none are stored. */
     readonly getSettings: (
       conversationId: ConversationId
     ) => Effect.Effect<ConversationSettings, RepositoryError>
     /**
-     * Replaces the conversation's overrides (an absent field is cleared) and returns what is
-     * stored. Allowed before the conversation's first message; it does not create the conversation.
+     * Replaces the conversation's overrides and returns what is stored. An absent field is cleared.
+     * Allowed before the first message, and does not create the conversation.
      */
     readonly setSettings: (
       conversationId: ConversationId,

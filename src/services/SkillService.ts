@@ -1,7 +1,7 @@
 /**
  * The port to the model "skills" the memory needs: fold turns into a narrative summary, and
- * extract facts plus a narrative as structured output. The input is data (the summary so far, the
- * known facts, the turns as stored); each skill renders what it reads.
+ * extract facts plus a narrative as structured output. The input is data: the summary so far, the
+ * known facts, the turns as stored. Each skill renders what it reads.
  *
  * @example
  * ```ts
@@ -74,7 +74,7 @@ import type { SkillExecutionError } from "../errors/SkillExecutionError.js"
 
 /**
  * Runs model skills. Implementations: a `LanguageModel` of `@effect/ai`, an offline extractive
- * skill (no model, deterministic), scripted skills for tests.
+ * skill with no model, and scripted skills for tests.
  *
  * Laws:
  * - A skill never fails with anything but `SkillExecutionError`, and reports what it cost
@@ -105,7 +105,7 @@ export declare namespace SkillService {
   export interface Service {
     /** Fold new turns into the running narrative. */
     readonly summarize: (input: SummarizeInput) => Effect.Effect<SkillOutput<string>, SkillExecutionError>
-    /** Extract facts and a narrative; existing facts are passed in to be merged, updated or removed. */
+    /** Extract facts and a narrative. Existing facts are passed in to be merged, updated or removed. */
     readonly extractFacts: (
       input: ExtractFactsInput
     ) => Effect.Effect<SkillOutput<FactsAndNarrative>, SkillExecutionError>
@@ -123,15 +123,14 @@ export declare namespace SkillService {
     readonly existingSummary: ExistingSummary<"None" | "Narrative" | "Layers">
     /**
      * The turns to fold in, oldest first, as stored: each message with its role, content and
-     * metadata (tool calls with their params, the call a tool result answers, its `contentFormat`).
+     * metadata.
      */
     readonly turns: ReadonlyArray<Turn>
     /** The summary the output should not exceed, in tokens. */
     readonly maxTokens: number
     /**
-     * Set when the skill is asked again because its answer to this same input passed `maxTokens`:
-     * that answer and its size, so the skill can shorten it (keeping the newest content) rather
-     * than start over.
+     * Set when the skill is asked again because its answer to this input passed `maxTokens`. It
+     * holds that answer and its size, so the skill can shorten it, keeping the newest content.
      */
     readonly overCap?: OverCap | undefined
   }
@@ -141,7 +140,7 @@ export declare namespace SkillService {
    *
    * - `None`: there is none yet, or the fold rereads the original messages (the `full` modes).
    * - `Narrative`: the running narrative the turns fold into (`incremental`, the facts modes).
-   * - `Latest`: the narrative's latest lines (the hierarchical strategy's `append` fold): the
+   * - `Latest`: the narrative's latest lines, for the hierarchical strategy's `append` fold. The
    *   narrative answered replaces those lines, after the earlier ones.
    * - `Layers`: the two oldest layers, to merge into one, with no turns (`layered`).
    *
@@ -227,11 +226,11 @@ export declare namespace SkillService {
     /** The most tokens the facts may take, when it differs from the narrative's `maxTokens`. */
     readonly maxFactTokens?: number | undefined
     /**
-     * The most tokens the facts and the narrative may take together: the facts counted as their
-     * block is shown (`TokenCounter.countMessage` of the facts message), the narrative as
-     * its text. When set, the narrative may take what the facts leave of it, beyond `maxTokens`, and
-     * a skill may keep fewer facts where the narrative carries more per token; the facts still keep
-     * within `maxFactTokens`. A skill may ignore it and keep the narrative within `maxTokens`.
+     * The most tokens the facts and the narrative may take together. Facts count as their block is
+     * shown (`TokenCounter.countMessage` of the facts message), the narrative as its text. When
+     * set, the narrative may use what the facts leave, beyond `maxTokens`. A skill may keep fewer
+     * facts where the narrative carries more per token. The facts still keep within
+     * `maxFactTokens`. A skill may ignore it and keep the narrative within `maxTokens`.
      */
     readonly maxSharedTokens?: number | undefined
   }

@@ -14,12 +14,12 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * the lease contract suite.
  *
  * Laws:
- * - `withLease` runs its effect only while no other holder of the same conversation's lease runs
- *   (in this process, and across processes for shared stores); it does not wait: with the lease
- *   held elsewhere it returns `None` at once. The lease is released when the effect ends, whatever
- *   its outcome (failure and interruption included). Leases of different conversations are
- *   independent.
- * - It needs no stored conversation and creates none; the log stays readable and writable while a
+ * - `withLease` runs its effect only while no other holder of the conversation's lease runs, in
+ *   this process and, for shared stores, across processes. It does not wait: with the lease held
+ *   elsewhere it returns `None` at once.
+ * - The lease is released when the effect ends, whatever its outcome, failure and interruption
+ *   included. Leases of different conversations are independent.
+ * - It needs no stored conversation and creates none. The log stays readable and writable while a
  *   lease is held.
  *
  * @since 0.1.0

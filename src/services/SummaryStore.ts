@@ -1,6 +1,6 @@
 /**
  * The summary state port: a conversation's running summary (narrative, facts, layers, cursor),
- * changed only by compare-and-set, and the record of every summarization applied.
+ * changed only by compare-and-set, and a record of each summarization applied.
  *
  * @since 0.1.0
  */
@@ -17,15 +17,16 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * implementation passes the summary contract suite.
  *
  * Laws:
- * - A conversation's summary state exists while its log does: the initial one (cursor 0,
- *   version 0, no narrative, no facts) from its first append, none after `deleteConversation`.
- *   Every operation on a conversation that does not exist fails with `ConversationNotFoundError`;
- *   a commit never creates one.
- * - The summary state changes only through `commitSummary`, which applies when the expected
- *   cursor and version are current and is refused (`Stale`) otherwise; an applied commit moves
- *   the cursor forward, increments the version and writes its record in the same transaction
- *   (and its summary message, and the prune it asks for: the pruned messages leave the log, the
- *   message index and the embeddings).
+ * - A conversation's summary state exists while its log does. From its first append it is the
+ *   initial one: cursor 0, version 0, no narrative, no facts. After `deleteConversation` there is
+ *   none.
+ * - Every operation on a conversation that does not exist fails with `ConversationNotFoundError`.
+ *   A commit never creates one.
+ * - The summary state changes only through `commitSummary`. It applies when the expected cursor
+ *   and version are current, and is refused (`Stale`) otherwise.
+ * - An applied commit, in one transaction, moves the cursor forward, increments the version and
+ *   writes its record. Its summary message and prune go in the same transaction. Pruned messages
+ *   leave the log, the message index and the embeddings.
  *
  * @since 0.1.0
  * @category tags
@@ -49,7 +50,7 @@ export declare namespace SummaryStore {
    * @category models
    */
   export interface Service {
-    /** The summary state (the initial one, cursor 0 and version 0, before any summarization). */
+    /** The summary state. Before any summarization it is the initial one, cursor 0 and version 0. */
     readonly getSummaryState: (
       conversationId: ConversationId
     ) => Effect.Effect<SummaryState, ConversationNotFoundError | RepositoryError>
@@ -64,13 +65,14 @@ export declare namespace SummaryStore {
   }
 
   /**
-   * A summarization to apply. It applies only if the state is still at `expected`; then the
-   * state becomes (`narrative`, `facts`, `cursor`) with `version = expected.version + 1`, the
-   * record is written with that version, a `summary` message is appended when
-   * `summaryMessage` is given (its `metadata.summaryMetadataId` is the version, and the record's
-   * `summaryMessageSeq` its seq; null without one), and, when
-   * `prune` is set, the messages covered by the new cursor are deleted except the leading
-   * system messages and `summary` messages.
+   * A summarization to apply, only if the state is still at `expected`. Then:
+   *
+   * - The state becomes (`narrative`, `facts`, `cursor`), with `version = expected.version + 1`.
+   * - The record is written with that version.
+   * - With `summaryMessage`, a `summary` message is appended. Its `metadata.summaryMetadataId` is
+   *   the version, and the record's `summaryMessageSeq` is its seq (null without one).
+   * - With `prune`, the messages covered by the new cursor are deleted. Leading system messages
+   *   and `summary` messages stay.
    *
    * @since 0.1.0
    * @category models
@@ -98,7 +100,7 @@ export declare namespace SummaryStore {
   export type CommitResult = Data.TaggedEnum<{
     /** Applied: the new state and its record. */
     Committed: { readonly state: SummaryState; readonly record: SummarizationRecord }
-    /** Refused: the state had moved on; nothing changed. */
+    /** Refused: the state had moved on, and nothing changed. */
     Stale: { readonly current: SummaryState }
   }>
 }

@@ -8,16 +8,15 @@ import { MessageOverhead } from "../domain/internal/messageLimits.js"
 import type { MessageInput } from "../domain/Message.js"
 
 /**
- * Counts tokens. Message token counts are computed once, when a message is stored, and reused
- * ever after, so the counter runs on the write path only (plus the few texts the memory adds:
- * facts, summary).
+ * Counts tokens. A message's count is computed once, when it is stored, and reused ever after. So
+ * the counter runs on the write path only, plus the few texts the memory adds: facts, summary.
  *
  * Laws:
  * - `count("")` is 0, and `count` never fails.
  * - `truncate(text, n)` is a prefix of `text` with `count(truncate(text, n)) <= n`, and is `text`
  *   itself when `count(text) <= n`.
- * - `countMessage(m)` is `count` of its content and tool calls plus 4 (the tokens a chat format
- *   spends on a message besides its content).
+ * - `countMessage(m)` is `count` of its content and tool calls, plus 4. That is the tokens a chat
+ *   format spends on a message besides its content.
  *
  * @since 0.1.0
  * @category tags
@@ -53,7 +52,7 @@ export declare namespace TokenCounter {
 }
 
 /**
- * Builds a counter from `count` and `truncate`; `countMessage` follows from them.
+ * Builds a counter from `count` and `truncate`. `countMessage` follows from them.
  *
  * @since 0.1.0
  * @category constructors

@@ -1,7 +1,7 @@
 /**
- * What an app does with a user of the memory: list the user's conversations, read and edit what is
- * known about the user, search the user's history, and erase the user. The tag and its laws; the
- * composed memory provides it beside `ChatMemoryService`.
+ * What an app does with a user of the memory: list the user's conversations, read and edit the
+ * user's facts, search the user's history, and erase the user. This module holds the tag and its
+ * laws. The composed memory provides it beside `ChatMemoryService`.
  *
  * @example
  * ```ts
@@ -44,15 +44,15 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * A user's memory, across the user's conversations.
  *
  * Laws:
- * - Every input is validated first; bad input fails with `DataValidationError` naming the field,
+ * - Every input is validated first. Bad input fails with `DataValidationError` naming the field,
  *   and nothing of that call is stored.
- * - Nothing of another user, nor of a conversation without a user, is ever returned: user ids are
+ * - Nothing of another user, nor of a conversation without a user, is ever returned. User ids are
  *   compared exactly as given.
- * - `setFacts` and `removeFacts` are statements of the app, made now: a later statement of the
- *   same key (in a conversation, or by the app) replaces them, an earlier one does not.
- * - `erase` stops the background work of the user's conversations, then removes every
- *   conversation, message, summary, setting, vector and fact of the user in one transaction, and
- *   says what it removed. Afterwards the user is unknown: every read is empty.
+ * - `setFacts` and `removeFacts` are the app's statements, made now. A later statement of the same
+ *   key, in a conversation or by the app, replaces them. An earlier one does not.
+ * - `erase` stops the background work of the user's conversations. Then, in one transaction, it
+ *   removes every conversation, message, summary, setting, vector and fact of the user, and says
+ *   what it removed. Afterwards the user is unknown: every read is empty.
  *
  * @since 0.2.0
  * @category tags
@@ -76,14 +76,14 @@ export declare namespace UserMemoryService {
    * @category models
    */
   export interface Service {
-    /** The user's conversations, the latest said first: `limit` of them (20 by default, at most 1000). */
+    /** The user's conversations, the latest said first: `limit` of them, 20 by default, at most 1000. */
     readonly listConversations: (
       userId: string,
       options?: ListOptions
     ) => Effect.Effect<ReadonlyArray<ConversationEntry>, DataValidationError | RepositoryError>
     /** What is known about the user, the latest said first. */
     readonly getFacts: (userId: string) => Effect.Effect<ReadonlyArray<UserFact>, DataValidationError | RepositoryError>
-    /** States facts about the user (what the app knows from its own data), and returns those applied. */
+    /** States facts the app knows about the user from its own data, and returns those applied. */
     readonly setFacts: (
       userId: string,
       facts: ReadonlyArray<FactInput>
@@ -93,7 +93,7 @@ export declare namespace UserMemoryService {
       userId: string,
       keys: ReadonlyArray<string>
     ) => Effect.Effect<void, DataValidationError | RepositoryError>
-    /** The turns of the user's conversations that best match `query`, best first, each labelled with its conversation. */
+    /** The turns of the user's conversations that best match `query`, best first, labelled by conversation. */
     readonly search: (
       userId: string,
       query: string,
@@ -111,7 +111,7 @@ export declare namespace UserMemoryService {
    */
   export interface ListOptions {
     readonly limit?: number | undefined
-    /** Only conversations whose latest message was said before this time (ISO 8601): the next page. */
+    /** Only conversations whose latest message was said before this ISO 8601 time: the next page. */
     readonly before?: string | undefined
   }
 

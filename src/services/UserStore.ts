@@ -1,7 +1,6 @@
 /**
- * The user port: what a store keeps of a user across conversations (the facts known about the
- * user), and the reads and writes that span a user's conversations: list them, search them, read
- * their turns, erase the user.
+ * The user port: the facts a store keeps about a user across conversations, and the operations
+ * that span a user's conversations. They list, search and read them, and erase the user.
  *
  * @since 0.2.0
  */
@@ -20,24 +19,28 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *
  * Laws:
  * - A conversation belongs to the user its first write names (`RepositoryService.appendMessages`
- *   with `userId`), or to none. Every operation here sees the conversations of the user it names
- *   and nothing of another user's, nor of a conversation without a user: ids are compared exactly
- *   as given (no case folding, no Unicode normalisation, no trimming).
- * - `mergeFacts` applies each fact whose key holds nothing, or an older statement: later by
- *   `saidAt`; at the same time, the one merged last. A `null` value removes the fact but is kept,
- *   so that an older statement does not bring it back. Merges of one user from several fibers or
- *   processes lose no update: the result is the same in whatever order they apply. With `cursor`,
- *   the facts apply only if the conversation's facts cursor is still at `cursor.expected`, and the
- *   cursor moves to `cursor.next` in the same transaction; otherwise nothing applies (`Stale`).
+ *   with `userId`), or to none.
+ * - Every operation sees the conversations of the user it names, and nothing of another user's or
+ *   of a conversation without a user. Ids are compared exactly as given: no case folding, no
+ *   Unicode normalisation, no trimming.
+ * - `mergeFacts` applies each fact whose key holds nothing or an older statement. Later means by
+ *   `saidAt`, and at equal times, merged last. A `null` value removes the fact but is kept, so an
+ *   older statement cannot bring it back.
+ * - Concurrent merges of one user, from fibers or processes, lose no update. The result is the
+ *   same in any order.
+ * - With `cursor`, the facts apply only if the conversation's facts cursor is still at
+ *   `cursor.expected`. The cursor then moves to `cursor.next` in the same transaction. Otherwise
+ *   nothing applies (`Stale`).
  * - `getFacts` returns the facts not removed, the latest said first.
- * - `listConversations` returns the user's conversations, the one whose latest message was said
- *   last first (ties: by id), paged by `before` (only those whose latest message was said before it).
- * - `searchMessages` ranks the messages of the user's conversations as `MessageIndex.searchMessages`
- *   ranks one conversation's (the same roles, never a summary or leading system message), over all
- *   of them at once; `readTurns` reads the whole turns that hold the hits, as
- *   `RepositoryService.readTurns` does in one conversation.
- * - `erase` removes every conversation of the user (messages, summary state, records, settings,
- *   vectors) and every fact about the user, all or nothing, and says what it removed. Afterwards
+ * - `listConversations` returns the user's conversations, latest message first, ties by id. It
+ *   pages by `before`, keeping those whose latest message was said before it.
+ * - `searchMessages` ranks the messages of all the user's conversations at once, as
+ *   `MessageIndex.searchMessages` ranks one conversation's. It never finds a summary or leading
+ *   system message.
+ * - `readTurns` reads the whole turns that hold the hits, as `RepositoryService.readTurns` does in
+ *   one conversation.
+ * - `erase` removes, all or nothing, every fact about the user and every conversation of the user:
+ *   messages, summary state, records, settings, vectors. It says what it removed. Afterwards
  *   nothing of the user is stored.
  *
  * @since 0.2.0
@@ -107,7 +110,7 @@ export declare namespace UserStore {
   export type MergeResult = Data.TaggedEnum<{
     /** Applied: the facts whose key took the new statement. */
     Merged: { readonly applied: ReadonlyArray<UserFact> }
-    /** Refused: the conversation's cursor had moved on (or the conversation is gone); nothing changed. */
+    /** Refused: the conversation's cursor had moved on, or the conversation is gone. Nothing changed. */
     Stale: {}
   }>
 
@@ -135,8 +138,8 @@ export declare namespace UserStore {
     /** At most this many hits (1 to 100). */
     readonly limit: number
     /**
-     * The conversation the search is made for: only its messages below `before` are searched (the
-     * others are shown); every other conversation of the user is searched whole.
+     * The conversation the search is made for. Only its messages below `before` are searched, since
+     * the others are shown. Every other conversation of the user is searched whole.
      */
     readonly current?: { readonly conversationId: ConversationId; readonly before: number } | undefined
   }
@@ -150,7 +153,7 @@ export declare namespace UserStore {
   export interface SearchHit {
     readonly conversationId: ConversationId
     readonly seq: number
-    /** Higher is better; comparable within one search only. */
+    /** Higher is better. Scores compare within one search only. */
     readonly score: number
   }
 

@@ -15,14 +15,14 @@ const withOptional = (
 })
 
 /**
- * The most facts kept unless configured otherwise: the hierarchical strategy's `maxFacts` by
- * default, and the most the offline skill returns.
+ * The most facts kept unless configured otherwise. It is the hierarchical strategy's default
+ * `maxFacts`, and the most the offline skill returns.
  */
 export const DefaultMaxFacts = 50
 
 /**
- * The last fact of each category but `GENERAL`: in a list oldest first, the newest of each kind of
- * value, which a full cap keeps longest so that a run of one kind never takes every other with it.
+ * The last fact of each category but `GENERAL`: in a list oldest first, the newest of each kind.
+ * A full cap keeps these longest, so a run of one kind never pushes out every other kind.
  */
 export const lastOfEachCategory = <F extends Fact>(facts: ReadonlyArray<F>): Set<F> => {
   const last = new Map<FactCategory, F>()
@@ -31,7 +31,7 @@ export const lastOfEachCategory = <F extends Fact>(facts: ReadonlyArray<F>): Set
 }
 
 /**
- * A fact as a model proposes it: added when its key is new, replacing the known one otherwise.
+ * A fact as a model proposes it. It is added when its key is new, else it replaces the known one.
  */
 export interface FactUpdate {
   readonly key: string
@@ -58,13 +58,13 @@ export interface FactChanges {
 export const MaxSourceSeqs = 16
 
 /**
- * Applies changes to known facts. Order is recency: a fact that is new or whose value or category
- * changed moves to the end, so that caps drop the facts untouched for longest first.
+ * Applies changes to known facts. Order is recency: a fact that is new, or whose value or category
+ * changed, moves to the end. So caps drop the facts untouched for longest first.
  *
- * - `remove` deletes the facts with those keys; a key both removed and updated is replaced.
- * - An update of a known key replaces its value and category; its confidence is the update's, or
- *   the known one when the update has none; its provenance is kept while the value is unchanged.
- * - Keys are compared after trimming; of two updates of one key, the last wins.
+ * - `remove` deletes the facts with those keys. A key both removed and updated is replaced.
+ * - An update of a known key replaces its value and category. Its confidence is the update's, or
+ *   the known one when the update has none. Its provenance is kept while the value is unchanged.
+ * - Keys are compared after trimming. Of two updates of one key, the last wins.
  */
 export const applyFactChanges = (existing: ReadonlyArray<Fact>, changes: FactChanges): Array<Fact> => {
   const facts = new Map<string, Fact>(existing.map((fact) => [fact.key, fact]))

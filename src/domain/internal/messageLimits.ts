@@ -4,16 +4,15 @@
 import { DateTime, Schema } from "effect"
 import { reasonOr } from "./untrusted.js"
 
-/** Tokens a chat format spends on each message besides its content (role markers, separators). */
+/** Tokens a chat format spends on each message besides its content: role markers, separators. */
 export const MessageOverhead = 4
 
 /** The longest message content accepted, in UTF-16 code units (4 Mi). */
 export const MaxContentLength = 4 * 1024 * 1024
 
 /**
- * The longest metadata accepted, as the length of its JSON text (`JSON.stringify`), in UTF-16 code
- * units (1 Mi). Each JSON value in it (`attributes`, tool call `params`) also nests at most
- * `MaxJsonDepth` (32) levels.
+ * The longest metadata accepted, as the length of its JSON text, in UTF-16 code units (1 Mi). Each
+ * JSON value in it (`attributes`, tool call `params`) nests at most `MaxJsonDepth` (32) levels.
  */
 export const MaxMetadataLength = 1024 * 1024
 
@@ -23,15 +22,14 @@ export const MaxMetadataLength = 1024 * 1024
 export const MaxToolCalls = 128
 
 /**
- * How far ahead of the clock of the write a caller's `createdAt` may be, in milliseconds (5
- * minutes): the clocks of the host that recorded a message and of the memory may disagree a
- * little, but a time further ahead was not said yet (often a local time written as UTC), and
- * `addMessages` refuses it.
+ * How far a caller's `createdAt` may be ahead of the write's clock, in milliseconds (5 minutes).
+ * The host's clock and the memory's may disagree a little. A time further ahead was not said yet,
+ * often a local time written as UTC, and `addMessages` refuses it.
  */
 export const MaxClockSkewMillis = 5 * 60 * 1000
 
-// ISO 8601: a date, `T`, a time (seconds and their fraction optional) and a zone: `Z` or an
-// offset. A time without a zone is refused: it is a local time, of a zone it does not name.
+// ISO 8601: a date, `T`, a time (seconds and their fraction optional) and a zone, `Z` or an
+// offset. A time without a zone is refused: it is local to a zone it does not name.
 const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/
 
 const isLeapYear = (year: number): boolean => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
@@ -54,17 +52,18 @@ const isoDateTimeProblem = (text: string): string | undefined => {
   ) {
     return "is not a date and time of the calendar (a month, day, hour, minute, second or offset out of range)"
   }
-  // Every store holds the years 1000 to 9999 (UTC) to the millisecond (PGlite's driver reads a
-  // year before 100 as one of the 1900s or 2000s).
+  // Every store holds the years 1000 to 9999 (UTC) to the millisecond. PGlite's driver reads a
+  // year before 100 as one of the 1900s or 2000s.
   const time = DateTime.make(text)
   const utcYear = time._tag === "Some" ? DateTime.getPartUtc(time.value, "year") : 0
   return utcYear < 1000 || utcYear > 9999 ? "must lie in the years 1000 to 9999 (UTC)" : undefined
 }
 
 /**
- * When a message was said, as a caller gives it: an ISO 8601 date and time with a time zone (`Z`
- * or an offset such as `+01:00`; seconds and their fraction optional), in the years 1000 to 9999
- * (UTC), decoded into a `DateTime.Utc`. Every store keeps it to the millisecond.
+ * When a message was said, as a caller gives it: an ISO 8601 date and time with a time zone, `Z`
+ * or an offset such as `+01:00`. Seconds and their fraction are optional. It must lie in the
+ * years 1000 to 9999 (UTC) and decodes into a `DateTime.Utc`. Every store keeps it to the
+ * millisecond.
  */
 export const CreatedAt = Schema.compose(
   Schema.String.annotations({
@@ -74,9 +73,9 @@ export const CreatedAt = Schema.compose(
 ).annotations({ identifier: "CreatedAt" })
 
 /**
- * Why a caller's `createdAt` cannot be stored by a write at `now`, or undefined when it can: it
- * lies more than `MaxClockSkewMillis` after `now`. Any earlier time is accepted, whatever the
- * times of the messages before it: the seq, not the time, orders the log.
+ * Why a caller's `createdAt` cannot be stored by a write at `now`, or undefined when it can. It
+ * cannot when it lies more than `MaxClockSkewMillis` after `now`. Any earlier time is accepted,
+ * whatever the times before it: the seq, not the time, orders the log.
  */
 export const createdAtProblem = (createdAt: DateTime.Utc, now: DateTime.Utc): string | undefined =>
   DateTime.toEpochMillis(createdAt) - DateTime.toEpochMillis(now) > MaxClockSkewMillis

@@ -1,8 +1,7 @@
 /**
- * The terms of the lexical search, shared by every store and by recall's ranking, so that a
- * message is found by the same words in memory and in SQL: how a text is cut into terms (an
- * identifier, an amount or a date stays whole and is also split, a plain word is stemmed), the
- * stop words and the bounds.
+ * The terms of the lexical search: how a text is cut into terms, the stop words and the bounds.
+ * Every store and recall's ranking share them, so a message is found by the same words in memory
+ * and in SQL.
  *
  * @since 0.1.0
  */
@@ -10,29 +9,28 @@ import { stemmer as porter } from "stemmer"
 import { MaxQueryLength } from "./recall.js"
 import { utf8Length } from "./utf8.js"
 
-/** The most distinct terms a query is searched by (identifier-like terms are kept first). */
+/** The most distinct terms a query is searched by. Identifier-like terms are kept first. */
 export const maxQueryTerms = 32
 
-/** The longest term, in code points: a longer word is cut to it, in documents and queries alike. */
+/** The longest term, in code points. A longer word is cut to it, in documents and queries alike. */
 export const maxTermLength = 64
 
 /** How often one term of a message is counted at most (BM25 saturates long before). */
 export const maxTermFrequency = 32
 
 /**
- * How much of a message is indexed, as the size of its terms in a PostgreSQL `tsvector`: each term's
- * UTF-8 bytes plus `termOverhead`, and 2 bytes per further occurrence. Far below the 1 MB a
- * `tsvector` may hold, whatever the message (4 MiB of distinct words): a message past it is
- * indexed by its first terms.
+ * How much of a message is indexed, in bytes of a PostgreSQL `tsvector`. Each term costs its
+ * UTF-8 bytes plus `termOverhead`, and 2 bytes per further occurrence. It is far below the 1 MB a
+ * `tsvector` may hold. A message past it is indexed by its first terms.
  */
 export const maxIndexedBytes = 512 * 1024
 
-/** What a term costs in a `tsvector` besides its bytes: its scope prefix (12), entry, count, position, padding. */
+/** A term's `tsvector` bytes besides its own: scope prefix (12), entry, count, position, padding. */
 const termOverhead = 24
 
 /**
- * The English stop words of PostgreSQL's `english` configuration (Snowball's list): left out of
- * documents and queries, so that a question's grammar never matches.
+ * The stop words of PostgreSQL's `english` configuration (Snowball's list). They are left out of
+ * documents and queries, so a question's grammar never matches.
  */
 const stopWords: ReadonlySet<string> = new Set(
   ("i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers " +
@@ -46,8 +44,8 @@ const stopWords: ReadonlySet<string> = new Set(
 
 /**
  * A word, or words joined by single connectors: `ORD-2024-88417`, `1,240.00`, `2026-04-18`,
- * `jane.doe@example.com`, `10:30`, `SKU_991`. Everything else (spaces, quotes, brackets, currency
- * signs, query operators) separates.
+ * `jane.doe@example.com`, `10:30`, `SKU_991`. Everything else separates: spaces, quotes,
+ * brackets, currency signs, query operators.
  */
 const chunkPattern = /[\p{L}\p{N}\p{M}]+(?:[-_.,/:@#+][\p{L}\p{N}\p{M}]+)*/gu
 
@@ -71,10 +69,9 @@ const bounded = (term: string): string => {
 }
 
 /**
- * The Porter stemmer (`stemmer`), on plain English words only: "refunds" and "refund", "booked"
- * and "booking", "deliveries" and "delivery" meet. Identifiers and numbers are never stemmed. The
- * stored SQL vectors hold the stemmed terms: changing the stemmer needs a migration that writes
- * them again (`9_stem_search`).
+ * The Porter stemmer (`stemmer`), on plain English words only: "refunds" meets "refund", "booked"
+ * meets "booking". Identifiers and numbers are never stemmed. Stored SQL vectors hold stemmed
+ * terms, so changing the stemmer needs a migration that rewrites them (as `9_stem_search` does).
  */
 const stem = (word: string): string => word.length < 3 || !asciiLetters.test(word) ? word : porter(word)
 
@@ -82,11 +79,11 @@ const stem = (word: string): string => word.length < 3 || !asciiLetters.test(wor
 const wordTerm = (word: string): string | undefined => stopWords.has(word) ? undefined : bounded(stem(word))
 
 /**
- * The terms of one chunk. A single word is itself (stemmed when it is plain English). A compound
- * is kept whole and split: `ord-2024-88417`, `ord`, `2024`, `88417`. A number written with
- * grouping or decimal separators is kept whole with its digits (`1,240.00` → `1,240.00`,
- * `124000`, and its units `1240` when it ends in two decimals), so that `$1,240.00`, `1240.00`
- * and `1.240,00` meet; its groups alone mean nothing and are left out.
+ * The terms of one chunk. A single word is itself, stemmed when it is plain English. A compound
+ * is kept whole and split: `ord-2024-88417`, `ord`, `2024`, `88417`. A number with grouping or
+ * decimal separators is kept whole, with its digits, and with its units when it ends in two
+ * decimals: `1,240.00` gives `1,240.00`, `124000` and `1240`. So `$1,240.00`, `1240.00` and
+ * `1.240,00` meet. Its groups alone mean nothing and are left out.
  */
 const chunkTerms = (chunk: string, emit: (term: string, identifier: boolean) => void): void => {
   if (!connectorPattern.test(chunk)) {
@@ -115,9 +112,8 @@ const scan = (text: string, emit: (term: string, identifier: boolean) => void): 
 }
 
 /**
- * The terms of a document with how often each occurs (at most `maxTermFrequency`), in order of
- * first occurrence, bounded by `maxIndexedBytes`: a message past the bound is indexed by its
- * first terms.
+ * The terms of a document in order of first occurrence, each with how often it occurs (at most
+ * `maxTermFrequency`). Bounded by `maxIndexedBytes`.
  */
 export const documentTerms = (text: string): ReadonlyMap<string, number> => {
   const counts = new Map<string, number>()
@@ -145,9 +141,8 @@ export const documentTerms = (text: string): ReadonlyMap<string, number> => {
 }
 
 /**
- * The distinct terms a query is searched by: at most `maxQueryTerms`, those that look like
- * identifiers (numbers, compounds) first, then the others in order; none for a text of stop words
- * or punctuation only.
+ * The distinct terms a query is searched by, at most `maxQueryTerms`. Identifier-like terms
+ * (numbers, compounds) come first, then the others in order. None for stop words or punctuation.
  */
 export const queryTerms = (text: string): ReadonlyArray<string> => {
   const identifiers: Array<string> = []
@@ -162,8 +157,8 @@ export const queryTerms = (text: string): ReadonlyArray<string> => {
 }
 
 /**
- * The pairs of words of a query said one after the other, neither a stop word, as written (lower
- * case): "what did the boiler repair cost" holds `boiler repair` and `repair cost`.
+ * The pairs of adjacent words in a query, neither a stop word, in lower case. "what did the boiler
+ * repair cost" holds `boiler repair` and `repair cost`.
  */
 export const wordPairs = (text: string): ReadonlyArray<string> => {
   const words = text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}\p{M}]+(?:['’-][\p{L}\p{N}\p{M}]+)*/gu) ?? []

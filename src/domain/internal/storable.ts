@@ -6,8 +6,8 @@
 import { Array as Arr, type Effect, ParseResult, Schema, type SchemaAST } from "effect"
 import { copyUntrusted, explain, type Limits, notData, reasonOr, setOwn, tooLarge } from "./untrusted.js"
 
-// PostgreSQL `text` and `jsonb` cannot hold U+0000, and an unpaired UTF-16 surrogate has no UTF-8
-// encoding (drivers replace it with U+FFFD), so either would change on its way through a SQL store.
+// PostgreSQL `text` and `jsonb` cannot hold U+0000. An unpaired UTF-16 surrogate has no UTF-8
+// encoding, so drivers replace it with U+FFFD. Either would change on its way through a SQL store.
 const nul = "\u0000"
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
@@ -29,8 +29,8 @@ const loneSurrogates = new RegExp(loneSurrogate.source, "g")
 
 /**
  * Makes a string storable: every NUL and unpaired surrogate becomes U+FFFD. Returns the text and
- * how many characters were replaced. For text the library did not receive as input, such as
- * model output, which is repaired rather than refused.
+ * how many characters were replaced. For text that is repaired rather than refused, such as model
+ * output.
  *
  * @since 0.1.0
  * @category constructors
@@ -50,7 +50,7 @@ export const toStorable = (s: string): { readonly text: string; readonly replace
 
 /**
  * A string without NUL characters or unpaired surrogates. Anything else is refused as "must be a
- * string", never by printing the value (printing a hostile object runs its getters).
+ * string", without printing the value: printing a hostile object runs its getters.
  *
  * @since 0.1.0
  * @category schemas
@@ -71,8 +71,8 @@ export const Identifier = StorableString.pipe(
 )
 
 /**
- * A key of a JSON object: storable, and not `__proto__`, which plain objects cannot hold as data
- * (assigning it sets the prototype: the value would be lost, or worse, inherited).
+ * A key of a JSON object: storable, and not `__proto__`. Plain objects cannot hold that key as
+ * data: assigning it sets the prototype.
  *
  * @since 0.1.0
  * @category schemas
@@ -90,9 +90,9 @@ export const JsonKey = StorableString.pipe(
 export const MaxJsonDepth = 32
 
 /**
- * The most values (each array, object, and primitive in them, counting repeats) one guarded input
- * may hold before it is refused as too large. It bounds the work spent on an input, however it is
- * built (a shared sub-object referenced twice at each of 32 levels is 2^32 values).
+ * The most values one guarded input may hold before it is refused as too large. Each array,
+ * object and primitive counts, repeats included. It bounds the work spent on any input: a shared
+ * sub-object referenced twice at each of 32 levels is 2^32 values.
  *
  * @since 0.1.0
  * @category constants
@@ -100,23 +100,25 @@ export const MaxJsonDepth = 32
 export const MaxJsonValues = 1_048_576
 
 /**
- * Decodes untrusted input with `schema`, safely: the input is first read into a fresh plain copy
- * (each property read once, inside a guard; cycles, depth and size bounded), and `schema` decodes
- * the copy. Nothing can then crash the decoding or alias the caller's objects: a throwing getter
- * or proxy trap, a cycle, a `Date`, a `Map`, a class instance, a function or a bigint is refused
- * with a reason at its path (unless `schema` refuses something else first), never a defect.
+ * Decodes untrusted input with `schema`, safely. The input is first read into a fresh plain copy:
+ * each property once, inside a guard, with cycles, depth and size bounded. `schema` decodes the
+ * copy, so nothing can crash the decoding or alias the caller's objects. A throwing getter or
+ * proxy trap, a cycle, a `Date`, a `Map`, a class instance, a function or a bigint is refused at
+ * its path, never a defect (unless `schema` refuses something else first).
  *
- * The copy is canonical, the form every store returns JSON in: object keys in the order
- * PostgreSQL's `jsonb` keeps them (shorter keys first, counted in UTF-8 bytes, then in byte order;
- * as in any JavaScript object, integer-like keys such as `"2"` and `"10"` still come first, in
- * ascending order), `-0` as `0`, properties whose value is `undefined` left out. It is decoded
- * keeping its key order.
+ * The copy is canonical, the form every store returns JSON in. Object keys follow PostgreSQL's
+ * `jsonb` order: shorter keys first (length in UTF-8 bytes), then byte order. As in any JavaScript
+ * object, integer-like keys such as `"2"` and `"10"` still come first, in ascending order. `-0`
+ * becomes `0`, and properties whose value is `undefined` are left out. The copy is decoded in its
+ * key order.
  *
- * Options: `maxDepth` (default `MaxJsonDepth`) and `maxValues` (default `MaxJsonValues`) bound the
- * copy; `shallow` copies the top-level array or object only, for a schema whose elements guard
- * themselves (a list of `MessageInput`s); `keepOrder` keeps the input's key order instead of
- * `jsonb`'s, for JSON whose text must come back byte for byte (tool call params and results
- * replayed to a provider).
+ * Options:
+ *
+ * - `maxDepth` (default `MaxJsonDepth`) and `maxValues` (default `MaxJsonValues`) bound the copy.
+ * - `shallow` copies only the top-level array or object, for a schema whose elements guard
+ *   themselves (a list of `MessageInput`s).
+ * - `keepOrder` keeps the input's key order instead of `jsonb`'s. It is for JSON whose text must
+ *   come back byte for byte, such as tool call params and results replayed to a provider.
  *
  * @since 0.1.0
  * @category combinators
@@ -210,8 +212,8 @@ const toJson = (
     for (const key of Object.keys(value)) {
       const keyProblem = storableProblem(key) ?? (key === "__proto__" ? "must not be \"__proto__\"" : undefined)
       path.push(key)
-      // A key JSON objects may not hold is an excess property, as in a `Schema.Record` of `JsonKey`s:
-      // refused when decoding outside input, left out (or kept) when only checking.
+      // A key JSON objects may not hold is an excess property, as in a `Schema.Record` of
+      // `JsonKey`s. It is refused when decoding outside input, left out or kept when only checking.
       if (keyProblem !== undefined && onExcessProperty !== "preserve") {
         if (onExcessProperty === "error") return fail(key, `is a key that ${keyProblem}`)
         path.pop()
@@ -246,11 +248,11 @@ const parseJson = (
 
 /**
  * A JSON value whose strings are storable and whose numbers are finite, at most `MaxJsonDepth`
- * levels deep. Any input is read safely (see `fromUntrusted`): a getter or a proxy is read once,
- * and what is not JSON (a `Date`, a `Map`, a class instance, a function, a bigint, `undefined` in
- * an array, a cycle) is refused at its path. Decoding returns a fresh copy, in canonical form (see
- * `fromUntrusted`). A key that is not a `JsonKey` is refused when decoding with
- * `onExcessProperty: "error"`, and otherwise left out, as by a `Schema.Record` of `JsonKey`s.
+ * levels deep. Any input is read safely (see `fromUntrusted`): a getter or a proxy is read once.
+ * What is not JSON is refused at its path: a `Date`, a `Map`, a class instance, a function, a
+ * bigint, `undefined` in an array, a cycle. Decoding returns a fresh copy in canonical form. A key
+ * that is not a `JsonKey` is refused with `onExcessProperty: "error"`, and otherwise left out, as
+ * by a `Schema.Record` of `JsonKey`s.
  *
  * @since 0.1.0
  * @category schemas

@@ -1,6 +1,6 @@
 /**
- * A message as text for a model: one line per message of a turn (`messageLine`), and the time
- * labels of a conversation's contexts (`timeLabel`, `onDifferentDays`).
+ * Messages as text for a model: one line per message of a turn (`messageLine`), and the time labels
+ * of a context (`timeLabel`, `onDifferentDays`).
  *
  * @since 0.1.0
  */
@@ -16,8 +16,8 @@ import type { Message } from "../Message.js"
 export const datePart = (time: DateTime.Utc): string => DateTime.formatIso(time).slice(0, 10)
 
 /**
- * The line that dates the summary lines after it, `[2026-03-14]`: a summary written from turns said
- * on several days keeps the day each line was said on.
+ * The line that dates the summary lines after it, `[2026-03-14]`. A summary of turns from several
+ * days keeps the day of each line.
  *
  * @since 0.1.0
  * @category rendering
@@ -32,17 +32,16 @@ export const dateHeading = (date: string): string => `[${date}]`
  */
 export const headingDate = (line: string): string | undefined => /^\[(\d{4}-\d{2}-\d{2})\]$/.exec(line.trim())?.[1]
 
-// Every line break a text may hold: a record's content must not start a line of the input.
+// Every line break a text may hold. A record's content must not start a line of the input.
 const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
 
 /** A label on one line: line breaks and other control characters become spaces. */
 const inline = (label: string): string => label.replace(/[\p{Cc}\u2028\u2029]+/gu, " ")
 
 /**
- * Text that cannot forge the input's structure. The structure (section markers, `Turn n:`, the
- * speaker of each message) lives at the start of lines; a message's content continues on lines
- * indented by two spaces, so nothing a user, a tool or a model wrote can open a line as a marker,
- * a turn or a speaker.
+ * Text that cannot forge the input's structure. The structure (section markers, `Turn n:`,
+ * speakers) lives at the start of lines. A message's content continues on lines indented by two
+ * spaces, so nothing a user, tool or model wrote can open a line as a marker, turn or speaker.
  */
 const indented = (text: string): string => text.replace(lineBreak, "\n  ")
 
@@ -65,7 +64,7 @@ const speaker = (message: Pick<Message, "role" | "metadata">): string => {
 
 /**
  * One message as a line of a turn: `User: …`, `Assistant (mini): …`, tool calls in brackets. Its
- * content's further lines are indented by two spaces: they can never read as another message.
+ * further lines are indented by two spaces, so they never read as another message.
  *
  * @since 0.1.0
  * @category rendering
@@ -91,8 +90,8 @@ export const timeLabel = (time: DateTime.Utc, options: { readonly dated: boolean
 }
 
 /**
- * Whether two times fall on different days (their dates in UTC differ): the labels of a context
- * whose first and last messages do so show dates.
+ * Whether two times fall on different UTC dates. A context whose first and last messages do shows
+ * dates in its labels.
  *
  * @since 0.1.0
  * @category rendering

@@ -22,25 +22,25 @@ const makeTurn = (messages: ReadonlyArray<Message>): Turn => {
 export interface Grouped {
   readonly turns: ReadonlyArray<Turn>
   /**
-   * Whether the first turn is whole. Only a partial read (a run that does not start at the
-   * beginning of the conversation's turns) can have a cut first turn: when it does not start at a
-   * user message, or when it holds a tool result whose call lies before the run.
+   * Whether the first turn is whole. Only a partial read, one that does not start at the
+   * conversation's first turn, can have a cut first turn. Its first turn is cut when it does not
+   * start at a user message, or holds a tool result whose call lies before the run.
    */
   readonly firstTurnComplete: boolean
 }
 /**
- * Groups messages (ascending by seq) into turns. A new turn starts at each user message, except
- * where a tool result after it answers a call made before it: such a boundary is skipped, so the
- * call and its result stay in one turn. `summary` messages are records of the log, not part of
- * the conversation, and are left out. Messages before the first user message form a turn of their
- * own. With `partial`, the run is a suffix of a longer log: a tool result whose call is not in
- * the run forbids every boundary before it.
+ * Groups messages, ascending by seq, into turns. A new turn starts at each user message. A
+ * boundary is skipped where a later tool result answers a call made before it, so the call and its
+ * result stay in one turn. `summary` messages are records of the log, not conversation, and are
+ * left out. Messages before the first user message form a turn of their own. With `partial`, the
+ * run is a suffix of a longer log. A tool result whose call is not in the run then forbids every
+ * boundary before it.
  */
 export const groupTurns = (all: ReadonlyArray<Message>, options?: { readonly partial?: boolean }): Grouped => {
   const messages = all.filter((message) => message.role !== "summary")
   const n = messages.length
-  // forbidden[i] > 0 (after prefix sums) means no turn may start at index i. Most runs hold no tool
-  // message: then no boundary is forbidden, and nothing is allocated for it.
+  // forbidden[i] > 0, after prefix sums, means no turn may start at index i. Most runs hold no tool
+  // message, so no boundary is forbidden and nothing is allocated.
   let forbidden: Array<number> | undefined
   let callIndex: Map<string, number> | undefined
   let unresolved = -1
@@ -84,8 +84,8 @@ export const groupTurns = (all: ReadonlyArray<Message>, options?: { readonly par
   return { turns, firstTurnComplete }
 }
 /**
- * The messages of `turns`, in order (a plain loop: `Array.prototype.flatMap` costs several times
- * more on the read path).
+ * The messages of `turns`, in order. A plain loop: `Array.prototype.flatMap` costs several times
+ * more on the read path.
  *
  * @since 0.1.0
  * @category utils

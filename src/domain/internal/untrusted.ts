@@ -1,20 +1,19 @@
 /**
- * The guarded copy behind `Text.fromUntrusted` and `Text.Json`: untrusted input read once, inside a
- * guard, into a fresh canonical plain copy, with the reason for every value that could not be
- * copied.
+ * The guarded copy behind `Text.fromUntrusted` and `Text.Json`. Untrusted input is read once,
+ * inside a guard, into a fresh canonical plain copy, with a reason for each value it cannot copy.
  */
 import { Array as Arr, ParseResult } from "effect"
 import { utf8Length } from "./utf8.js"
 
 export interface Limits {
-  /** Containers deeper than this are refused (the root container is level 1). */
+  /** Containers deeper than this are refused. The root container is level 1. */
   readonly maxDepth: number
   readonly maxValues: number
-  /** Copy the top-level container only; its elements are passed on unread. */
+  /** Copy the top-level container only. Its elements are passed on unread. */
   readonly shallow: boolean
   /**
-   * Keep object keys in the input's order instead of `jsonb`'s, for JSON whose text must come back
-   * byte for byte (tool call params and results replayed to a provider).
+   * Keep object keys in the input's order instead of `jsonb`'s. For JSON whose text must come back
+   * byte for byte, such as tool call params and results replayed to a provider.
    */
   readonly keepOrder?: boolean | undefined
 }
@@ -22,7 +21,7 @@ export interface Limits {
 export interface Copy {
   /** A fresh plain copy: arrays, plain objects and primitives, with sentinels where a problem was. */
   readonly value: unknown
-  /** The reason behind each sentinel of `value`: a fresh symbol per problem, unforgeable. */
+  /** The reason behind each sentinel of `value`. Each problem has a fresh, unforgeable symbol. */
   readonly problems: ReadonlyMap<symbol, string>
   /** The input held more than `maxValues` values: `value` is incomplete. */
   readonly tooLarge: boolean
@@ -46,15 +45,15 @@ const describeObject = (value: object): string => {
       return `an instance of ${constructor.name}`
     }
   } catch {
-    // A getter or a trap threw while we looked: the generic description will do.
+    // A getter or a trap threw: the generic description will do.
   }
   return "an object with a custom prototype"
 }
 
 /**
- * The order `jsonb` keeps object keys in: shorter keys first (in UTF-8 bytes), keys of one length
- * in byte order. UTF-8 byte order is code point order, which UTF-16 code unit order is not: a
- * surrogate (U+D800–U+DFFF) sorts after U+E000–U+FFFF by code point.
+ * The order `jsonb` keeps object keys in: shorter keys first (in UTF-8 bytes), then byte order.
+ * UTF-8 byte order is code point order, which UTF-16 code unit order is not. By code point, a
+ * surrogate (U+D800–U+DFFF) sorts after U+E000–U+FFFF.
  */
 const codePointRank = (unit: number) => (unit < 0xD800 ? unit : unit >= 0xE000 ? unit - 0x800 : unit + 0x2000)
 
@@ -73,7 +72,7 @@ const compareKeys = (a: readonly [string, number], b: readonly [string, number])
 const sortedKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> =>
   keys.length < 2 ? keys : keys.map((key) => [key, utf8Length(key)] as const).sort(compareKeys).map(([key]) => key)
 
-/** Sets `key` as own data, `__proto__` included (assigning `__proto__` would set the prototype). */
+/** Sets `key` as own data, even `__proto__`, which plain assignment would take as the prototype. */
 export const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
   if (key === "__proto__") {
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
@@ -84,16 +83,18 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
 
 /**
  * Reads `input` into a fresh plain copy without ever throwing: every property is read once, inside
- * a guard. What cannot be copied as JSON data becomes a sentinel symbol whose reason is recorded:
- * a throwing getter or proxy trap, a cycle, an object that is not plain (a `Date`, a `Map`, a class
- * instance), a function, a bigint, a container nested too deep. Symbols given by the caller are
- * kept as they are (schemas refuse them). The copy is canonical: object keys in `jsonb` order
- * (the input's with `keepOrder`), `-0` as `0`, properties whose value is `undefined` left out (as
- * `JSON.stringify` does; in an array, `undefined` stays, for the schema to refuse).
+ * a guard. What cannot be copied as JSON data becomes a sentinel symbol with a recorded reason.
+ * That covers a throwing getter or proxy trap, a cycle, a `Date`, a `Map`, a class instance, a
+ * function, a bigint, a container nested too deep. Symbols from the caller are kept, for schemas
+ * to refuse.
+ *
+ * The copy is canonical. Object keys are in `jsonb` order, or the input's with `keepOrder`. `-0`
+ * becomes `0`. Properties whose value is `undefined` are left out, as `JSON.stringify` does. In an
+ * array, `undefined` stays, for the schema to refuse.
  */
 export const copyUntrusted = (input: unknown, limits: Limits): Copy => {
   const problems = new Map<symbol, string>()
-  // The objects on the path from the root: a shared object seen twice is fine, a cycle is not.
+  // The objects on the path from the root. A shared object seen twice is fine, a cycle is not.
   const ancestors = new Set<object>()
   let values = 0
   let overflow = false
@@ -168,17 +169,16 @@ export const copyUntrusted = (input: unknown, limits: Limits): Copy => {
 }
 
 /**
- * A `message` annotation that keeps the reason the guarded copy gave for a value it could not read
- * (a throwing getter, a cycle, a `Date`…) and says `fallback` otherwise. Without it, a schema
- * with its own message would report a throwing getter as, say, "must be a string".
+ * A `message` annotation that keeps the guarded copy's reason for a value it could not read, and
+ * says `fallback` otherwise. Without it, a schema with its own message would report a throwing
+ * getter as, say, "must be a string".
  */
 export const reasonOr = (fallback: string) => (issue: ParseResult.ParseIssue): string =>
   issue._tag === "Type" && issue.message !== undefined ? issue.message : fallback
 
 /**
- * Gives each issue about a sentinel of the copy the reason recorded for it (instead of "Expected
- * string, actual Symbol(…)"). Unions report a value no member takes as a `Composite`: it becomes
- * one issue too.
+ * Gives each issue about a sentinel of the copy its recorded reason, instead of "Expected string,
+ * actual Symbol(…)". A union's `Composite` issue about a sentinel becomes one such issue too.
  */
 export const explain = (
   issue: ParseResult.ParseIssue,

@@ -3,8 +3,8 @@
  */
 
 /**
- * The bytes `s` takes in UTF-8: a surrogate pair is one code point of four bytes; a lone
- * surrogate, written as U+FFFD, three.
+ * The bytes `s` takes in UTF-8. A surrogate pair is one code point of four bytes. A lone
+ * surrogate, written as U+FFFD, takes three.
  */
 export const utf8Length = (s: string): number => {
   let bytes = 0

@@ -19,8 +19,8 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>, root: string): stri
 }
 
 /**
- * A decoder of outside input for the public method `operation`: the first problem `schema` finds
- * becomes a `DataValidationError` whose path starts at `root` (the argument's name). Excess
+ * A decoder of outside input for the public method `operation`. The first problem `schema` finds
+ * becomes a `DataValidationError`, its path starting at `root`, the argument's name. Excess
  * properties are refused, not dropped.
  */
 export const decode = <A, I>(schema: Schema.Schema<A, I>, operation: string, root: string) => {

@@ -122,7 +122,7 @@ const clear = Command.make(
   { conversationId, ...Settings.readingFlags },
   ({ conversationId, ...flags }) =>
     Effect.flatMap(conversations(), (Conversations) => Conversations.clear({ conversationId, flags }))
-).pipe(Command.withDescription("delete a conversation: messages, summary state and records"))
+).pipe(Command.withDescription("delete a conversation: messages, summary state, records and settings"))
 
 const chat = Command.make(
   "chat",

@@ -1,15 +1,15 @@
 /**
  * The hierarchical strategy: key/value facts, a running narrative and the newest turns verbatim,
- * inside a token budget. Facts and narrative are folded in the background by an extract-facts
- * skill and stored with the summary state: incrementally (the known facts and narrative with the
- * new turns), or, in `full` mode, extracted again from the original messages at each run.
- * Incrementally, the facts and the narrative share the preamble's room (`maxSharedTokens` of the
- * skill's input): the narrative takes what the facts leave, and the offline skill keeps a fact
- * beyond the newest of its kind only where it carries more per token than the narrative's lines.
- * A fold reads the narrative's latest lines and writes after the earlier ones, which are kept as
- * written, the oldest leaving first (a line with a number outlasts the plain ones of the older
- * half; `narrativeFold: "append"`, the default), so that each message is read about once;
- * `"rewrite"` reads and writes the whole narrative at each fold.
+ * inside a token budget. An extract-facts skill folds facts and narrative in the background, and
+ * they are stored with the summary state. Folds are incremental, or in `full` mode extract again
+ * from the original messages at each run.
+ *
+ * Incrementally, the facts and narrative share the preamble's room (the skill's `maxSharedTokens`).
+ * The narrative takes what the facts leave. The offline skill keeps a fact beyond the newest of
+ * its kind only when it carries more per token than the narrative's lines. With
+ * `narrativeFold: "append"`, the default, a fold reads the narrative's latest lines and writes
+ * after the earlier ones, so each message is read about once. `"rewrite"` reads and writes the
+ * whole narrative at each fold.
  *
  * @since 0.1.0
  */
@@ -49,9 +49,9 @@ export const NarrativeFold = Schema.Literal("append", "rewrite")
 const Extras = Schema.Struct({
   /**
    * The narrative's share of the preamble, in tokens; `summaryTokenCap` when absent. In
-   * `incremental` mode the narrative also takes what the facts leave of `maxFactTokens`: the two
-   * blocks as shown never pass `maxNarrativeTokens + maxFactTokens` together. In `full` mode it is
-   * the narrative's hard cap.
+   * `incremental` mode the narrative also takes what the facts leave of `maxFactTokens`. The two
+   * blocks as shown never pass `maxNarrativeTokens + maxFactTokens`. In `full` mode it is the
+   * narrative's hard cap.
    */
   maxNarrativeTokens: Schema.optional(PositiveInt),
   /** The most facts kept; past it, the facts untouched for longest are dropped. */
@@ -59,23 +59,22 @@ const Extras = Schema.Struct({
   /** Hard cap on the facts block, in tokens; `summaryTokenCap` when absent. */
   maxFactTokens: Schema.optional(PositiveInt),
   /**
-   * How an `incremental` fold treats the narrative. `append` (the default): the fold reads the
-   * narrative's latest lines again with the new turns, and what it writes follows the earlier
-   * lines, kept as they were written; when the room is short, the oldest lines leave first, but
-   * a line that carries a number (an identifier, an amount, a date) outlasts the plain lines of
-   * the older half. Each message is read about once. `rewrite`: the fold reads the whole
-   * narrative again and writes it anew, so a skill may keep an old line over a newer one, at the
-   * cost of reading the narrative at every fold.
+   * How an `incremental` fold treats the narrative. `append`, the default: the fold reads the
+   * latest lines again with the new turns, and writes after the earlier lines, kept as written.
+   * When room is short, the oldest lines leave first. A line with a number (an identifier, an
+   * amount, a date) outlasts the plain lines of the older half. Each message is read about once.
+   * `rewrite`: the fold reads and rewrites the whole narrative, so a skill may keep an old line
+   * over a newer one. It costs reading the narrative at every fold.
    */
   narrativeFold: NarrativeFold
 })
 
 /**
  * Options of the hierarchical strategy: those of `SummarizationStrategy` and `Extras`. Its `mode`
- * is `incremental` (the default: the known facts and the narrative, or its latest lines, are
- * folded with the new turns, each message read about once) or `full` (each run extracts the facts
- * and the narrative again from the original messages, up to the new cursor, in chunks of at most
- * `summarizerInputLimit` tokens: never from an earlier narrative); `layered` is refused.
+ * is `incremental` or `full`; `layered` is refused. `incremental`, the default, folds the new turns
+ * into the known facts and narrative, reading each message about once. `full` extracts the facts
+ * and narrative again from the original messages at each run, in chunks of at most
+ * `summarizerInputLimit` tokens.
  *
  * @since 0.1.0
  * @category models
@@ -96,7 +95,7 @@ export const defaults: HierarchicalOptions = {
 }
 
 /**
- * Builds the strategy. Its background jobs and event stream live in the scope: closing it
+ * Builds the strategy. Its background jobs and event stream live in the scope; closing it
  * interrupts every job.
  *
  * @since 0.1.0
@@ -122,7 +121,7 @@ const decodeOptions = (
       ...withoutDeprecated(options)
     }
     const base = yield* decode(Options, operation, "options")(rest)
-    // Layers are summaries of chunks the next ones never see: facts could not be merged across them.
+    // Facts cannot be merged across layers, which summarize chunks the next ones never see.
     if (base.mode === "layered") {
       return yield* new DataValidationError({
         operation,
@@ -160,8 +159,8 @@ const decodeOptions = (
   })
 
 /**
- * The hierarchical strategy as a layer; invalid options fail its construction, and closing the
- * layer interrupts every background job.
+ * The hierarchical strategy as a layer. Invalid options fail its construction. Closing the layer
+ * interrupts every background job.
  *
  * @example
  * ```ts

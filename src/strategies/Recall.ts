@@ -1,11 +1,11 @@
 /**
  * Recall: older turns of a conversation brought back for the current question, verbatim and
  * whole, with where and when they were said. A context asked with a query holds them
- * (`MemoryContext.recalled`); `ChatMemoryService.searchMemory` and the recall toolkit search them.
+ * (`MemoryContext.recalled`). `ChatMemoryService.searchMemory` and the recall toolkit search them.
  *
- * The search is the store's `MessageIndex`: lexical by default, offline. `layerHybrid` makes it
- * hybrid: the lexical ranking fused with the nearest messages by meaning, their vectors computed
- * by a background job after each write.
+ * The search is the store's `MessageIndex`: lexical by default, offline. `layerHybrid` fuses the
+ * lexical ranking with the nearest messages by meaning. A background job computes their vectors
+ * after each write.
  *
  * @example
  * ```ts
@@ -52,8 +52,8 @@ import * as Search from "./internal/recall/search.js"
 import { makeJobs } from "./internal/summarizer/jobs.js"
 
 /**
- * One recalled turn: a user message and everything that answered it, as stored, with its seq
- * range, its time and the score that chose it.
+ * One recalled turn: a user message and everything that answered it, as stored. It carries its
+ * seq range, its time and the score that chose it.
  *
  * @since 0.2.0
  * @category models
@@ -69,17 +69,17 @@ export const RecalledTurn = Recalled.RecalledTurn
 export type RecalledTurn = Recalled.RecalledTurn
 
 /**
- * Where `searchTurns` searches: one conversation (its index), or every conversation of a user (the
- * user port), the conversation `conversationId`'s, when given, only below `before`.
+ * Where `searchTurns` searches: one conversation, or every conversation of a user. The
+ * conversation `conversationId`, when given, is searched only below `before`.
  */
 type Scope =
   | { readonly index: MessageIndex.Service; readonly conversationId: ConversationId }
   | { readonly users: UserStore.Service; readonly userId: UserId; readonly conversationId?: ConversationId | undefined }
 
 /**
- * The turns that end before `before` and best match `query`, best first, at most `limit`: each
- * message found is widened to its whole turn (a tool call with its results), and a turn of another
- * conversation than the scope's is labelled with it. An unknown conversation or user has none.
+ * The turns that end before `before` and best match `query`, best first, at most `limit`. Each
+ * message found is widened to its whole turn, tool calls with their results. A turn of another
+ * conversation is labelled with its id. An unknown conversation or user has none.
  *
  * @since 0.2.0
  * @category utils
@@ -111,8 +111,8 @@ export const searchTurns = (
 
 /**
  * The background job of hybrid recall: it embeds the messages written since its last run. The
- * memory starts it after each write (`afterWrite`), waits for it in `awaitIdle`, stops it before a
- * conversation is cleared, and forwards its events (`EmbeddingFailed`). `layerHybrid` provides it.
+ * memory starts it after each write, waits for it in `awaitIdle`, and stops it before a
+ * conversation is cleared. It forwards its events (`EmbeddingFailed`). `layerHybrid` provides it.
  *
  * @since 0.2.0
  * @category tags
@@ -122,7 +122,7 @@ export class EmbeddingJobs extends Context.Tag("effect-chat-memory/Recall/Embedd
   {
     /** Starts the conversation's job, or asks the running one to run once more. Never waits. */
     readonly afterWrite: (conversationId: ConversationId) => Effect.Effect<void>
-    /** Waits until no job of the conversation (of any, without one) runs or is due. */
+    /** Waits until no job of the conversation, or of any without one, runs or is due. */
     readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
     /** Interrupts the job of a conversation about to be cleared. */
     readonly forget: (conversationId: ConversationId) => Effect.Effect<void>
@@ -139,17 +139,17 @@ export class EmbeddingJobs extends Context.Tag("effect-chat-memory/Recall/Embedd
  */
 export interface HybridOptions {
   /**
-   * The name the vectors are stored under: the embedding model's (vectors of different models
-   * are never compared). Change it when the model changes: the messages are embedded again.
+   * The name the vectors are stored under, the embedding model's. Vectors of different models are
+   * never compared. Change it when the model changes, and the messages are embedded again.
    */
   readonly model?: string | undefined
   /**
-   * The longest a context waits for the search by meaning (the query's vector and the store's
-   * scan); past it, or when it fails, the context gets the lexical hits.
+   * The longest a context waits for the search by meaning: the query's vector and the store's
+   * scan. Past it, or on failure, the context gets the lexical hits.
    */
   readonly queryTimeout?: Duration.DurationInput | undefined
   /**
-   * The longest one background call (a batch of up to 64 messages) may take; past it, its
+   * The longest one background call, a batch of up to 64 messages, may take. Past it, its
    * messages stay pending. After a failed batch the job rests as long, doubling with each failure
    * in a row, up to 10 minutes.
    */
@@ -178,11 +178,11 @@ const HybridOptionsSchema = Schema.Struct({
 const decodeOptions = decode(HybridOptionsSchema, "Recall.layerHybrid", "options")
 
 /**
- * The store's `MessageIndex` made hybrid: a search fuses the lexical ranking with the messages
- * nearest the query by meaning (reciprocal rank fusion), unless asked for words only
- * (`meaning: false`). It provides `EmbeddingJobs`, the background job that computes the vectors
- * with the `EmbeddingModel` in context. An embedding model that fails or hangs fails neither a
- * write nor a context: the context gets the lexical hits. Invalid options fail the layer with a
+ * The store's `MessageIndex` made hybrid. A search fuses the lexical ranking with the messages
+ * nearest the query by meaning (reciprocal rank fusion), unless it asks for words only
+ * (`meaning: false`). It provides `EmbeddingJobs`, which computes the vectors with the
+ * `EmbeddingModel` in context. An embedding model that fails or hangs fails neither a write nor a
+ * context: the context gets the lexical hits. Invalid options fail the layer with a
  * `DataValidationError` naming the option.
  *
  * @since 0.2.0

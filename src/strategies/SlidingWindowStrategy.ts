@@ -28,9 +28,9 @@ const defaults: Options = { tokenBudget: ContextSettings.defaults.tokenBudget }
 const decodeOptions = decode(Options, "SlidingWindowStrategy.make", "options")
 
 /**
- * Builds the strategy. The context holds the leading system messages and then the newest whole
- * turns whose tokens fit what is left of the budget: a contiguous run ending at the newest turn,
- * so the newest K turns are always there whenever they fit, for every K.
+ * Builds the strategy. The context holds the leading system messages, then the newest whole turns
+ * that fit what is left of the budget. They are a contiguous run ending at the newest turn, so the
+ * newest K turns are there whenever they fit, for every K.
  *
  * @since 0.1.0
  * @category constructors
@@ -45,8 +45,8 @@ export const make = (
       name: "sliding-window",
       postAddMessagesHook: () => Effect.void,
       buildContext: Effect.fnUntraced(function*(conversationId, settings) {
-        // The budget: the call's, else the conversation's (stored settings come with the window),
-        // else the strategy's. The window is read again only for a larger stored budget.
+        // The budget: the call's, else the conversation's, else the strategy's. Stored settings
+        // come with the window, which is read again only for a larger stored budget.
         const first = settings?.tokenBudget ?? tokenBudget
         const read = yield* repository.readWindow(conversationId, { after: "system-prefix", tokenLimit: first })
         const budget = settings?.tokenBudget ?? read.settings.tokenBudget ?? tokenBudget
@@ -71,7 +71,7 @@ export const make = (
   })
 
 /**
- * The sliding-window strategy as a layer; invalid options fail its construction.
+ * The sliding-window strategy as a layer. Invalid options fail its construction.
  *
  * @example
  * ```ts

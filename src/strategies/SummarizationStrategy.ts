@@ -1,6 +1,6 @@
 /**
- * The summarization strategy: a running summary of the older conversation, folded in the
- * background by a summarize skill, in front of the newest turns verbatim, inside a token budget.
+ * The summarization strategy: a running summary of the older conversation, before the newest turns
+ * verbatim, inside a token budget. A summarize skill folds the summary in the background.
  *
  * @since 0.1.0
  */
@@ -15,9 +15,9 @@ import * as Producers from "./internal/summarizer/producers.js"
 import { makeWith, type Ports } from "./internal/summarizing.js"
 
 /**
- * The options of the strategy (and of the summarizing part of `HierarchicalStrategy`): the budget,
- * K, view and recall, the trigger (watermarks or an explicit threshold), the summary's cap and
- * mode, and the summarizer's retries, timeout, breaker and concurrency.
+ * The options of the strategy, also used by `HierarchicalStrategy`. They set the budget, K, view
+ * and recall, the trigger, the summary's cap and mode, and the summarizer's retries, timeout,
+ * breaker and concurrency.
  *
  * @since 0.2.0
  * @category schemas
@@ -25,8 +25,7 @@ import { makeWith, type Ports } from "./internal/summarizing.js"
 export const Options = Internal.Options
 
 /**
- * The options as a caller gives them: durations as any `Duration.DurationInput` ("30 seconds", a
- * number of milliseconds).
+ * The options as a caller gives them, durations as any `Duration.DurationInput`.
  *
  * @since 0.2.0
  * @category models
@@ -65,8 +64,8 @@ export const make = (
   })
 
 /**
- * The summarization strategy as a layer; invalid options fail its construction, and closing the
- * layer interrupts every background job.
+ * The summarization strategy as a layer. Invalid options fail its construction. Closing the layer
+ * interrupts every background job.
  *
  * @example
  * ```ts

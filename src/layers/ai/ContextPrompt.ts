@@ -25,9 +25,9 @@ import type { Message } from "../../domain/Message.js"
  */
 export interface PromptOptions {
   /**
-   * The role of the messages that carry the facts and the summary. `user` (the default) gives text
-   * a model wrote, possibly steered by a user, no more authority than a user has; `system` gives
-   * it the authority of the host's own instructions: use it only when every writer is trusted.
+   * The role of the messages that carry the facts and the summary. `user`, the default, gives text
+   * a model wrote no more authority than a user has. `system` gives it the authority of the host's
+   * own instructions: use it only when every writer is trusted.
    */
   readonly recordRole?: "user" | "system" | undefined
 }
@@ -35,15 +35,15 @@ export interface PromptOptions {
 const parseJsonText = Schema.decodeUnknownOption(Schema.parseJson())
 
 /**
- * The value of a JSON text the memory stored. The text was checked when it was added, so the
- * fallback (the text itself) only serves a store that no longer holds what it was given.
+ * The value of a stored JSON text, else the text itself. The text was checked when added, so the
+ * fallback only serves a store that no longer holds what it was given.
  */
 const jsonOf = (text: string): unknown => Option.getOrElse(parseJsonText(text), () => text)
 
 const record = (text: string, role: "user" | "system"): Prompt.MessageEncoded =>
   role === "system" ? { role: "system", content: text } : { role: "user", content: [{ type: "text", text }] }
 
-/** A message as a prompt message; a user message after its date and time when `dated`. */
+/** A message as a prompt message. When `dated`, a user message follows its date and time. */
 const toPromptMessage = (message: Message, dated = false): Prompt.MessageEncoded | undefined => {
   switch (message.role) {
     case "system":
@@ -77,8 +77,8 @@ const toPromptMessage = (message: Message, dated = false): Prompt.MessageEncoded
           id: message.metadata.toolCallId ?? "",
           name: message.metadata.toolName ?? "tool",
           isFailure: message.metadata.isError ?? false,
-          // A structured result goes back as its value: the provider encodes it once, as the
-          // fresh call did, not a second time as a string.
+          // A structured result goes back as its value, so the provider encodes it once, as the
+          // fresh call did.
           result: message.metadata.contentFormat === "json" ? jsonOf(message.content) : message.content,
           providerExecuted: false
         }]
@@ -91,10 +91,10 @@ const toPromptMessage = (message: Message, dated = false): Prompt.MessageEncoded
 
 /**
  * The context as `@effect/ai` prompt messages, in order. The leading system messages stay system
- * messages; facts and the summary become messages of `options.recordRole` (`user` by default);
- * tool calls and results become tool-call and tool-result parts, with their JSON as it was added
- * (a structured result as its value, params in their key order: see `Message.AnyInput`), so a
- * provider is sent what the fresh call sent. When the conversation was said on more than one day
+ * messages. Facts and the summary become messages of `options.recordRole`, `user` by default.
+ * Tool calls and results become tool-call and tool-result parts, with their JSON as it was added:
+ * a structured result as its value, params in their key order (see `Message.AnyInput`). So a
+ * provider is sent what the fresh call sent. When the conversation spans more than one day
  * (`MemoryContext.dated`), each recent user message starts with a text part holding its date and
  * time, and the recalled turns' labels show dates.
  *
@@ -132,8 +132,8 @@ export const toPrompt = (context: MemoryContext, options?: PromptOptions): Promp
 
 /**
  * The full prompt for the host's next model call: the context, then the user's current message.
- * Pass it as `prompt` to `LanguageModel.generateText`; store the user message and the response's
- * parts as they come with `addMessages` afterwards (or let `ChatTurn.generateText` do all three).
+ * Pass it as `prompt` to `LanguageModel.generateText`. Then store the user message and the
+ * response's parts with `addMessages`, or let `ChatTurn.generateText` do all three.
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
- * How `addMessages` reads its list: messages in the library's own form, `@effect/ai` prompt
- * messages and response parts (`Message.AnyInput`), put together into the messages to store.
+ * How `addMessages` reads its list into the messages to store. The list may mix the library's
+ * own messages, `@effect/ai` prompt messages and response parts (`Message.AnyInput`).
  *
  * @since 0.1.0
  */
@@ -20,14 +20,13 @@ import { type Decoded, decodePieces, type Piece } from "./internal/parts.js"
  */
 export interface SourcedInput {
   readonly message: MessageInput
-  /** The index of the input it came from: the first one, when several response parts make it. */
+  /** The index of the input it came from; the first, when several response parts make it. */
   readonly source: number
 }
 
 /**
- * `schema`, but a `Prompt` given in its place is refused saying what to pass instead: its messages,
- * `prompt.content`. A Prompt is what a model is sent, most often the whole history (a context's
- * summary and recalled turns included), so taking it whole would store again what is stored.
+ * `schema`, but a `Prompt` is refused with a hint to pass `prompt.content` instead. A Prompt is
+ * what a model is sent, most often the whole history, so taking it whole would store it twice.
  */
 const refusingPromptAs = <A, I>(schema: Schema.Schema<A, I>, expected: string, pass: string): Schema.Schema<A, I> =>
   refusingPrompt(
@@ -35,12 +34,11 @@ const refusingPromptAs = <A, I>(schema: Schema.Schema<A, I>, expected: string, p
     `must be ${expected}, not an @effect/ai Prompt: pass ${pass} (the messages not stored yet)`
   )
 
-// As deep as `Message.MessageInput` reads a message: tool call `params` are a JSON value at level
-// 5 (message, metadata, toolCalls, call, params), and a few more levels are read, so that a value
-// too deep is refused by `Json`, against its own limit and at its own path.
+// As deep as `Message.MessageInput` reads a message. Tool call `params` are a JSON value at level
+// 5, and a few more levels are read. So `Json` refuses a value too deep, at its own path.
 const maxInputDepth = MaxJsonDepth + 8
 
-// Each input is read once, inside a guard, keeping the caller's key order: the JSON texts of tool
+// Each input is read once, inside a guard, keeping the caller's key order. The JSON texts of tool
 // calls and results must come back byte for byte.
 const AnyInputSchema: Schema.Schema<ReadonlyArray<Piece>, AnyInput> = refusingPromptAs(
   fromUntrusted(
@@ -158,9 +156,9 @@ const assemble = (
 const SourcedInputs = Schema.declare((u): u is ReadonlyArray<SourcedInput> => Array.isArray(u))
 
 /**
- * The list `addMessages` takes (`AnyInput`s), decoded into the messages to store, in order, as
- * `Message.AnyInput` describes. Bad input fails naming the input (`[3].content[1].params`); a
- * message put together from response parts is named by its first part. At most `maxInputs`
+ * The list `addMessages` takes, decoded into the messages to store, in order, as
+ * `Message.AnyInput` describes. Bad input fails naming its path (`[3].content[1].params`). A
+ * message built from response parts is named by its first part. It takes at most `maxInputs`
  * inputs, giving at most `maxMessages` messages.
  *
  * @since 0.1.0
@@ -171,8 +169,8 @@ export const MessageInputs = (options: {
   readonly maxInputs: number
 }): Schema.Schema<ReadonlyArray<SourcedInput>, ReadonlyArray<AnyInput>> =>
   Schema.transformOrFail(
-    // Read once, inside a guard (a proxy or a getter on the list must not crash decoding); each
-    // input guards itself.
+    // Read once, inside a guard: a proxy or a getter on the list must not crash decoding.
+    // Each input guards itself.
     refusingPromptAs(
       fromUntrusted(
         Schema.Array(AnyInputSchema).pipe(
@@ -194,12 +192,11 @@ export const MessageInputs = (options: {
 const isInputRole = Schema.is(InputRole)
 
 /**
- * What `MessageInputs` decodes `input` into, when every input is a plain `{ role, content }`
- * object (no other own key, no metadata) of a role other than `tool`, with non-empty, storable
- * content of at most `MaxContentLength` characters: the common call, checked without the guard's
- * copy, each property read once. `undefined` for anything else, or when reading throws: the caller
- * then decodes with `MessageInputs`, which decides and explains. Both give the same messages (a
- * property test checks it).
+ * A fast path for the common call: what `MessageInputs` decodes `input` into, without the guard's
+ * copy, reading each property once. Every input must be a plain `{ role, content }` object, of a
+ * role other than `tool`, with non-empty, storable content of at most `MaxContentLength`
+ * characters. `undefined` for anything else, or when reading throws; the caller then decodes with
+ * `MessageInputs`. Both give the same messages, as a property test checks.
  *
  * @since 0.1.0
  * @category conversions
@@ -216,12 +213,12 @@ export const decodePlainInputs = (
     for (let source = 0; source < length; source++) {
       const value: unknown = input[source]
       if (!Predicate.isObject(value) || Object.getPrototypeOf(value) !== Object.prototype) return undefined
-      // Exactly two own keys, and no inherited ones (the prototype is Object's): role and content.
+      // Exactly two own keys, role and content, and no inherited ones.
       if (Reflect.ownKeys(value).length !== 2) return undefined
       if (!Predicate.hasProperty(value, "role") || !Predicate.hasProperty(value, "content")) return undefined
       const role = value.role
       const content = value.content
-      // A tool message needs metadata (the call it answers).
+      // A tool message needs metadata: the call it answers.
       if (role === "tool" || !isInputRole(role)) return undefined
       if (typeof content !== "string" || content.length === 0 || content.length > MaxContentLength) return undefined
       if (!isStorable(content)) return undefined
@@ -229,7 +226,7 @@ export const decodePlainInputs = (
     }
     return out
   } catch {
-    // A getter or a proxy that throws: the guarded decoding refuses it with a path.
+    // A getter or proxy that throws: the guarded decoding refuses it with a path.
     return undefined
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The embedding model of hybrid recall over the OpenAI API (`@effect/ai-openai`'s
  * `OpenAiEmbeddingModel`), for OpenAI or any compatible server by base URL. Any other
- * `@effect/ai` `EmbeddingModel` layer serves as well (`ChatMemoryConfig.Embeddings`).
+ * `@effect/ai` `EmbeddingModel` layer serves too (`ChatMemoryConfig.Embeddings`).
  *
  * @since 0.1.0
  */
@@ -21,7 +21,7 @@ import * as OpenAiModels from "../internal/openAiModels.js"
 export const defaultModel = OpenAiModels.embeddings
 
 /**
- * The most texts one request embeds (the background job sends batches of this size or less).
+ * The most texts one request embeds. The background job's batches are no larger.
  *
  * @since 0.1.0
  * @category constants

@@ -1,15 +1,18 @@
 /**
- * The offline `SkillService`: no model, deterministic, so the memory runs with no API key. The
- * narrative keeps the statements that carry the most the rest does not (identifiers, amounts,
- * dates, addresses, contacts, quantities, the user's goals, conditions and decisions), each value
- * once, in its newest statement, tool results as "field value" lines rather than JSON. Facts are
- * those values keyed by the words said around them (a key naming its entity, a total not keyed as
- * its part), the latest value of a key winning, ordered so that a cap drops general notes before
- * identifiers and amounts, the most recently said last. Given room shared with the narrative
- * (`maxSharedTokens`), it keeps the newest fact of each kind and, beyond those, a fact only where it
- * carries more per token than the lines that say the same (or where room is left to spare), and
- * the narrative takes the rest of the room. The narrative of turns said on several days is dated.
- * It reads the turns as stored (tool results as the data they hold), never a rendered text.
+ * The offline `SkillService`: no model, deterministic, so the memory runs with no API key.
+ *
+ * The narrative keeps the statements that carry the most the rest does not: identifiers, amounts,
+ * dates, addresses, contacts, quantities, and the user's goals, conditions and decisions. Each
+ * value appears once, in its newest statement. Tool results read as "field value" lines, not JSON.
+ * The narrative of turns said on several days is dated.
+ *
+ * Facts are those values, keyed by the words said around them; the latest value of a key wins. A
+ * cap drops general notes before identifiers and amounts, the most recently said last. Given room
+ * shared with the narrative (`maxSharedTokens`), it keeps the newest fact of each kind. Beyond
+ * those, it keeps a fact only when it carries more per token than the lines that say the same, or
+ * when room is left. The narrative takes the rest of the room.
+ *
+ * It reads the turns as stored, never a rendered text.
  *
  * @since 0.1.0
  */
@@ -24,7 +27,7 @@ import { normalize, spans } from "./internal/extractive/salient.js"
 import { type Statement, statementsOf } from "./internal/extractive/statements.js"
 import { extractFactsReading, factsChanged, readsSeveralDays, summaryInput } from "./internal/prompts.js"
 
-/** The narrative of the statements within `maxTokens` (`select`); never empty while anything was said. */
+/** The narrative of the statements within `maxTokens`. Never empty when anything was said. */
 const narrativeOf = (
   counter: TokenCounter.Service,
   statements: ReadonlyArray<Statement>,
@@ -47,8 +50,8 @@ const narrativeOf = (
  */
 export const make = Effect.gen(function*() {
   const counter = yield* TokenCounter
-  // Usage as a model skill would report it for the same call: the tokens of the texts it would
-  // read and of what it would write, so that the summarizer's figures compare across skills.
+  // Usage as a model skill would report it for the same call, so the summarizer's figures
+  // compare across skills.
   const usage = (read: ReadonlyArray<string>, output: string) =>
     Effect.zipWith(
       Effect.reduce(read, 0, (n, text) => Effect.map(counter.count(text), (tokens) => n + tokens)),
@@ -80,8 +83,8 @@ export const make = Effect.gen(function*() {
           maxFacts: DefaultMaxFacts,
           maxTokens: maxFactTokens
         })
-        // Sharing their room with the narrative, the facts keep what they carry best, and what
-        // they say too where there is room to spare; the narrative takes the rest of the room.
+        // Sharing room with the narrative, the facts keep what they carry best, and more when room
+        // is left. The narrative takes the rest.
         const shared = input.maxSharedTokens
         const split = shared === undefined
           ? { carried: capped.facts, spare: [] }

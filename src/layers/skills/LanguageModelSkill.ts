@@ -1,6 +1,6 @@
 /**
- * The `SkillService` over a language model of `@effect/ai`: summarize with `generateText`, extract
- * facts and a narrative with `generateObject`. Provider-neutral: the provider's layer supplies the
+ * The `SkillService` over an `@effect/ai` language model. It summarizes with `generateText`, and
+ * extracts facts and a narrative with `generateObject`. The provider's layer supplies the
  * `LanguageModel` (see `OpenAiSkill`).
  *
  * @since 0.1.0
@@ -23,8 +23,8 @@ import {
 } from "./internal/prompts.js"
 
 /**
- * One fact of the model's answer. Every field is required (nullable where optional), as strict
- * structured outputs demand; provenance is not asked for, as the model does not see message seqs.
+ * One fact of the model's answer. Every field is required, and nullable where optional, as strict
+ * structured outputs demand. Provenance is not asked for: the model does not see message seqs.
  */
 const ExtractedFact = Schema.Struct({
   key: Schema.String.annotations({ description: "A short stable snake_case name; a known fact's key to update it" }),
@@ -61,20 +61,19 @@ export declare namespace LanguageModelSkill {
    */
   export interface Options {
     /**
-     * The model's name, recorded with each output. The provider layer chooses the model itself; left
-     * out, the name is the one its response gives (`@effect/ai`'s `response-metadata` part,
-     * `modelId`), or `unknown` when it gives none.
+     * The model's name, recorded with each output. The provider layer chooses the model itself.
+     * Left out, the name is the response's `modelId` (its `response-metadata` part), or `unknown`.
      */
     readonly model?: string | undefined
-    /** The first part of the skill ids, e.g. `openai` for `openai/summarize@1`; `language-model` by default. */
+    /** The first part of the skill ids: `openai` in `openai/summarize@1`. `language-model` by default. */
     readonly skillIdPrefix?: string | undefined
     /**
-     * Where the instructions of the summarize skill come from: `"built-in"` (the default), our
-     * system prompt before the input (`Prompts.summarizeSystemPrompt`); or `{ hosted: label }`,
-     * the provider's request configuration (e.g. an OpenAI hosted prompt, see `OpenAiSkill`): the
-     * request then carries the input text alone, no system message, and `label` stands for our
-     * prompt version in the skill id (`openai/summarize@prompt:pmpt_abc:2`). The extract-facts
-     * skill always runs our prompt: its answer follows our schema (`Extraction`).
+     * Where the summarize skill's instructions come from. `"built-in"`, the default: our system
+     * prompt before the input (`Prompts.summarizeSystemPrompt`). `{ hosted: label }`: the
+     * provider's request configuration, such as an OpenAI hosted prompt (see `OpenAiSkill`). The
+     * request then carries the input text alone, and `label` stands for the prompt version in the
+     * skill id (`openai/summarize@prompt:pmpt_abc:2`). The extract-facts skill always runs our
+     * prompt, as its answer follows our schema (`Extraction`).
      */
     readonly summarizeInstructions?: "built-in" | { readonly hosted: string } | undefined
   }
@@ -106,7 +105,7 @@ const ErrorBody = Schema.parseJson(Schema.Struct({
 
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
-/** The provider's error code from a JSON error body (`{"error":{"code":…,"type":…}}`): short identifiers only. */
+/** The provider's error code or type from a JSON error body, if a short identifier. */
 const errorCode = (body: string | undefined): string | undefined =>
   Option.getOrUndefined(Option.flatMap(decodeErrorBody(body), ({ error }) => {
     const id = error.code ?? error.type
@@ -114,10 +113,10 @@ const errorCode = (body: string | undefined): string | undefined =>
   }))
 
 /**
- * Classifies an `AiError`. Details carry status, reason, path and the provider's error code, never
- * headers, bodies or the cause: those may hold credentials (a key echoed by a server).
+ * Classifies an `AiError`. Details carry status, reason, path and the provider's error code. They
+ * never carry headers, bodies or the cause, which may hold credentials.
  *
- * `MalformedOutput` is not retryable: a model that breaks the schema tends to break it again with
+ * `MalformedOutput` is not retryable. A model that breaks the schema tends to break it again with
  * the same input, and the next trigger retries with more turns anyway.
  */
 const classify = (error: AiError.AiError): Classified => {

@@ -1,8 +1,8 @@
 /**
- * The OpenAI provider of the model skills: `LanguageModelSkill` over `@effect/ai-openai` (the
- * Responses API), for OpenAI or any compatible server (Ollama, vLLM…) by base URL. The summarizer
- * model is its own, separate from whatever model the host agent uses. The summarize skill may run
- * a prompt hosted by OpenAI instead of ours (`summaryPrompt`).
+ * The OpenAI provider of the model skills: `LanguageModelSkill` over `@effect/ai-openai`'s
+ * Responses API. It serves OpenAI or any compatible server (Ollama, vLLM…) by base URL. The
+ * summarizer model is its own, apart from the host agent's. The summarize skill may run a prompt
+ * hosted by OpenAI instead of ours (`summaryPrompt`).
  *
  * @since 0.1.0
  */
@@ -30,7 +30,7 @@ export declare namespace OpenAiSkill {
   export interface Options {
     /** The API key; stays redacted until the HTTP call. Optional for servers that need none. */
     readonly apiKey?: Redacted.Redacted | undefined
-    /** The API's base URL, ending in `/v1` (e.g. `http://localhost:11434/v1`); OpenAI's by default. */
+    /** The API's base URL, ending in `/v1` (`http://localhost:11434/v1`). OpenAI's by default. */
     readonly apiUrl?: string | undefined
     /** The summarizer model, e.g. `gpt-4o-mini`. */
     readonly model: string
@@ -44,13 +44,12 @@ export declare namespace OpenAiSkill {
   }
 
   /**
-   * A prompt kept on OpenAI's side, run by reference (the Responses API's `prompt` field). The
-   * summarize requests then carry `prompt: { id, version }` and, as their input, the
-   * summarizer's input text alone (`Prompts.summaryInput`): no system message or instructions of
-   * ours; only when an answer came back over its cap does the retry add that answer and the
-   * overrun stated, as two more turns. The request still names `model`, which overrides the
-   * prompt's own. Extract-facts requests (the hierarchical strategy) keep our prompt: their
-   * answer is a JSON object of our schema, which a summary prompt does not describe.
+   * A prompt kept on OpenAI's side, run by reference (the Responses API's `prompt` field).
+   * Summarize requests then carry `prompt: { id, version }`, and the input text alone
+   * (`Prompts.summaryInput`) with no system message. A retry after an answer over its cap adds
+   * that answer and the overrun, as two more turns. The request still names `model`, which
+   * overrides the prompt's own. Extract-facts requests keep our prompt, as their answer follows
+   * our schema, which a summary prompt does not describe.
    *
    * @since 0.1.0
    * @category models
@@ -58,7 +57,7 @@ export declare namespace OpenAiSkill {
   export interface HostedPrompt {
     /** The prompt's id, e.g. `pmpt_abc123`. */
     readonly id: string
-    /** The version to run, e.g. `"2"`; unset: the version currently published on OpenAI. */
+    /** The version to run, such as `"2"`. Unset, the version published on OpenAI. */
     readonly version?: string | undefined
   }
 }
@@ -71,9 +70,8 @@ const hostedPromptLabel = (prompt: OpenAiSkill.HostedPrompt): string =>
   prompt.version === undefined ? `prompt:${prompt.id}` : `prompt:${prompt.id}:${prompt.version}`
 
 /**
- * Builds the skills over the `OpenAiClient` in context. With a hosted summary prompt, the
- * summarize skill runs over a model whose requests carry it; extract-facts over one whose
- * requests do not.
+ * Builds the skills over the `OpenAiClient` in context. With a hosted summary prompt, only the
+ * summarize skill's requests carry it.
  *
  * @since 0.1.0
  * @category constructors
@@ -82,7 +80,7 @@ export const make = (
   options: OpenAiSkill.Options
 ): Effect.Effect<SkillService.Service, never, OpenAiClient.OpenAiClient> =>
   Effect.gen(function*() {
-    // Loaded here, not with the package's root: the module loads gpt-tokenizer (its tokenizer).
+    // Loaded here, not with the package's root, as the module loads gpt-tokenizer.
     const OpenAiLanguageModel = yield* Effect.promise(() => import("@effect/ai-openai/OpenAiLanguageModel"))
     const config = options.config ?? {}
     const skillOptions = { model: options.model, skillIdPrefix: "openai" }
@@ -119,8 +117,8 @@ export const layer = (options: OpenAiSkill.Options): Layer.Layer<SkillService> =
 /**
  * The skills over OpenAI with their options read from `config`, as `PgClient.layerConfig` does:
  * a `Config` of the options, or a struct of a `Config` per option. The variable names are the
- * caller's; `ChatMemoryConfig.openAi` reads the memory's environment table. A missing or invalid value fails the
- * layer's construction with a `ConfigError` naming it.
+ * caller's; `ChatMemoryConfig.openAi` reads the memory's environment table. A missing or invalid
+ * value fails the layer's construction with a `ConfigError` naming it.
  *
  * @example
  * ```ts

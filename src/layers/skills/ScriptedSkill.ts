@@ -70,7 +70,7 @@ export declare namespace ScriptedSkill {
 
 // Every line break a text may hold.
 
-/** Usage as characters / 4: of the texts a model skill would read for the same call, and of the answer. */
+/** Usage as characters / 4, of the texts a model skill would read and of the answer. */
 const usage = (read: ReadonlyArray<string>, output: string) => ({
   inputTokens: Math.ceil(read.join("").length / 4),
   outputTokens: Math.ceil(output.length / 4)

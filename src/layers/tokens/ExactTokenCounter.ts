@@ -1,6 +1,6 @@
 /**
- * The exact `TokenCounter`: counts with an `@effect/ai` `Tokenizer`, by default OpenAI's o200k
- * encoding (GPT-4o, GPT-4.1, o-series) from `gpt-tokenizer`, in time linear in the text.
+ * The exact `TokenCounter`: counts with an `@effect/ai` `Tokenizer`. The default is OpenAI's
+ * o200k encoding (GPT-4o, GPT-4.1, o-series) from `gpt-tokenizer`, in time linear in the text.
  *
  * @since 0.1.0
  */
@@ -11,8 +11,8 @@ import { Effect, Layer } from "effect"
 import * as TokenCounter from "../../services/TokenCounter.js"
 import * as O200k from "./internal/o200k.js"
 
-// `OpenAiTokenizer` of `@effect/ai-openai` always encodes with cl100k and adds chat framing to
-// every count, so the o200k encoding is wrapped here as a plain-text `Tokenizer`.
+// `@effect/ai-openai`'s `OpenAiTokenizer` always encodes with cl100k and adds chat framing to
+// every count. So the o200k encoding is wrapped here as a plain-text `Tokenizer`.
 const promptText = (prompt: Prompt.Prompt): string => {
   const parts: Array<string> = []
   for (const message of prompt.content) {
@@ -43,11 +43,11 @@ const promptText = (prompt: Prompt.Prompt): string => {
 /**
  * OpenAI's o200k encoding as an `@effect/ai` `Tokenizer`: the tokens of the prompt's text parts.
  *
- * Linear in the text's length, where plain `gpt-tokenizer` takes time in the square of the
- * longest run without a split point (100,000 times "a": 16 s). The tokens are `gpt-tokenizer`'s
- * own, except within a run of over 8,192 bytes without a split point, which is encoded in chunks
- * of that size: a count off by a few tokens per chunk, on text no person writes. Text that looks
- * like a control token (`<|endoftext|>`) is encoded as the characters it is.
+ * Linear in the text's length. Plain `gpt-tokenizer` takes time in the square of the longest run
+ * without a split point: 16 s for 100,000 times "a". The tokens are `gpt-tokenizer`'s own, except
+ * within a run of over 8,192 bytes without a split point. Such a run is encoded in chunks of that
+ * size, off by a few tokens per chunk, on text no person writes. Text that looks like a control
+ * token (`<|endoftext|>`) is encoded as its characters.
  *
  * @since 0.1.0
  * @category constructors
@@ -84,8 +84,8 @@ const fromCount = (name: string, count: (text: string) => Effect.Effect<number>)
  * A counter over any `Tokenizer`. `truncate` finds the longest prefix that fits by bisection,
  * on code point boundaries.
  *
- * A tokenizer failure is a defect here: the tokenizers this runs with encode locally and cannot
- * fail on a string, so a failure means a broken tokenizer, not a condition to handle.
+ * A tokenizer failure is a defect here. The tokenizers this runs with encode locally and cannot
+ * fail on a string, so a failure means a broken tokenizer.
  *
  * @since 0.1.0
  * @category constructors

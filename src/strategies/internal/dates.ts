@@ -1,6 +1,6 @@
 /**
- * The dates of a context: whether its conversation was said on more than one day, and the tokens
- * the labels that then date the user messages shown add to the turns that hold them.
+ * The dates of a context: whether its conversation spans more than one day. If so, user messages
+ * shown get date labels, whose tokens count with their turns.
  */
 import { Effect } from "effect"
 import { recentLabel } from "../../domain/internal/contextText.js"
@@ -9,7 +9,7 @@ import type { Message } from "../../domain/Message.js"
 import type { Turn } from "../../domain/Turn.js"
 import type { RepositoryService } from "../../services/RepositoryService.js"
 
-/** The newest message of `messages` that is part of the conversation (not a summary record). */
+/** The newest message of `messages` that is not a summary record. */
 const newest = (messages: ReadonlyArray<Message>): Message | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]
@@ -19,11 +19,10 @@ const newest = (messages: ReadonlyArray<Message>): Message | undefined => {
 }
 
 /**
- * Whether the conversation a window reads was said on more than one day: its first message (when
- * the conversation started, `ConversationInfo.createdAt`) and its last one fall on different dates
- * (UTC). The window holds the newest messages; when it holds none after the leading system
- * messages (every turn summarized, in the `stable` view), the time of the last write stands in for
- * the last message: dates shown once too often rather than missing.
+ * Whether a window's conversation spans more than one day: its start
+ * (`ConversationInfo.createdAt`) and its last message fall on different UTC dates. When the window
+ * holds no message after the leading system ones, the last write's time stands in. Dates are
+ * better shown once too often than missing.
  */
 export const spansDays = (window: RepositoryService.WindowRead): boolean => {
   const { info } = window
@@ -32,10 +31,7 @@ export const spansDays = (window: RepositoryService.WindowRead): boolean => {
   return last !== undefined && onDifferentDays(info.createdAt, last)
 }
 
-/**
- * `turns` with the tokens of their labels in their counts: one `recentLabel` per user
- * message, counted by `count`.
- */
+/** `turns` with their labels' tokens in their counts: one `recentLabel` per user message. */
 export const withLabels = (
   turns: ReadonlyArray<Turn>,
   count: (text: string) => Effect.Effect<number>

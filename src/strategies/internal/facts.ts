@@ -1,19 +1,19 @@
 /**
  * The facts of a fold as the hierarchical strategy commits them: one valid fact per key, each
- * traced to the folded messages it was drawn from.
+ * traced to its source messages.
  */
 import { Either, Schema } from "effect"
 import { Fact } from "../../domain/Fact.js"
 import { MaxSourceSeqs } from "../../domain/internal/facts.js"
 import type { Message } from "../../domain/Message.js"
 
-/** `fact` with the newest `MaxSourceSeqs` of `sourceSeqs` as its sources, when there are any. */
+/** `fact` with the newest `MaxSourceSeqs` of `sourceSeqs`, if any, as its sources. */
 const withSources = (fact: Fact, sourceSeqs: ReadonlyArray<number> | undefined): Fact =>
   sourceSeqs === undefined || sourceSeqs.length === 0 ? fact : { ...fact, sourceSeqs: sourceSeqs.slice(-MaxSourceSeqs) }
 
 /**
- * Facts as a store accepts them: one per key (the last occurrence wins, at its place), each valid
- * for the `Fact` schema. Returns how many were dropped as invalid.
+ * Facts as a store accepts them: one per key, each valid for the `Fact` schema. The last
+ * occurrence of a key wins, at its place. Returns how many were dropped as invalid.
  */
 export const normalizeFacts = (
   facts: ReadonlyArray<Fact>
@@ -41,9 +41,9 @@ const mentionOf = (value: string): RegExp | undefined => {
 }
 
 /**
- * Provenance: a fact the run left unchanged keeps its source seqs; a fact that is new or whose value
- * changed keeps the source seqs the skill gave when they lie in the folded messages, and is otherwise
- * attributed to the folded messages that mention its value as a whole (none when it is paraphrased).
+ * Provenance. A fact the run left unchanged keeps its source seqs. A new or changed fact keeps the
+ * skill's source seqs that lie in the folded messages. Otherwise it is attributed to the folded
+ * messages that mention its value whole, or to none when paraphrased.
  */
 export const attributeSources = (
   previous: ReadonlyArray<Fact>,

@@ -45,7 +45,7 @@ export const summarizationDuration = Metric.histogram(
   "Duration of a summarization in milliseconds"
 )
 
-/** Times the summarizer's breaker opened (a skill failing summarization after summarization). */
+/** Times the summarizer's breaker opened. */
 export const summarizerBreakerOpened = Metric.counter("chat_memory_summarizer_breaker_opened_total", {
   description: "Times the summarizer's breaker opened after summarizations failed in a row",
   incremental: true
@@ -76,7 +76,7 @@ export const recalledTurns = Metric.histogram(
   "Turns recalled per context built with a query"
 )
 
-/** How long recall took per context built with a query (search, turn reads, second build). */
+/** How long a context built with a query took: its build, the search and the turn reads. */
 export const recallLatency = Metric.histogram(
   "chat_memory_recall_duration_ms",
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 14 }),
@@ -90,10 +90,9 @@ export const messagesEmbedded = Metric.counter("chat_memory_messages_embedded_to
 })
 
 /**
- * Embedding faults, one per call: a call that failed, died, was interrupted or timed out, or whose
- * answer was unusable (another count of vectors, another length, numbers that are not finite).
- * `stage` is `index` (a background batch: retried by the conversation's next write, or its bad
- * vectors left out) or `query` (a context served with lexical recall alone).
+ * Embedding faults, one per call: a call that failed, died, was interrupted or timed out, or
+ * answered unusable vectors. `stage` is `index` for a background batch: retried on the next
+ * write, or its bad vectors left out. It is `query` for a context served with lexical recall alone.
  */
 export const embeddingFailures = Metric.counter("chat_memory_embedding_failures_total", {
   description: "Embedding calls that failed, timed out or answered unusable vectors (stage: index or query); " +

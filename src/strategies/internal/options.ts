@@ -10,8 +10,7 @@ import { NonNegativeDuration, PositiveDuration } from "../../domain/internal/dur
 const PositiveInt = Schema.Int.pipe(Schema.positive()).annotations({ description: "a positive integer" })
 
 /**
- * The explicit trigger of the chunked-summary design: a summarization is due when summary +
- * buffer tokens pass it.
+ * The explicit trigger: a summarization is due when summary and buffer tokens pass it.
  *
  * @since 0.1.0
  * @category schemas
@@ -75,28 +74,28 @@ export const Options = Schema.Struct({
   /** The budget, K, view and recall (`ContextSettings`). */
   ...ContextSettings.ContextSettings.fields,
   /**
-   * The explicit trigger of the chunked-summary design: a summarization is due when summary +
-   * buffer tokens pass it. Unset (the default): the watermarks decide.
+   * The explicit trigger: a summarization is due when summary and buffer tokens pass it. Unset,
+   * the default, the watermarks decide.
    */
   chunkSummarizeThreshold: Schema.optional(ChunkSummarizeThreshold),
   /**
-   * With `room = tokenBudget − summary cap − system tokens`: a summarization is due when the
-   * unsummarized turns (more than K) pass `highWater × room`, leaving headroom while it runs.
+   * A summarization is due when more than K unsummarized turns pass `highWater × room`, leaving
+   * headroom while it runs. `room` is `tokenBudget − summary cap − system tokens`.
    */
   highWater: HighWater,
-  /** A summarization folds the oldest turns until at most `lowWater × room` (and at least K turns) stay unsummarized. */
+  /** A summarization folds the oldest turns until at most `lowWater × room`, and at least K turns, stay. */
   lowWater: LowWater,
   /** Hard cap on the summary, in tokens. */
   summaryTokenCap: SummaryTokenCap,
-  /** `incremental` folds the summary with new turns; `full` re-summarizes the originals; `layered` keeps a summary per chunk. */
+  /** `incremental` folds the summary with new turns. `full` re-summarizes the originals. `layered` keeps a summary per chunk. */
   mode: SummaryMode,
-  /** A summarization is also due when the buffer holds more than `threshold` messages; it then keeps about `target`. */
+  /** A summarization is also due past `threshold` buffered messages. It then keeps about `target`. */
   messageTrigger: Schema.optional(
     Schema.Struct({ threshold: PositiveInt, target: Schema.NonNegativeInt }).pipe(
       Schema.filter((t) => t.target < t.threshold || { path: ["target"], message: "must be below threshold" })
     )
   ),
-  /** Delete originals once summarized (leading system and summary messages are kept). */
+  /** Delete originals once summarized. Leading system and summary messages are kept. */
   pruneSummarized: Schema.Boolean,
   /** Append each applied summary to the log as a `summary` message linked to its record. */
   summaryMessages: Schema.Boolean,
@@ -104,35 +103,34 @@ export const Options = Schema.Struct({
   lazyFallback: Schema.Literal("window", "sync"),
   /** The most tokens of turns one summarizer call reads. */
   summarizerInputLimit: PositiveInt,
-  /** Retries of a failed skill call (retryable failures only). */
+  /** Retries of a skill call that failed with a retryable error. */
   retries: Schema.Int.pipe(Schema.between(0, 10)),
-  /** The first retry's delay; each further one doubles it (with jitter). */
+  /** The first retry's delay. Each further one doubles it, with jitter. */
   retryBaseDelay: NonNegativeDuration,
   /** The longest one skill call may take. */
   skillTimeout: PositiveDuration,
   /**
-   * The summarizer's breaker: after this many summarizations in a row failed on the skill (each
-   * after its retries), background summarizations stop calling it. Messages are still stored,
-   * the summary waits, and contexts announce the turns it does not cover.
+   * The summarizer's breaker. After this many summarizations in a row fail on the skill, each
+   * after its retries, background summarizations stop calling it. Messages are still stored, the
+   * summary waits, and contexts announce the turns it does not cover.
    */
   breakerFailures: Schema.Int.pipe(Schema.between(1, 1000)),
   /**
-   * How long the breaker stays open; then the next summarization due is let through alone (the
-   * others wait for its outcome), and its success closes the breaker.
+   * How long the breaker stays open. Then the next due summarization goes through alone while the
+   * others wait, and its success closes the breaker.
    */
   breakerCooldown: PositiveDuration,
   /**
-   * How many conversations this strategy summarizes at once in the background; the others wait
-   * for a turn (holding no lock or connection meanwhile). It bounds the concurrent calls to the
-   * summarizer model and the summarization locks held. If the store caps its lock holders
-   * (`maxLockConnections`), keep this at most that cap, or the jobs beyond it find the lock busy.
+   * How many conversations this strategy summarizes at once in the background. The others wait
+   * their turn, holding no lock or connection. It bounds the concurrent calls to the summarizer
+   * model and the summarization locks held. If the store caps its lock holders
+   * (`maxLockConnections`), keep this at most that cap, or jobs beyond it find the lock busy.
    */
   summarizationConcurrency: SummarizationConcurrency,
   /**
-   * How long closing the strategy (the memory's scope) waits for the background summarizations in
-   * flight before it interrupts them: a graceful drain for rolling deploys. Zero (the default)
-   * interrupts them at once. Those interrupted are logged at Info, and resume on their
-   * conversation's next write.
+   * How long closing the strategy waits for background summarizations in flight before it
+   * interrupts them: a graceful drain for rolling deploys. Zero, the default, interrupts them at
+   * once. Those interrupted are logged at Info, and resume on their conversation's next write.
    */
   shutdownDrain: NonNegativeDuration
 }).pipe(
@@ -149,8 +147,8 @@ export const Options = Schema.Struct({
 export type SummarizationOptions = typeof Options.Type
 
 /**
- * The options as a caller gives them: a duration as any `Duration.DurationInput` ("30 seconds",
- * a number of milliseconds), and the previous version's millisecond names for one release.
+ * The options as a caller gives them: durations as any `Duration.DurationInput`, and the
+ * deprecated millisecond names.
  */
 export type SummarizationInput = typeof Options.Encoded & {
   /** @deprecated Use `retryBaseDelay`. */
@@ -161,7 +159,7 @@ export type SummarizationInput = typeof Options.Encoded & {
   readonly breakerCooldownMillis?: number | undefined
 }
 
-/** The input with the previous version's millisecond names read as their durations. */
+/** The input with the deprecated millisecond names read as their durations. */
 export const withoutDeprecated = <A extends Partial<SummarizationInput>>(
   input: A
 ): Omit<A, "retryBaseDelayMillis" | "skillTimeoutMillis" | "breakerCooldownMillis"> => {

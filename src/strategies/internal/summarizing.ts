@@ -35,22 +35,22 @@ import type * as Producers from "./summarizer/producers.js"
 import * as Summarizer from "./summarizer/summarizer.js"
 import { makeUserFacts } from "./userFacts.js"
 
-/** How many recalled turns a context considers at most (best first, while the block fits). */
+/** The most recalled turns a context considers, best first, while the block fits. */
 const recallCandidates = 8
 
 /**
- * The storage ports the policy reads and writes: the log, the summary state (the summarizer
- * commits), the settings (the planner reads them), the index (recall) and the lease.
+ * The storage ports the policy reads and writes: the log, the summary state, the settings, the
+ * index for recall, the lease and the user store.
  */
 export type Ports = RepositoryService | SummaryStore | SettingsStore | MessageIndex | SummarizationLease | UserStore
 
 /**
- * The policy of every summarizing strategy, over the producer of its summaries: after a write,
- * trigger the conversation's background job; for a context, show the summary state in front of
- * the newest turns, and when the summary is behind, serve the window (`lazyFallback: "window"`)
- * or summarize first (`"sync"`). `HierarchicalStrategy` is this policy with a facts producer.
- * With `recall: "hybrid"`, the index must search by meaning too (`Recall.layerHybrid`, whose
- * `EmbeddingJobs` is then in context): a `DataValidationError` naming `options.recall` otherwise.
+ * The policy of every summarizing strategy, over the producer of its summaries. A write triggers
+ * the conversation's background job. A context shows the summary state before the newest turns.
+ * When the summary is behind, it serves the window (`lazyFallback: "window"`) or summarizes
+ * first (`"sync"`). `HierarchicalStrategy` is this policy with a facts producer. With
+ * `recall: "hybrid"`, the index must also search by meaning (`Recall.layerHybrid`). Otherwise it
+ * fails with a `DataValidationError` naming `options.recall`.
  */
 export const makeWith = (
   settings: SummarizationOptions,
@@ -72,14 +72,14 @@ export const makeWith = (
     const users = yield* UserStore
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
     const publish = (event: MemoryEvent) => Effect.asVoid(PubSub.publish(pubsub, event))
-    // Hybrid while the strategy was built for it; a conversation's `lexical` stays lexical.
+    // Hybrid when the strategy is built for it; a conversation's `lexical` stays lexical.
     const hybrid = settings.recall === "hybrid" && (yield* requireHybridIndex(view.name))
     // The summary and facts shown on every read are counted once per text, not once per read.
     const shownCounter = yield* memoCounter(yield* TokenCounter)
     const summarizer = yield* Summarizer.make(settings, producer, publish)
-    // What is known about a conversation's user is learned from its turns in the background too.
+    // What is known about a conversation's user is also learned in the background.
     const userFacts = yield* makeUserFacts(settings)
-    // A job ends with the conversations the paused summarizer held back, due again: their jobs start.
+    // A job ends with the conversations the paused summarizer held back; their jobs start.
     const jobs: Jobs = yield* makeJobs(
       (conversationId) =>
         Effect.flatMap(
@@ -88,12 +88,12 @@ export const makeWith = (
         ),
       { concurrency: settings.summarizationConcurrency }
     )
-    // Registered after both: on close it runs first, while the jobs (and the store and skill) live.
+    // Registered after both, so on close it runs first, while the jobs, store and skill live.
     yield* interruptOnClose(settings.shutdownDrain, { summaries: jobs, userFacts })
 
-    // The `full` view reads the newest turns whether or not the summary covers them; the
-    // `stable` view, every turn after the cursor. With the user the call names, a conversation not
-    // stored yet reads as a new conversation of that user (its settings and the user's sections).
+    // The `full` view reads the newest turns, covered by the summary or not. The `stable` view
+    // reads every turn after the cursor. With the call's user, a conversation not stored yet reads
+    // as a new conversation of that user.
     const readWindow = (conversationId: ConversationId, settings: SummarizationOptions, userId?: UserId) =>
       Effect.map(
         repository.readWindow(conversationId, {
@@ -106,10 +106,9 @@ export const makeWith = (
       )
 
     /**
-     * The window of a context and the options it is built with: the strategy's, under the
-     * conversation's stored settings (which come with the window: one read), under the call's. The
-     * window is read for the call's options over the strategy's, and read again only when the
-     * stored settings ask for another view or a larger budget of a conversation that holds messages.
+     * The window of a context and its options: the call's over the conversation's stored settings
+     * over the strategy's. The stored settings come with the window, in one read. The window is
+     * read again only when they ask for another view or a larger budget, and messages exist.
      */
     const windowFor = (
       conversationId: ConversationId,
@@ -127,7 +126,7 @@ export const makeWith = (
     const contextOf = (window: RepositoryService.WindowRead, settings: SummarizationOptions, recall: boolean) =>
       Effect.gen(function*() {
         // `assemble` truncates the summary to make room for the newest turns, or to keep within
-        // the budget when not even they fit; facts are protected and always shown whole.
+        // the budget. Facts are protected and always shown whole.
         const facts = view.showFacts ? window.state.facts : []
         const { preamble, shrink, withoutSummary } = yield* summaryPreamble(shownCounter, window.state, { facts })
         // The user sections take their shares first, as the planner keeps them.
@@ -145,7 +144,7 @@ export const makeWith = (
           coveredUpTo: window.state.cursor,
           announce: (turns) => shownCounter.countMessage({ content: omissionText(turns) }),
           countLabel: shownCounter.count,
-          // What the turns shown say is not repeated above them; with a query, recall takes its
+          // What the shown turns say is not repeated above them. With a query, recall takes its
           // room from those turns, so the preamble keeps what they hold.
           withoutShown: recall ? undefined : (preamble, turns) => withoutShown(shownCounter, preamble, turns)
         })
@@ -153,11 +152,10 @@ export const makeWith = (
       })
 
     /**
-     * Whether a summarization is due that has not happened: the background is behind. The buffer
-     * (every message after the cursor) is grouped into turns as the planner groups it (a tool
-     * result answering an older call joins turns; the context's count of omitted turns does not
-     * know that), so that "behind" means exactly "the planner has a fold to run". The buffer is
-     * read whole only when the window did not already hold it.
+     * Whether a due summarization has not happened: the background is behind. The buffer, every
+     * message after the cursor, is grouped into turns as the planner groups it. So "behind" means
+     * exactly "the planner has a fold to run"; the context's omitted count would differ. The buffer
+     * is read whole only when the window does not hold it.
      */
     const isBehind = (window: RepositoryService.WindowRead, turnsInBuffer: number, settings: SummarizationOptions) =>
       Effect.gen(function*() {
@@ -169,7 +167,7 @@ export const makeWith = (
           : (yield* loadBuffer(repository, window.info.conversationId)).messages
         const buffer = loaded.filter((m) => m.seq > start && m.role !== "summary")
         const turns = groupTurns(buffer).turns
-        // Measured as the planner measures it: with the labels of a dated context.
+        // Measured as the planner measures it, with a dated context's labels.
         const shown = spansDays(window) ? yield* withLabels(turns, shownCounter.count) : turns
         const due = trigger(settings, producer, {
           summaryTokens: yield* summaryTokens(shownCounter, window.state.narrative),
@@ -195,9 +193,8 @@ export const makeWith = (
       )
 
     /**
-     * The context of `window` in `options`' budget, with the policy for a summary that is behind:
-     * serve the window and trigger a job (`lazyFallback: "window"`), or summarize first and read
-     * the window again (`"sync"`).
+     * The context of `window` in `options`' budget. A summary that is behind either serves the
+     * window and triggers a job (`lazyFallback: "window"`), or summarizes and reads again (`"sync"`).
      */
     const policyContext = (
       conversationId: ConversationId,
@@ -225,10 +222,9 @@ export const makeWith = (
       })
 
     /**
-     * The context of a conversation not written yet, of a user: what is known about the user, in
-     * what the rest of the budget leaves (the list of the user's conversations, and the recalled
-     * block with a query), and the recalled turns of the user's conversations. The user's sections
-     * come with the window read of the new conversation (`WindowQuery.userId`).
+     * The context of a user's conversation not written yet. It holds what is known about the
+     * user, the list of the user's conversations, and with a query, turns recalled from them. The
+     * user's sections come with the window read (`WindowQuery.userId`).
      */
     const newConversation = (
       conversationId: ConversationId,
@@ -274,7 +270,7 @@ export const makeWith = (
         function*(conversationId, overrides) {
           const { options, window } = yield* windowFor(conversationId, overrides)
           const query = overrides?.query
-          // Not stored yet: a new conversation of the user the call names (`info.lastSeq` is 0 only then).
+          // Not stored yet: a new conversation of the call's user. `info.lastSeq` is 0 only then.
           if (window.info.lastSeq === 0 && window.user !== null) {
             return yield* newConversation(conversationId, window.user, options, query)
           }
@@ -296,10 +292,9 @@ export const makeWith = (
                 : userSource(users, window.user.userId, conversationId, { before })
           }, policyContext(conversationId, window, options, true))
         },
-        // An unknown (or cleared) conversation has an empty history, not an error; settings stored
-        // before its first message still give its budget. (With a user, the window read already
-        // answered for a new conversation; it fails only when the conversation was deleted between
-        // two reads of one context.)
+        // An unknown or cleared conversation has an empty history, not an error. Settings stored
+        // before its first message still give its budget. With a user, this runs only when the
+        // conversation is deleted between two reads of one context.
         (effect, conversationId, overrides) =>
           Effect.catchTag(effect, "ConversationNotFoundError", () =>
             Effect.flatMap(stored.getSettings(conversationId), (own) => {
@@ -324,7 +319,7 @@ export const makeWith = (
     })
   })
 
-/** Whether the index in context searches by meaning too: asked for and missing, a configuration mistake. */
+/** Whether the index also searches by meaning. Asked for and missing, it is a configuration mistake. */
 const requireHybridIndex = (name: string) =>
   Effect.flatMap(
     Effect.serviceOption(EmbeddingJobs),

@@ -1,7 +1,7 @@
 /**
- * What is known about a user, learned from the user's conversations: a background job per
- * conversation reads its answered turns past its facts cursor, has the skill extract their facts,
- * and merges them into the user's, each dated by the message it came from. The merge moves the
+ * What is known about a user, learned from the user's conversations. A background job per
+ * conversation reads its answered turns past its facts cursor, and has the skill extract their
+ * facts. It merges them into the user's, each dated by its source message. The merge moves the
  * cursor in the same transaction, so a turn is read once, whatever runs at the same time.
  */
 import { Effect } from "effect"
@@ -16,10 +16,10 @@ import { UserStore } from "../../services/UserStore.js"
 import type { SummarizationOptions } from "./options.js"
 import { makeJobs } from "./summarizer/jobs.js"
 
-/** The most messages one run reads; a longer backlog is read in several runs of one job. */
+/** The most messages one page reads. A longer backlog takes several pages. */
 const pageSize = 200
 
-/** The most facts one extraction keeps, in tokens: the facts of a few turns, whole. */
+/** The most facts one extraction keeps, in tokens: enough for a few turns' facts. */
 const factTokens = 4000
 
 /** Turns that were answered: all but a last one that holds the user's message alone. */
@@ -28,7 +28,7 @@ const answered = (turns: ReadonlyArray<Turn>): ReadonlyArray<Turn> => {
   return last !== undefined && last.messages.every((message) => message.role === "user") ? turns.slice(0, -1) : turns
 }
 
-/** A fact the skill drew from `turns`, as a fact about the user: dated by its latest source message. */
+/** A fact the skill drew from the turns, as a fact about the user dated by its latest source. */
 const toUserFact = (
   conversationId: ConversationId,
   bySeq: ReadonlyMap<number, Message>,
@@ -56,7 +56,7 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
     const users = yield* UserStore
     const skill = yield* SkillService
 
-    /** One page: true when more may be pending (a page read whole, or a merge refused as stale). */
+    /** One page. True when more may be pending: a full page, or a merge refused as stale. */
     const page = (conversationId: ConversationId) =>
       Effect.gen(function*() {
         const info = yield* repository.getConversation(conversationId)

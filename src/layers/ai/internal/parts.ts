@@ -1,7 +1,7 @@
 /**
- * What one input of `addMessages` says, as pieces: a message in the library's own form, an
- * `@effect/ai` prompt message, or an `@effect/ai` response part, read from its guarded copy. The
- * parts of a response are put together into messages by `MessageInputs`.
+ * What one input of `addMessages` says, as pieces, read from its guarded copy. An input is a
+ * message in the library's own form, an `@effect/ai` prompt message, or a response part.
+ * `MessageInputs` puts a response's parts together into messages.
  */
 import * as Prompt from "@effect/ai/Prompt"
 import * as Response from "@effect/ai/Response"
@@ -19,7 +19,7 @@ export type Piece =
   | { readonly _tag: "TextEnd"; readonly id: string }
   | { readonly _tag: "ToolCall"; readonly call: ToolCall }
   | { readonly _tag: "ToolResult"; readonly message: MessageInput }
-  /** The start or end of a response or of a prompt message: what comes after is a new message. */
+  /** The start or end of a response or prompt message: what comes after is a new message. */
   | { readonly _tag: "Boundary" }
 
 export type Decoded<A> = Either.Either<A, ParseResult.ParseIssue>
@@ -58,7 +58,7 @@ const decodeJson = decodeWith(Json)
 
 /**
  * A JSON value of a tool call or result: canonical for the metadata, and as the JSON text a
- * provider is sent (`JSON.stringify`, in the caller's key order).
+ * provider is sent, in the caller's key order.
  */
 const jsonValue = (
   value: unknown,
@@ -77,7 +77,7 @@ const toolCall = (
 ): Decoded<ReadonlyArray<Piece>> =>
   Either.map(jsonValue(part.params, ["params"], context), ({ canonical, text }) => [{
     _tag: "ToolCall",
-    // Keys in canonical order. The text is kept only when it says more than the value: its key order.
+    // Keys in canonical order. The text is kept only when its key order differs.
     call: text === JSON.stringify(canonical)
       ? { id: part.id, name: part.name, params: canonical }
       : { id: part.id, name: part.name, params: canonical, paramsJson: text }
@@ -90,8 +90,8 @@ const toolResult = (
   context: DecodeContext
 ): Decoded<ReadonlyArray<Piece>> =>
   Either.flatMap(jsonValue(result, path, context), ({ canonical, text }) => {
-    // A non-empty string is the result itself, as a tool message has always held it; anything
-    // else is held as its JSON text.
+    // A non-empty string is the result itself, as a tool message holds it. Anything else is held
+    // as its JSON text.
     const asText = typeof canonical === "string" && canonical.length > 0
     const content = asText ? canonical : text
     if (content.length > MaxContentLength) {
@@ -152,8 +152,8 @@ const decodeResponseToolResult = decodeWith(Schema.Struct({
 }))
 
 /**
- * Response parts that carry nothing the next request sends back (`Prompt.fromResponseParts` drops
- * them, or the providers do: reasoning without its provider options, files, sources).
+ * Response parts that carry nothing the next request sends back. `Prompt.fromResponseParts` or
+ * the providers drop them.
  */
 const ignoredParts = new Set([
   "reasoning",
@@ -309,7 +309,7 @@ const promptMessage = (value: unknown, context: DecodeContext): Decoded<Readonly
                   decodePromptToolCall(part, context),
                   (call) => call.providerExecuted === true ? Either.right([]) : toolCall(call, context)
                 )
-              // What a provider does not take back: its reasoning, its files, the results of the tools it ran.
+              // What a provider does not take back: its reasoning, files, and its own tools' results.
               case "reasoning":
               case "file":
               case "tool-result":
@@ -342,9 +342,9 @@ const promptMessage = (value: unknown, context: DecodeContext): Decoded<Readonly
   })
 
 /**
- * The pieces of one input, from its guarded copy (keys in the caller's order: the JSON texts of
- * tool calls and results must come back byte for byte). A message in the library's own form is
- * made canonical as `MessageInput` decodes it.
+ * The pieces of one input, from its guarded copy. Keys stay in the caller's order, as the JSON
+ * texts of tool calls and results must come back byte for byte. A message in the library's own
+ * form is made canonical as `MessageInput` decodes it.
  */
 export const decodePieces = (value: unknown, context: DecodeContext): Decoded<ReadonlyArray<Piece>> =>
   !Predicate.isRecord(value)

@@ -6,10 +6,9 @@ import { type Reading, summaryParts } from "./prompts.js"
 const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/
 
 /**
- * The default summary: the lines of the existing summary, then the first words of the first line
- * of each user message of the new turns, keeping the newest lines within about `maxTokens` (at 3
- * characters a token, below what any counter here counts), as a model told the limit does.
- * Deterministic, never blank when there is input.
+ * The default summary: the existing summary's lines, then the first words of each new user
+ * message. It keeps the newest lines within about `maxTokens`, at 3 characters a token (below
+ * what any counter here counts). It is deterministic, and never blank when there is input.
  */
 export const defaultSummary = (input: Reading & { readonly maxTokens: number }): string => {
   const points = input.turns.flatMap((turn) => turn.messages)

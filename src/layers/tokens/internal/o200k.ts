@@ -1,39 +1,37 @@
 /**
- * The o200k encoding in time linear in the text: gpt-tokenizer's own for ordinary text, and a
- * heap-ordered byte-pair merge over bounded chunks for the long pieces that make it quadratic.
+ * The o200k encoding in time linear in the text. Ordinary text goes to gpt-tokenizer; long
+ * pieces, which make it quadratic, get a heap-ordered byte-pair merge over bounded chunks.
  */
 import bpeRanks from "gpt-tokenizer/bpeRanks/o200k_base"
 import { countTokens, encode as encodeOrdinary } from "gpt-tokenizer/encoding/o200k_base"
-// The pre-tokenizer gpt-tokenizer 2.9 splits o200k text with (it is the cl100k pattern, which
-// 3.x replaced with o200k's own): long pieces must be cut out of the text exactly where
-// gpt-tokenizer cuts them. On an upgrade, import the version's o200k regex instead; the tests
-// comparing counts with `encode` fail until this matches.
+// The pattern gpt-tokenizer 2.9 splits o200k text with; 3.x has o200k's own. Long pieces must be
+// cut exactly where gpt-tokenizer cuts them. On an upgrade, import that version's o200k regex:
+// the tests comparing counts with `encode` fail until this matches.
 import { CL_AND_O_TOKEN_SPLIT_PATTERN as splitPattern } from "gpt-tokenizer/encodingParams/constants"
 
 /**
- * Pieces (runs the pre-tokenizer does not split) longer than this many UTF-16 code units are
- * merged here rather than by gpt-tokenizer, whose merge costs the square of the piece's length.
- * Above the longest o200k token (128 bytes), so that a long piece is never a token by itself.
+ * Pieces longer than this many UTF-16 code units are merged here. gpt-tokenizer's merge costs the
+ * square of a piece's length. It is above the longest o200k token (128 bytes), so a long piece is
+ * never a token by itself.
  */
 const longPiece = 128
 
 /**
- * Long pieces are merged in chunks of at most this many bytes, which bounds the cost per byte.
- * A piece up to this length is encoded exactly; a longer one (only machine-made text has them)
- * gets the sum of its chunks' encodings, which differs from the exact count only around the
- * cuts: a few tokens per chunk of several thousand.
+ * Long pieces are merged in chunks of at most this many bytes, to bound the cost per byte. A piece
+ * up to this length is encoded exactly. A longer one, only found in machine-made text, gets the
+ * sum of its chunks' encodings: off by a few tokens per chunk, around the cuts.
  */
 const chunkBytes = 8192
 
-// Text passed in is text, never control tokens: `<|endoftext|>` in a message is counted as the
-// characters it is, instead of making gpt-tokenizer throw.
+// Text is never control tokens: `<|endoftext|>` in a message counts as its characters, and
+// gpt-tokenizer does not throw.
 const plainText = { disallowedSpecial: new Set<string>() }
 
 // ---------------------------------------------------------------------------------------------
 // Rank lookup by bytes
 // ---------------------------------------------------------------------------------------------
 
-/** UTF-8 validity exactly as gpt-tokenizer checks it (no overlongs, surrogates or values above U+10FFFF). */
+/** UTF-8 validity as gpt-tokenizer checks it: no overlongs, surrogates or values above U+10FFFF. */
 const isValidUtf8 = (bytes: Uint8Array, from: number, to: number): boolean => {
   let i = from
   while (i < to) {
@@ -74,10 +72,10 @@ const isValidUtf8 = (bytes: Uint8Array, from: number, to: number): boolean => {
 }
 
 /**
- * The o200k ranks in an open-addressing table keyed by the tokens' bytes, so that a lookup
- * allocates nothing. It answers as gpt-tokenizer's lookup does: tokens stored as bytes are found
- * only when those bytes are not valid UTF-8, and a key that starts with a byte order mark is
- * looked up without it (gpt-tokenizer decodes keys with a `TextDecoder`, which drops it).
+ * The o200k ranks in an open-addressing table keyed by bytes, so a lookup allocates nothing. It
+ * answers as gpt-tokenizer's lookup does. Tokens stored as bytes are found only when those bytes
+ * are not valid UTF-8. A key that starts with a byte order mark is looked up without it, as
+ * gpt-tokenizer's `TextDecoder` drops it.
  */
 interface RankTable {
   readonly bytes: Uint8Array
@@ -163,7 +161,7 @@ const makeRankTable = (): RankTable => {
       bytes.set(token, used)
       used += token.length
       starts[rank + 1] = used
-      // gpt-tokenizer looks up valid UTF-8 by its text only, so such a token is never found by bytes.
+      // gpt-tokenizer finds valid UTF-8 by its text only, never by bytes.
       if (!isValidUtf8(bytes, from, used)) insert(rank, from, used)
     }
     longest = Math.max(longest, used - from)
@@ -184,15 +182,15 @@ const rankOf = (bytes: Uint8Array, from: number, to: number): number =>
 // Byte-pair merge in O(n log n) per chunk
 // ---------------------------------------------------------------------------------------------
 
-/** Work arrays for chunks of up to `capacity` bytes, reused from chunk to chunk of one piece. */
+/** Work arrays for chunks of up to `capacity` bytes, reused across one piece's chunks. */
 interface Merger {
-  /** The end of the part that starts at each byte (meaningful at part starts only). */
+  /** The end of the part that starts at each byte; read at part starts only. */
   readonly end: Int32Array
   /** The start of the part before the part that starts at each byte, -1 for the first. */
   readonly previous: Int32Array
   /** The rank of the pair that starts at each part start, -1 when there is none. */
   readonly pair: Int32Array
-  /** A binary min-heap of `rank * chunkBytes + start`: the lowest rank first, then the leftmost. */
+  /** A min-heap of `rank * chunkBytes + start`: the lowest rank first, then the leftmost. */
   readonly heap: Int32Array
 }
 
@@ -205,10 +203,10 @@ const makeMerger = (capacity: number): Merger => ({
 })
 
 /**
- * Merges `bytes[from, to)` as gpt-tokenizer's `bytePairMerge` does (repeatedly the pair of lowest
- * rank, the leftmost among equals) and calls `onPart` with each part's bounds, in order. Returns
- * the number of parts. Stale heap entries are skipped when popped: an entry is current when the
- * pair now starting at its position still has its rank.
+ * Merges `bytes[from, to)` as gpt-tokenizer's `bytePairMerge` does: the lowest-ranked pair first,
+ * the leftmost among equals. Calls `onPart` with each part's bounds, in order, and returns the
+ * number of parts. A popped entry is stale, and skipped, unless the pair at its position still
+ * has its rank.
  */
 const merge = (
   m: Merger,
@@ -322,11 +320,11 @@ const asciiKinds = Uint8Array.from({ length: 0x80 }, (_, c) => {
 })
 
 /**
- * Whether `text` may hold a piece longer than about `longPiece`: a cheap scan for runs of ASCII
- * letters, of ASCII punctuation or of ASCII whitespace longer than that, where characters outside
- * ASCII lengthen whatever run they are in, so that every piece lies within one or two runs.
- * Texts without such a run (nearly all) go to gpt-tokenizer whole; the others are cut into pieces
- * first. Both ways count exactly: this only picks the faster one.
+ * Whether `text` may hold a piece longer than about `longPiece`. A cheap scan looks for long runs
+ * of ASCII letters, punctuation or whitespace. Non-ASCII characters lengthen the run they are in,
+ * so every piece lies within one or two runs. Texts without a long run, nearly all, go to
+ * gpt-tokenizer whole; the others are cut into pieces first. Both ways count exactly: this only
+ * picks the faster one.
  */
 const mayHoldLongPiece = (text: string): boolean => {
   let kind = 0
@@ -350,12 +348,11 @@ const whitespace = /^\s$/u
  * Walks `text` as the pre-tokenizer splits it: each stretch of ordinary pieces goes to
  * `onOrdinary` whole, each long piece to `onLong`.
  *
- * A stretch cut out at piece boundaries splits as it did inside the text (the pattern looks
- * behind nothing, and ahead only in `\s+(?!\S)`), with one exception: when whitespace other
- * than a line break ends the stretch and a non-space starts the long piece, the text had that
- * last whitespace character as a piece of its own (`\s+(?!\S)` stops one short of a non-space),
- * while the stretch alone would end in one piece of all its whitespace. That character is then
- * passed on as a stretch of its own.
+ * A stretch cut at piece boundaries splits as it did inside the text. The pattern looks behind
+ * nothing, and ahead only in `\s+(?!\S)`. One exception: whitespace other than a line break
+ * ending the stretch, before a long piece that starts with a non-space. In the text, its last
+ * character was a piece of its own, as `\s+(?!\S)` stops one short of a non-space. So that
+ * character is passed on as a stretch of its own.
  */
 const split = (text: string, onOrdinary: (stretch: string) => void, onLong: (piece: string) => void): void => {
   let stretch = 0
@@ -380,8 +377,8 @@ const split = (text: string, onOrdinary: (stretch: string) => void, onLong: (pie
 }
 
 /**
- * The number of o200k tokens in `text`, in time linear in its length; the same as gpt-tokenizer's
- * count except for pieces over `chunkBytes` bytes (see there).
+ * The number of o200k tokens in `text`, in time linear in its length. It equals gpt-tokenizer's
+ * count except for pieces over `chunkBytes` bytes.
  */
 export const count = (text: string): number => {
   if (!mayHoldLongPiece(text)) return countTokens(text, plainText)
@@ -398,7 +395,7 @@ export const count = (text: string): number => {
   return total
 }
 
-/** The o200k tokens of `text`, in time linear in its length; as `count`, exact but for pieces over `chunkBytes` bytes. */
+/** The o200k tokens of `text`, in linear time. Exact but for pieces over `chunkBytes` bytes. */
 export const encode = (text: string): Array<number> => {
   if (!mayHoldLongPiece(text)) return encodeOrdinary(text, plainText)
   const tokens: Array<number> = []

@@ -1,12 +1,11 @@
 /**
- * A token counter that remembers the counts of the texts a strategy shows on every read (the
- * rendered summary and facts): they change only when a summary is saved, yet each `getContext`
- * would count them again.
+ * A token counter that remembers the counts of texts a strategy shows on every read: the rendered
+ * summary and facts. They change only when a summary is saved.
  */
 import { Cache, Duration, Effect } from "effect"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
 
-/** `counter`, with `countMessage` of metadata-free messages cached by content (at most `capacity` texts). */
+/** `counter`, with `countMessage` of messages without metadata cached by content, up to `capacity` texts. */
 export const memoCounter = (counter: TokenCounter.Service, capacity = 256) =>
   Effect.map(
     Cache.make({

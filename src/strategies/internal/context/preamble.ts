@@ -1,6 +1,6 @@
 /**
- * The preamble of a summarizing strategy: the facts and the running summary of the summary state,
- * counted as the system messages that carry them, and the summary truncated on demand.
+ * The preamble of a summarizing strategy: the summary state's facts and running summary, counted
+ * as the messages that carry them. The summary is truncated on demand.
  */
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
@@ -18,8 +18,8 @@ const longEnough = /\S+\s+\S+\s+\S+\s+\S/
 const speaker = /^(?:User|Assistant|Tool)(?: \([^)]*\))?: /
 
 /**
- * The preamble of a state, and how to shrink it by truncating the summary. Facts are protected,
- * as the leading system messages are: kept whole even when they alone pass the limit.
+ * The preamble of a state, and how to shrink it by truncating the summary. Facts are protected
+ * like the leading system messages: kept whole even when they alone pass the limit.
  */
 export const summaryPreamble = (
   counter: TokenCounter.Service,
@@ -43,7 +43,7 @@ export const summaryPreamble = (
         const room = maxTokens - factTokens
         const withoutSummary: Preamble = { ...preamble, summary: null, tokens: factTokens, summaryTruncated: true }
         if (narrative.length === 0 || room <= 0) return narrative.length === 0 ? preamble : withoutSummary
-        // Truncate the text, then check the rendered message (token boundaries may merge).
+        // Truncate the text, then check the rendered message, as tokens may merge at the cut.
         let target = room - (yield* counter.countMessage({ content: summaryText("") }))
         for (let attempt = 0; attempt < 4 && target > 0; attempt++) {
           const text = (yield* counter.truncate(narrative, target)).trimEnd()
@@ -61,10 +61,9 @@ export const summaryPreamble = (
   })
 
 /**
- * A preamble without what turns shown verbatim already hold: a fact all of whose source messages
- * are among them, and a line of the summary (of 4 words or more, its speaker aside) that one of
- * their messages says as written (the offline skill's lines are said that way, a model's prose
- * seldom is). What they hold stays in the context, in the turns themselves.
+ * A preamble without what the shown turns already hold. A fact goes when all its source messages
+ * are among them. A summary line of 4 words or more goes when one of their messages says it as
+ * written, speaker aside; the offline skill's lines often are. What they hold stays in the turns.
  */
 export const withoutShown = (
   counter: TokenCounter.Service,
@@ -87,9 +86,8 @@ export const withoutShown = (
       return true
     })
     if (facts.length === preamble.facts.length && kept.length === lines.length) return preamble
-    // The lines kept, as written. A date heading goes with the lines under it: when the next line
-    // that is not blank is another heading, or none, it dates nothing left. None but blank lines
-    // and headings is no summary.
+    // The lines kept, as written. A date heading goes when the next non-blank line is another
+    // heading, or none. Only blank lines and headings make no summary.
     const dated = kept.filter((line, i) => {
       if (headingDate(line) === undefined) return true
       const next = kept.slice(i + 1).find((after) => after.trim().length > 0)

@@ -1,6 +1,6 @@
 /**
- * What a context shows of the conversation's user: the facts known about the user and the user's
- * latest other conversations, each within its room, as the messages that carry them count.
+ * What a context shows of the conversation's user: the facts known about the user, and the user's
+ * latest other conversations. Each fits its room, counted as the message that carries it.
  */
 import { Effect } from "effect"
 import type { ContextSettings } from "../../../domain/ContextSettings.js"
@@ -28,8 +28,8 @@ export const digestLimit = 10
 type Shares = Pick<ContextSettings, "tokenBudget" | "userFactsTokenBudget" | "digestTokenBudget">
 
 /**
- * The room the planner keeps for the user sections of a conversation with a user: its turns fold
- * as if the budget were that much smaller, so that the sections never push a turn out.
+ * The room the planner keeps for the user sections. The turns fold as if the budget were that
+ * much smaller, so the sections never push a turn out.
  */
 export const userReserve = (settings: Shares, info: Pick<RepositoryService.ConversationInfo, "userId">): number =>
   info.userId === null
@@ -45,7 +45,7 @@ const fitting = <A>(
 ) =>
   Effect.gen(function*() {
     if (items.length === 0 || room <= 0) return { items: [], tokens: 0 }
-    // The lines are counted one by one (the heading with the first), then the message as sent,
+    // Count the lines one by one, the heading with the first. Then count the message as sent,
     // dropping its last lines while it is over.
     let count = 0
     let used = yield* counter.countMessage({ content: render([]) })
@@ -64,7 +64,7 @@ const fitting = <A>(
     return { items: [], tokens: 0 }
   })
 
-/** The user sections within their rooms: the facts the latest said first, the digest the latest first. */
+/** The user sections within their rooms, the latest facts and conversations first. */
 export const userSections = (
   counter: TokenCounter.Service,
   sections: RepositoryService.UserSections,
@@ -87,7 +87,7 @@ export const shareRooms = (settings: Shares) => ({
   digest: Math.floor(settings.tokenBudget * settings.digestTokenBudget)
 })
 
-/** `context` with the user sections shown before it, counted in its tokens, in the whole `budget`. */
+/** `context` with the user sections before it, counted in its tokens, in the whole `budget`. */
 export const withUser = (context: MemoryContext, user: UserSections, budget: number): MemoryContext =>
   new MemoryContext({
     ...context,

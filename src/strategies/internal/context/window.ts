@@ -1,7 +1,6 @@
 /**
- * Reading the newest turns of a conversation without reading its whole history, and assembling
- * a context from protected messages, an optional summary and facts, and the newest turns that
- * fit the budget.
+ * Reading a conversation's newest turns without its whole history, and assembling a context.
+ * A context holds protected messages, an optional summary and facts, and the newest turns that fit.
  */
 import { Effect, Queue } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
@@ -19,16 +18,15 @@ export interface RecentTurns {
   readonly turns: ReadonlyArray<Turn>
   /** Every message read, oldest first: a suffix of the range that holds `turns`. */
   readonly loaded: ReadonlyArray<Message>
-  /** Whether `turns` start at the beginning of the range (nothing older is left unread). */
+  /** Whether `turns` start at the beginning of the range, nothing older left unread. */
   readonly reachedStart: boolean
 }
 
 const sumTokens = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.tokenCount, 0)
 
 /**
- * The complete turns of the window's range, from the messages the window read and, when those
- * do not hold `available` tokens of complete turns yet, further pages read backwards (each twice
- * as large). The cost depends on the budget, not on the length of the history.
+ * The complete turns of the window's range. Until they hold `available` tokens, further pages are
+ * read backwards, each twice as large. The cost depends on the budget, not the history's length.
  */
 export const loadRecentTurns = (
   repository: RepositoryService.Service,
@@ -86,10 +84,10 @@ interface Omitted {
 }
 
 /**
- * Counts what a context leaves out: the range `(after, firstShownSeq)`. From the messages read
- * when they reach back to `after`; from the conversation's counters when the range starts at the
- * leading system messages (the sliding window over a long history: no scan of the history);
- * otherwise by counting the range, which then lies within the unsummarized buffer.
+ * Counts what a context leaves out: the range `(after, firstShownSeq)`. It uses the messages read
+ * when they reach back to `after`. From the leading system messages, it uses the conversation's
+ * counters, so a long history is not scanned. Otherwise it counts the range, which then lies
+ * within the unsummarized buffer.
  */
 const countOmitted = (
   repository: RepositoryService.Service,
@@ -116,7 +114,7 @@ const countOmitted = (
     const messages = info.messageCount - info.roleCounts.summary - info.systemPrefixSeq - laterMessages
     const users = info.roleCounts.user - laterUsers
     if (messages === 0) return Effect.succeed({ turns: 0, messages: 0 })
-    // Only the first turn may open with something else than a user message (a greeting).
+    // Only the first turn may open with something other than a user message, such as a greeting.
     const opensWithUser = info.firstTurnRole === null || info.firstTurnRole === "user"
     return Effect.succeed({ turns: users + (opensWithUser ? 0 : 1), messages })
   }
@@ -127,9 +125,9 @@ const countOmitted = (
 }
 
 /**
- * The window with the conversation's current system prompt (`ConversationSettings.systemPrompts`,
- * the last given) in place of its leading system messages: one system message, with the seq of the
- * last leading one (1 when there is none) and the time it was given.
+ * The window with the current system prompt (the last of `ConversationSettings.systemPrompts`) in
+ * place of its leading system messages. That one message takes the seq of the last leading one,
+ * or 1, and the time the prompt was given.
  */
 export const withCurrentSystem = <W extends RepositoryService.WindowRead>(window: W): W => {
   const current = window.settings.systemPrompts?.at(-1)
@@ -148,10 +146,9 @@ export const withCurrentSystem = <W extends RepositoryService.WindowRead>(window
 
 /**
  * Assembles a context: the leading system messages, the preamble (facts and summary), then the
- * newest turns after the window's start that fit what the budget leaves (all of them without a
- * budget). When the newest `minTurns` turns fit the budget but not beside the whole preamble,
- * `shrink` is asked for a smaller preamble (the summary truncated) that leaves them room; when
- * they do not fit at all, for a preamble that fits the budget by itself.
+ * newest turns that fit what the budget leaves. Without a budget, all turns are shown. When the
+ * newest `minTurns` turns fit the budget but not beside the preamble, `shrink` truncates the
+ * summary to leave them room. When they do not fit at all, the preamble alone must fit the budget.
  */
 export const assemble = (
   repository: RepositoryService.Service,
@@ -163,31 +160,30 @@ export const assemble = (
     readonly minTurns?: number | undefined
     readonly shrink?: ((maxTokens: number) => Effect.Effect<Preamble>) | undefined
     /**
-     * Turns up to this seq are covered by the summary: shown or not, they are never omitted. The
-     * `full` view reads from the system prefix and shows covered turns when they fit.
+     * Turns up to this seq are covered by the summary, so never omitted. The `full` view reads
+     * from the system prefix and shows covered turns when they fit.
      */
     readonly coveredUpTo?: number | undefined
     /**
-     * The tokens of the notice that announces `turns` omitted turns to the model
-     * (`omissionText`): when given, a context that omits turns says so, within the
-     * budget, and never shows a silent gap.
+     * The tokens of the notice that tells the model `turns` turns are omitted (`omissionText`).
+     * When given, a context that omits turns says so within the budget, never leaving a silent gap.
      */
     readonly announce?: ((turns: number) => Effect.Effect<number>) | undefined
     /**
-     * The preamble without the summary. When every turn of the conversation fits beside it, the
-     * summary covers only turns shown anyway: it is left out and the room goes to turns.
+     * The preamble without the summary. When every turn fits beside it, the summary only repeats
+     * shown turns, so it is left out.
      */
     readonly withoutSummary?: Preamble | undefined
     /**
-     * Counts a label's tokens. When given, a conversation said on more than one day
-     * (`dates.spansDays`) gets a dated context: each user message shown is labelled with its date
-     * and time (`recentLabel`), counted with its turn.
+     * Counts a label's tokens. When given, a conversation over several days (`dates.spansDays`)
+     * gets a dated context. Each user message shown is labelled with its date and time
+     * (`recentLabel`), counted with its turn.
      */
     readonly countLabel?: ((label: string) => Effect.Effect<number>) | undefined
     /**
-     * A preamble without what the given turns hold word for word (turns the summary covers, shown
-     * verbatim). When it is smaller, the room goes to more turns, and the turns then shown are
-     * asked again (at most three times: each time shows at least the turns before).
+     * A preamble without what the given covered turns, shown verbatim, already hold. When it is
+     * smaller, the room goes to more turns, and the turns then shown are asked again. That happens
+     * at most three times; each round shows at least the turns before.
      */
     readonly withoutShown?: ((preamble: Preamble, shown: ReadonlyArray<Turn>) => Effect.Effect<Preamble>) | undefined
   }
@@ -204,7 +200,7 @@ export const assemble = (
     if (
       options.withoutSummary !== undefined && preamble.summary !== null && recent.reachedStart &&
       window.after <= info.systemPrefixSeq &&
-      // Every message since the system prefix is still stored (none pruned once summarized) …
+      // Every message since the system prefix is still stored, none pruned …
       recent.loaded.length === info.lastSeq - info.systemPrefixSeq &&
       // … and fits beside the rest.
       sumTokens(recent.turns) <= room - options.withoutSummary.tokens
@@ -216,7 +212,7 @@ export const assemble = (
     if (options.shrink !== undefined && minTokens <= room && minTokens > room - preamble.tokens) {
       preamble = yield* options.shrink(room - minTokens)
     } else if (options.shrink !== undefined && preamble.tokens > room) {
-      // Not even the newest turns fit: the preamble alone must still keep within the budget.
+      // Not even the newest turns fit: the preamble alone must keep within the budget.
       preamble = yield* options.shrink(room)
     }
     const available = Math.max(0, room - preamble.tokens)
@@ -225,9 +221,9 @@ export const assemble = (
     let omitted = yield* countOmitted(repository, info, recent, shownCount, omittedAfter)
     let noticeTokens = 0
     if (omitted.turns > 0 && options.announce !== undefined) {
-      // The notice takes room from the oldest turns shown: showing one turn fewer omits one more,
-      // so settle the count and the notice together. When it does not fit, or would push out the
-      // newest `minTurns` turns, those win: the omission is still counted, logged and in the event.
+      // The notice takes room from the oldest turns shown, and one turn fewer omits one more.
+      // So the count and the notice settle together. When the notice does not fit, or would push
+      // out the newest `minTurns` turns, the turns win. The omission is still logged and in the event.
       for (let attempt = 0; attempt < 3; attempt++) {
         const tokens = yield* options.announce(omitted.turns)
         const fitting = newestThatFit(recent.turns, available - tokens)
@@ -242,10 +238,10 @@ export const assemble = (
       }
     }
     let shown = recent.turns.slice(recent.turns.length - shownCount)
-    // Never over the budget for the notice's sake (the settling above may stop unsettled).
+    // Never over the budget for the notice: the loop above may stop unsettled.
     if (sumTokens(shown) + noticeTokens > available) noticeTokens = 0
-    // A shown turn the summary covers means nothing is omitted: what the preamble repeats of the
-    // turns shown gives its room to older turns, and nothing is omitted then either.
+    // A shown turn the summary covers means nothing is omitted. What the preamble repeats of the
+    // shown turns gives its room to older turns, and nothing is omitted then either.
     if (options.withoutShown !== undefined && !preamble.summaryTruncated && omitted.turns === 0) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const covered = shown.filter((turn) => turn.lastSeq <= (options.coveredUpTo ?? 0))
@@ -289,8 +285,8 @@ export const assemble = (
   })
 
 /**
- * The context of a conversation that holds nothing (never written, or cleared): an empty history
- * is not an error, so the first turn of a conversation can ask for its context like any other.
+ * The context of a conversation that holds nothing, never written or cleared. An empty history is
+ * not an error, so a conversation's first turn can ask for its context like any other.
  */
 export const emptyContext = (
   conversationId: RepositoryService.ConversationInfo["conversationId"],

@@ -1,8 +1,8 @@
 /**
  * A context with recall: the archived turns that best match the current query, whole and
- * verbatim, added after the recent turns within a share of the budget. The block's room comes from
- * what the context leaves and from the oldest turns shown that the summary already covers (never
- * the newest K), so recall never opens a gap; the context is assembled once.
+ * verbatim, after the recent turns within a share of the budget. The block's room comes from what
+ * the context leaves, and from the oldest shown turns the summary covers, never the newest K. So
+ * recall never opens a gap. The context is assembled once.
  */
 import { Clock, Effect } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -26,26 +26,25 @@ export interface RecallSettings {
   readonly budget: number
   /** The share of `budget` the recalled block may take. */
   readonly share: number
-  /** Turns the recent part keeps whenever they fit: recall never takes their room. */
+  /** Turns the recent part keeps whenever they fit. Recall never takes their room. */
   readonly minTurns: number
   /** At most this many recalled turns. */
   readonly limit: number
-  /** Where turns are found, given the seq the current conversation's are searched below. */
+  /** Where turns are found, given the seq below which the current conversation is searched. */
   readonly source: (before: number) => Source
 }
 
 /**
  * A context with recall. The strategy's context is built once, in the whole budget, with its
- * whole policy (fallbacks included); then the turns that best match the query and lie before the
- * turns it must keep come back, best first while the block fits its room: at most `share` of the
- * budget, out of what the context leaves and of the oldest turns it shows that the summary also
- * covers (never one of the newest `minTurns`, and never a shown turn the search ranks above a
- * candidate: see `pick`). Just enough of those covered turns make way for the block; what it does
- * not use stays with the recent turns. The turns the summary does not cover stay shown: recall
- * never omits a turn. Without a match the context is the one the whole budget gives.
+ * whole policy and fallbacks. Then the best matches before the kept turns come back, best first,
+ * while the block fits its room. The room is at most `share` of the budget. It comes from what
+ * the context leaves and from the oldest shown turns the summary covers. It never takes one of the
+ * newest `minTurns`, nor a shown turn the search ranks above a candidate (see `pick`). Just enough
+ * covered turns make way for the block. Turns the summary does not cover stay shown: recall never
+ * omits a turn. Without a match, the context is the one the whole budget gives.
  *
- * The block's tokens are not counted by tokenizing it again: they are bounded from the stored
- * counts of its messages (`blockTokens`).
+ * The block is not tokenized again: its tokens are bounded from its messages' stored counts
+ * (`blockTokens`).
  */
 export const withRecall = <E>(
   repository: RepositoryService.Service,
@@ -60,14 +59,14 @@ export const withRecall = <E>(
     const reserve = Math.floor(settings.share * settings.budget)
     const free = settings.budget - base.tokenCount
     const grouped = groupTurns(base.recent).turns
-    // The turns that may make way for the block: the oldest shown, covered by the summary state
-    // the context shows (its summary, or its facts), not among the newest `minTurns`.
+    // The turns that may make way for the block: the oldest shown, covered by the shown summary
+    // or facts, and not among the newest `minTurns`.
     let covered = 0
     while (
       (base.summary !== null || base.facts.length > 0) && covered < grouped.length - settings.minTurns &&
       (grouped[covered]?.lastSeq ?? Number.POSITIVE_INFINITY) <= base.summarizedUpTo
     ) covered += 1
-    // Those counted as the context counted them: with their date labels, when it shows them.
+    // Counted as the context counted them, with their date labels when it shows them.
     const shown = base.dated && covered > 0
       ? [...(yield* withLabels(grouped.slice(0, covered), counter.count)), ...grouped.slice(covered)]
       : grouped
@@ -100,7 +99,7 @@ export const withRecall = <E>(
 
 const sumTokens = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.tokenCount, 0)
 
-// Every line break a message's line may hold: `messageLine` indents the line after each.
+// Every line break a message's line may hold. `messageLine` indents the line after each.
 const lineBreak = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g
 
 /** A message's line without its content and tool calls: the speaker, e.g. `Assistant (mini): `. */
@@ -127,12 +126,13 @@ const lineBreaks = (message: Message): number => {
 }
 
 /**
- * A bound on the tokens one recalled turn adds to the block, from the stored counts of its
- * messages: its frame (label and speakers) counted as one short text, each message's stored
- * count (its content, its tool calls as JSON, which the block shows shorter, and
- * `MessageOverhead`, which covers the line break before it and the joins at its ends), a token per
- * line break of its line (the block indents the line after each) and 1 for the blank line before
- * the turn. No stored message is tokenized again.
+ * A bound on the tokens one recalled turn adds to the block. No stored message is tokenized again.
+ * The bound is the sum of:
+ * - its frame (label and speakers), counted as one short text;
+ * - each message's stored count: its content, its tool calls as JSON (shown shorter in the
+ *   block), and `MessageOverhead` for the line break and joins around it;
+ * - a token per line break of a message's line, as the block indents the line after each;
+ * - 1 for the blank line before the turn.
  */
 const turnTokens = (counter: TokenCounter.Service, turn: RecalledTurn): Effect.Effect<number> => {
   let stored = 1
@@ -145,10 +145,9 @@ const turnTokens = (counter: TokenCounter.Service, turn: RecalledTurn): Effect.E
 }
 
 /**
- * The tokens of the block of `turns`, bounded as `turnTokens` bounds each turn, plus its heading as
- * a message (`countMessage` of `recalledHeading(turns)`, which a memoizing counter counts once).
- * `countMessage(recalledText(turns))` never exceeds it: exactly so for the approximate counter,
- * whose count of a text is at most the sum of its parts' counts; tested on the exact counter.
+ * The tokens of the block of `turns`: each turn's `turnTokens`, plus its heading as a message.
+ * `countMessage(recalledText(turns))` never exceeds it. That holds exactly for the approximate
+ * counter, whose count of a text is at most the sum of its parts'. It is tested on the exact counter.
  */
 export const blockTokens = (
   counter: TokenCounter.Service,
@@ -160,7 +159,7 @@ export const blockTokens = (
     return tokens
   })
 
-/** How many of the oldest shown turns make way for a block of `tokens`: as few as will do. */
+/** How many of the oldest shown turns make way for a block of `tokens`, as few as will do. */
 const dropFor = (shown: ReadonlyArray<Turn>, free: number, tokens: number): number => {
   let dropped = 0
   let room = free
@@ -169,11 +168,11 @@ const dropFor = (shown: ReadonlyArray<Turn>, free: number, tokens: number): numb
 }
 
 /**
- * The block: the candidates best first, each kept only if the block with it still fits (so a long
- * turn does not stop shorter ones after it) within `reserve` and within what the context leaves
- * plus the oldest `movable` turns shown. A candidate the context shows is left there, and no turn
- * from it on may make way for a candidate ranked below it (a better match is never pushed out by
- * a worse one); one that earlier picks already pushed out joins the block like any other.
+ * The block: the candidates best first, each kept only if the block still fits with it. So a long
+ * turn does not stop shorter ones after it. The block must fit `reserve`, and what the context
+ * leaves plus the oldest `movable` shown turns. A candidate the context shows stays there. No
+ * turn from it on makes way for a worse candidate, so a better match is never pushed out. A
+ * candidate that earlier picks pushed out joins the block like any other.
  */
 const pick = (
   counter: TokenCounter.Service,

@@ -1,10 +1,10 @@
 /**
- * Hybrid recall: message vectors from an `@effect/ai` `EmbeddingModel`, computed by a background
- * job after writes (batched, never on the add path), and a search that fuses the store's lexical
- * ranking with the nearest messages by meaning (reciprocal rank fusion).
+ * Hybrid recall: message vectors from an `@effect/ai` `EmbeddingModel`, and a search that fuses
+ * the store's lexical ranking with the nearest messages by meaning (reciprocal rank fusion). A
+ * background job embeds in batches after writes, never on the add path.
  *
- * An embedding model that fails, dies, hangs or answers unusable vectors (another count than
- * asked, another dimension, numbers that are not finite) never fails a write or a context: the
+ * An embedding model that fails, dies, hangs or answers unusable vectors never fails a write or a
+ * context. Unusable means another count than asked, another dimension, or non-finite numbers. The
  * context gets lexical hits, a bad vector is never stored, and each fault is counted, published
  * and logged once.
  */
@@ -23,8 +23,8 @@ import * as Metrics from "../metrics.js"
 export const batchSize = 64
 
 /**
- * The most characters of one message embedded: its beginning stands for it (embedding models take
- * a few thousand tokens at most, and a call over the limit fails for the whole batch).
+ * The most characters of one message embedded; its beginning stands for it. Embedding models take
+ * a few thousand tokens at most, and a call over the limit fails the whole batch.
  */
 export const maxEmbeddedChars = 8000
 
@@ -37,8 +37,8 @@ export const fusionK = 60
 const failures = (stage: "index" | "query") => Metric.tagged(Metrics.embeddingFailures, "stage", stage)
 
 /**
- * Reciprocal rank fusion of rankings, best first: a message's score is the sum over the rankings
- * that hold it of `1 / (fusionK + rank)`; ties go to the newer message.
+ * Reciprocal rank fusion of rankings, best first. A message scores `1 / (fusionK + rank)` summed
+ * over the rankings that hold it. Ties go to the newer message.
  */
 export const fuse = (
   rankings: ReadonlyArray<ReadonlyArray<MessageIndex.SearchHit>>,
@@ -61,15 +61,15 @@ export interface Fault {
   readonly messages: number
 }
 
-/** A vector the model answered with that cannot be used: the query's, inside its timed call. */
+/** An unusable query vector, failed inside its timed call. */
 class UnusableVector extends Data.TaggedError("UnusableVector")<{
   readonly reason: "dimension" | "non-finite"
   readonly detail: string
 }> {}
 
 /**
- * Why `vector` cannot be used among vectors of `dimension` (any length but 0 when not known yet),
- * if it cannot. Its type is the model's promise; what came back is checked whole.
+ * Why `vector` cannot be used among vectors of `dimension`, if it cannot. An unknown dimension
+ * allows any length but 0. The type is only the model's promise, so the value is checked whole.
  */
 export const vectorFault = (
   vector: ReadonlyArray<number> | undefined,
@@ -104,9 +104,9 @@ const oneLine = (value: unknown): string => {
 }
 
 /**
- * The fault of a call that did not answer, from how it ended: a failure of the model (or the
- * store's scan), a timeout, a defect, or an interruption from inside the call (an interruption of
- * the caller never gets here: an interrupted fiber runs no error handler).
+ * The fault of a call that did not answer: a failure of the model or the store's scan, a timeout,
+ * a defect, or an interruption from inside the call. The caller's own interruption never gets
+ * here, as an interrupted fiber runs no error handler.
  */
 const faultOf = (cause: Cause.Cause<unknown>, timeout: Duration.Duration, messages: number): Fault => {
   const failure = Cause.failureOption(cause)
@@ -125,8 +125,8 @@ const faultOf = (cause: Cause.Cause<unknown>, timeout: Duration.Duration, messag
 }
 
 /**
- * Runs a call to the model within `timeout`, however it ends: its answer, or the fault. A defect
- * or an interruption inside the call is a fault like a failure, never the caller's end.
+ * Runs a call to the model within `timeout`, giving its answer or the fault. A defect or an
+ * interruption inside the call is a fault like a failure, and never ends the caller.
  */
 const guarded = <A, E>(
   call: Effect.Effect<A, E>,
@@ -134,9 +134,8 @@ const guarded = <A, E>(
   messages: number
 ): Effect.Effect<Either.Either<A, Fault>> =>
   call.pipe(
-    // `EmbeddingModel`'s batched requests cannot be interrupted while their call is in flight:
-    // disconnected, a call past its timeout (or of an interrupted job) is left to end in the
-    // background, with its connection, and the caller goes on at once.
+    // `EmbeddingModel`'s batched requests cannot be interrupted in flight. Disconnected, a call
+    // past its timeout ends in the background, and the caller goes on at once.
     Effect.disconnect,
     Effect.timeout(timeout),
     Effect.sandbox,
@@ -153,11 +152,11 @@ type Batch =
 export interface Hybrid {
   /**
    * Embeds the conversation's pending messages, a batch at a time, until none is pending. A batch
-   * whose call fails, times out or answers unusably ends the run (counted, published, logged
-   * once): its messages stay pending for a later write, and background embedding rests a while.
+   * that fails, times out or answers unusably ends the run, and is counted, published and logged
+   * once. Its messages stay pending for a later write, and background embedding rests a while.
    */
   readonly embed: (conversationId: ConversationId) => Effect.Effect<void>
-  /** The lexical hits fused with the nearest by meaning; lexical alone when that search fails or is slow. */
+  /** The lexical hits fused with the nearest by meaning. Lexical alone when that search fails or is slow. */
   readonly search: (
     conversationId: ConversationId,
     query: MessageIndex.SearchQuery
@@ -178,12 +177,12 @@ export const makeHybrid = (
   Effect.gen(function*() {
     const { batchTimeout, model, queryTimeout } = options
     const batchTimeoutMillis = Duration.toMillis(batchTimeout)
-    // The length of the model's vectors, learned from its first usable batch in this process:
-    // a vector of another length is refused, never stored nor searched with. (Stores compare only
-    // vectors of one length, too: a model changed under the same name poisons no search.)
+    // The model's vector length, learned from its first usable batch in this process. A vector of
+    // another length is never stored nor searched with. Stores also compare only vectors of one
+    // length, so a model changed under the same name poisons no search.
     const dimension = yield* Ref.make<number | undefined>(undefined)
-    // After failed batches in a row, background embedding rests until `until` (clock millis):
-    // a down or hung model costs one timeout per rest, not one per write.
+    // After failed batches, background embedding rests until `until` (clock millis). A down or
+    // hung model costs one timeout per rest, not one per write.
     const rest = yield* Ref.make({ failures: 0, until: 0 })
 
     const report = (conversationId: ConversationId, stage: "index" | "query", fault: Fault, message: string) =>
@@ -201,7 +200,7 @@ export const makeHybrid = (
         )
       ], { discard: true })
 
-    /** One batch: stored (and whether there may be more to embed), or the fault that stopped it. */
+    /** One batch: stored, and whether more may be pending, or the fault that stopped it. */
     const indexBatch = (conversationId: ConversationId) =>
       Effect.gen(function*() {
         const pending = yield* messageIndex.pendingEmbeddings(conversationId, { model, limit: batchSize })
@@ -232,8 +231,8 @@ export const makeHybrid = (
         const verdicts = vectors.map((vector) => vectorFault(vector, reference))
         const usable = verdicts.filter((verdict) => verdict === undefined).length
         if (wanted.length > 0 && (usable === 0 || reference === undefined)) {
-          // Nothing of the answer is usable (or no length is the model's): the call failed as a
-          // whole, and its messages are tried again later.
+          // Nothing is usable, or no length is the model's: the call failed as a whole. Its
+          // messages are tried again later.
           const reason = reference === undefined && usable > 0
             ? "dimension"
             : verdicts.find((verdict) => verdict !== undefined) ?? "dimension"
@@ -248,8 +247,8 @@ export const makeHybrid = (
           }
           return { _tag: "failed", fault } satisfies Batch
         }
-        // A message with nothing to embed, or whose vector is unusable, is stored without one:
-        // done, and found by its words only. A bad vector never reaches the store.
+        // A message with nothing to embed, or an unusable vector, is stored without one. It is
+        // done, and found by its words only.
         const position = new Map(wanted.map((i, k) => [i, k]))
         yield* messageIndex.storeEmbeddings(
           conversationId,
@@ -299,7 +298,7 @@ export const makeHybrid = (
         while (true) {
           const outcome = yield* Effect.either(indexBatch(conversationId))
           if (Either.isLeft(outcome)) {
-            // A store failure is the store's to report: logged once here, not counted as the model's.
+            // A store failure is the store's to report: logged here, not counted as the model's.
             return yield* Effect.logWarning("embedding messages failed on the store; they stay pending").pipe(
               Effect.annotateLogs({ conversationId, model, error: oneLine(outcome.left) })
             )
@@ -319,7 +318,7 @@ export const makeHybrid = (
         }
       }).pipe(Effect.withSpan("HybridRecall.index", { attributes: { conversationId } }))
 
-    /** The nearest messages by meaning: the query's vector, then the store's scan of the vectors. */
+    /** The nearest messages by meaning: the query's vector, then the store's scan. */
     const nearest = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
       Effect.flatMap(Ref.get(dimension), (known) =>
         guarded(
@@ -352,8 +351,8 @@ export const makeHybrid = (
 
     const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
       Effect.gen(function*() {
-        // The search by meaning has `queryTimeout` in all (the model's answer and the store's
-        // scan); past it, failed or unusable, the context is served with the lexical hits alone.
+        // The search by meaning has `queryTimeout` for the model and the store's scan together.
+        // Past it, failed or unusable, the context gets the lexical hits alone.
         const [lexical, semantic] = yield* Effect.all([
           messageIndex.searchMessages(conversationId, query),
           nearest(conversationId, query)

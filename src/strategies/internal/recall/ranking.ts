@@ -1,16 +1,15 @@
 /**
- * How recall ranks the turns its search finds, beyond the store's lexical score, the same whatever
- * the store: a question asking when prefers the turns that state a date or a time; a turn that
- * leaves its matter to the next one (it ends on the assistant's question, or opens with a few
- * words) brings that next turn; and the frame of a question about the conversation itself ("when
- * did I tell you") is not searched for; and a turn that holds the query's words side by side, as
- * the query says them, weighs more than one that holds them apart.
+ * How recall ranks the turns its search finds beyond the store's lexical score, on every store.
+ * - A question asking when prefers turns that state a date or a time.
+ * - A turn that leaves its matter to the next one brings that next turn.
+ * - The frame of a question about the conversation ("when did I tell you") is not searched for.
+ * - A turn that holds the query's words side by side weighs more than one that holds them apart.
  */
 import { searchableText } from "../../../domain/internal/recall.js"
 import type { Message } from "../../../domain/Message.js"
 import type { Turn } from "../../../domain/Turn.js"
 
-/** How much a dated turn's score grows for a question asking when: its score times `1 + dateBoost`. */
+/** A dated turn's score, for a question asking when, is multiplied by `1 + dateBoost`. */
 export const dateBoost = 0.5
 
 /** A neighbour's score: that of the turn it follows, times this. */
@@ -20,9 +19,8 @@ export const neighbourWeight = 0.7
 export const bareWords = 6
 
 /**
- * A question asking when something happens or happened, in any clause: `When was…`, `Until when…`,
- * `On what date…`, `…, and when did…`. Not one about when the user did or said something (`When
- * did I tell you…`): that date is the turn's own, whatever its words.
+ * A question asking when something happens or happened, in any clause: `When was…`, `On what
+ * date…`, `…, and when did…`. Not `When did I tell you…`: that date is the turn's own.
  */
 const whenPattern =
   /(?:^|[,;]\s*(?:and\s+)?)(?:until |by |since |at |on |from )?(?:when|what (?:date|day|time)|which (?:date|day))\b(?!\s+did\s+(?:i|we)\b)/iu
@@ -61,8 +59,8 @@ const wordCount = (text: string): number => {
 const userMessage = (turn: Turn): Message | undefined => turn.messages.find((message) => message.role === "user")
 
 /**
- * Whether a turn leaves its matter to the next one: the assistant answers last, and either ends on
- * a question ("Which ones did you get?") or answers a bare opening ("car shopping report").
+ * Whether a turn leaves its matter to the next one. The assistant speaks last, and either ends on
+ * a question or answers a bare opening ("car shopping report").
  */
 export const asks = (turn: Turn): boolean => {
   const last = turn.messages[turn.messages.length - 1]
@@ -72,9 +70,8 @@ export const asks = (turn: Turn): boolean => {
 }
 
 /**
- * The frame of a question about the conversation itself ("when did I tell you", "did I mention",
- * "when did I first bring up", "did I report back on"): words of the asking, not of what was said,
- * that would match every turn where someone tells or mentions something.
+ * The frame of a question about the conversation itself ("did I mention", "did I report back
+ * on"). Those words would match every turn where someone tells or mentions something.
  */
 const framePattern =
   /\b(?:did|have|had)\s+(?:i|we)\s+(?:first\s+|ever\s+|last\s+)?(?:tell|told|mention(?:ed)?|say|said|bring\s+up|brought\s+up|report(?:ed)?(?:\s+back)?|talk(?:ed)?)\b(?:\s+(?:to\s+)?you)?(?:\s+(?:about|on|that))?/giu
@@ -83,12 +80,12 @@ const framePattern =
 export const withoutFrame = (query: string): string => query.replace(framePattern, " ")
 
 /**
- * How much a turn's score grows by the query's pairs of words it holds side by side: its score
- * times `1 + phraseWeight * share`, `share` being those pairs' part of the query's pairs.
+ * How much the query's word pairs, held side by side, grow a turn's score. The score is
+ * multiplied by `1 + phraseWeight * share`, where `share` is `phraseShare`.
  */
 export const phraseWeight = 0.5
 
-/** The share of the query's pairs of words (`wordPairs`) that a turn's messages hold as written. */
+/** The share of the query's word pairs (`wordPairs`) that a turn's messages hold as written. */
 export const phraseShare = (turn: Turn, asked: ReadonlyArray<string>): number => {
   if (asked.length === 0) return 0
   const texts = turn.messages.map((message) => searchableText(message).normalize("NFKC").toLowerCase())

@@ -1,6 +1,6 @@
 /**
- * Searching a conversation's past by turns: the index finds the messages that match a query; each
- * is widened to its whole turn (a tool call with its results), read from the log in one read.
+ * Searching a conversation's past by turns. The index finds the messages that match a query. Each
+ * is widened to its whole turn, tool calls with their results, in one read of the log.
  */
 import { Effect } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -30,9 +30,8 @@ import {
 const firstReach = 16
 
 /**
- * The whole turn that holds message `seq`, from the messages around it, within `(0, bound)`;
- * undefined when the message is not part of a turn (a summary record) or is gone. Reads further
- * when the turn reaches past what was read.
+ * The whole turn that holds message `seq`, within `(0, bound)`. Undefined when the message is gone
+ * or in no turn, like a summary record. Reads further when the turn reaches past what was read.
  */
 const turnAt = (
   repository: RepositoryService.Service,
@@ -77,9 +76,9 @@ const toRecalled = (
 }
 
 /**
- * Whether the messages of a turn read by `readTurns` are a turn as `groupTurns` cuts the log:
- * every tool result answers a call of the turn, and every call is answered in it. Otherwise a user
- * message fell between a call and its result, and the turn reaches further.
+ * Whether a turn read by `readTurns` is a turn as `groupTurns` cuts the log: every tool result
+ * answers a call of the turn, and every call is answered in it. Otherwise a user message fell
+ * between a call and its result, and the turn reaches further.
  */
 const selfContained = (messages: ReadonlyArray<Message>): boolean => {
   const calls = new Set<string>()
@@ -118,12 +117,12 @@ interface TurnRead {
 }
 
 /**
- * Where turns are searched: one conversation (its index and log), or every conversation of its user
- * (the user port), the current one only below `before`.
+ * Where turns are searched: one conversation, or every conversation of its user. The current
+ * conversation is searched only below `before`.
  */
 export interface Source {
   readonly search: (text: string, limit: number) => Effect.Effect<ReadonlyArray<Hit>, RepositoryError>
-  /** The whole turns that hold the messages named, those of the current conversation cut at `before`. */
+  /** The whole turns that hold the named messages. The current conversation's are cut at `before`. */
   readonly readTurns: (
     refs: ReadonlyArray<{ readonly conversationId: ConversationId; readonly seq: number }>,
     limit: number
@@ -155,8 +154,8 @@ export const conversationSource = (
 })
 
 /**
- * Turns of every conversation of a user, in one search and one read: the current conversation's
- * below `before` (its turns cut there), the others' whole.
+ * Turns of every conversation of a user, in one search and one read. The current conversation's
+ * are cut at `before`; the others' are whole.
  */
 export const userSource = (
   users: UserStore.Service,
@@ -180,15 +179,14 @@ export const userSource = (
 })
 
 /**
- * The turns that best match `query` (its first `MaxQueryLength` characters), best first, at most
- * `limit`, from `source`. Each message hit is widened to its whole turn; a turn hit twice counts
- * once, with its best score. A turn of another conversation than `conversationId` is labelled with
- * it.
+ * The turns from `source` that best match `query`, best first, at most `limit`. Only the query's
+ * first `MaxQueryLength` characters count. Each hit is widened to its whole turn. A turn hit twice
+ * counts once, with its best score. A turn of another conversation is labelled with its id.
  *
- * The source searches the query without the frame of a question about the conversation itself
- * ("when did I tell you"). The hits' turns, and the turn after each, come from one read; a turn
- * that a user message splits between a tool call and its result is read again around its hit. The
- * turns are then ranked again, the same on every store (`ranking.ts`):
+ * The source searches the query without a frame like "when did I tell you". The hits' turns, and
+ * the turn after each, come from one read. A turn split by a user message between a tool call and
+ * its result is read again around its hit. The turns are then ranked again, the same on every
+ * store (`ranking.ts`):
  * - for a question asking when, a turn that states a date or a time weighs `1 + dateBoost` times;
  * - a turn that leaves its matter to the next one brings it, at `neighbourWeight` times its score;
  * - a turn that holds pairs of the query's words in their order weighs up to `1 + phraseWeight` times.
@@ -204,7 +202,7 @@ export const searchTurns = (
     const text = withoutFrame(options.query.slice(0, MaxQueryLength))
     const hits = yield* source.search(text, Math.min(100, options.limit * 3))
     if (hits.length === 0) return []
-    // Each hit's turn and the turn after it, in one read: a turn that only asks is answered by the
+    // Each hit's turn and the turn after it, in one read. A turn that only asks is answered by the
     // next one.
     const read = yield* source.readTurns(
       hits.flatMap((
@@ -212,8 +210,7 @@ export const searchTurns = (
       ) => [hit, ...neighbourSeqs(hit.seq).map((seq) => ({ conversationId: hit.conversationId, seq }))]),
       options.limit * 3
     )
-    // The hits' turns, each once with its best score, ranked again: a dated turn first for a
-    // question asking when.
+    // The hits' turns, each once with its best score. A dated turn ranks first for a "when" question.
     const when = asksWhen(options.query)
     const pairs = wordPairs(text)
     const ranked: Array<{ readonly turn: Turn; readonly at: number; readonly score: number }> = []
@@ -236,8 +233,8 @@ export const searchTurns = (
       if (turn === undefined || ranked.some((other) => sameTurn(read, other, at, turn))) continue
       ranked.push({ turn, at, score: when && statesDate(turn) ? hit.score * (1 + dateBoost) : hit.score })
     }
-    // A turn that holds the query's words in its order grows; only those that could then reach
-    // the first `limit` are read for it.
+    // A turn that holds the query's words in order grows. Only turns that could then reach the
+    // first `limit` are read for it.
     const floor = ranked.map(({ score }) => score).sort((x, y) => y - x)[options.limit - 1] ?? 0
     const phrased = pairs.length === 0 ? ranked : ranked.map((item) =>
       item.score * (1 + phraseWeight) < floor
@@ -262,14 +259,14 @@ export const searchTurns = (
   })
 
 /**
- * The seqs read besides a hit's: those two after it, which in a plain chat (a user message and the
- * assistant's reply) reach the next turn whichever of its turn's messages the hit is.
+ * The seqs read besides a hit's: the two after it. In a plain chat, they reach the next turn
+ * whichever message of its turn the hit is.
  */
 const neighbourSeqs = (seq: number): ReadonlyArray<number> => [seq + 1, seq + 2]
 
 /**
- * The turn read right after the one read at `index` in its conversation, when it starts right after
- * the seq `edge` (a summary message between).
+ * The turn read right after the one at `index` in its conversation. It must start right after the
+ * seq `edge`, or with one summary message between.
  */
 const adjacent = (
   read: ReadonlyArray<TurnRead>,

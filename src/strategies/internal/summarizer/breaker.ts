@@ -1,7 +1,7 @@
 /**
- * The summarizer's circuit breaker: after `breakerFailures` summarizations in a row failed on the
- * skill, stop calling it for `breakerCooldown`; then let one call through (half-open) and
- * close on its success. One per summarizer, so one per skill a strategy calls.
+ * The summarizer's circuit breaker. After `breakerFailures` failed summarizations in a row, it stops
+ * calling the skill for `breakerCooldown`. Then it lets one call through (half-open), and closes
+ * on its success. There is one per summarizer, so one per skill a strategy calls.
  */
 import { Cause, Clock, Duration, Effect, Exit, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -10,8 +10,8 @@ import { SkillExecutionError } from "../../../errors/SkillExecutionError.js"
 import * as Metrics from "../metrics.js"
 
 /**
- * Where the breaker stands: `closed` (calls go through; `failures` in a row so far), `open`
- * (no call until `until`, in clock millis) or `half-open` (one call is finding out).
+ * Where the breaker stands: `closed`, with `failures` in a row so far; `open`, with no call until
+ * `until` (clock millis); or `half-open`, while one call finds out.
  */
 type BreakerState =
   | { readonly _tag: "closed"; readonly failures: number }
@@ -33,30 +33,29 @@ export interface Held {
 /** The breaker of a summarizer. */
 export interface Breaker {
   /**
-   * Runs `call` if the breaker lets it through, and records how it ended: a success closes the
-   * breaker, a `SkillExecutionError` counts as a failure; anything else (a store error, an
-   * interruption) tells nothing of the skill. `None` when the call was held back.
+   * Runs `call` if the breaker lets it through, and records how it ended. A success closes the
+   * breaker, and a `SkillExecutionError` counts as a failure. Anything else, like a store error,
+   * tells nothing of the skill. `None` when the call was held back.
    */
   readonly guard: <A, E, R>(
     conversationId: ConversationId,
     call: Effect.Effect<A, E, R>
   ) => Effect.Effect<Option.Option<A>, E, R>
   /**
-   * Why calls are held back now, if they are: a peek that claims nothing (a call may still be
-   * held when it comes, if another took the one call a half-open breaker lets through).
+   * Why calls are held back now, if they are. It claims nothing, so a later call may still be held
+   * if another takes a half-open breaker's one call.
    */
   readonly held: Effect.Effect<Option.Option<Held>>
 }
 
-/** How a call was let through: in the normal course, or as the one call of a half-open breaker. */
+/** How a call was let through: as usual, as a half-open breaker's one call, or not at all. */
 type Ticket = "closed" | "probe" | "held"
 
 const isSkillError = (error: unknown): error is SkillExecutionError => error instanceof SkillExecutionError
 
 /**
- * Makes a breaker that opens after `breakerFailures` failed calls in a row and stays open for
- * `breakerCooldown`; its transitions are published as `SummarizerUnavailable` and
- * `SummarizerRecovered`, logged and counted.
+ * Makes a breaker that opens after `breakerFailures` failed calls in a row, for `breakerCooldown`.
+ * Its transitions are published as `SummarizerUnavailable` and `SummarizerRecovered`, and logged.
  */
 export const make = (
   settings: { readonly breakerFailures: number; readonly breakerCooldown: Duration.Duration },
@@ -126,7 +125,7 @@ export const make = (
             }]
           }
           if (Option.isNone(failure)) {
-            // Nothing learned of the skill: a probe that ended so gives its turn to the next call.
+            // Nothing learned of the skill, so a probe gives its turn to the next call.
             return ticket === "probe" && current._tag === "half-open"
               ? [Effect.void, { _tag: "open", failures: current.failures, until: now, last: current.last }]
               : [Effect.void, current]
@@ -151,7 +150,7 @@ export const make = (
                 last
               }]
             case "open":
-              // A call let through before the breaker opened, ending after: the cool-down stands.
+              // A call let through before the breaker opened ends after it: the cool-down stands.
               return [Effect.void, { ...current, failures, last }]
           }
         })
@@ -163,7 +162,7 @@ export const make = (
         Effect.gen(function*() {
           const ticket = yield* claim(yield* Clock.currentTimeMillis)
           if (ticket === "held") return Option.none<A>()
-          // Settled whatever happens to the call, interruption included: a probe never stays claimed.
+          // Settled even on interruption, so a probe never stays claimed.
           const exit = yield* Effect.exit(restore(call))
           yield* settle(conversationId, ticket, exit)
           return Option.some(yield* exit)

@@ -1,7 +1,7 @@
 /**
- * Keeping a summary within its cap without cutting a sentence in half: a summary over the cap is
- * cut at the last sentence boundary that fits (the end of a sentence or a line), and only at a
- * word when no boundary lies in the second half of what fits.
+ * Keeping a summary within its cap without cutting a sentence in half. A summary over the cap is
+ * cut at the last end of a sentence or line that fits. It is cut at a word only when no such end
+ * lies in the second half of what fits.
  */
 import { Effect } from "effect"
 import type { TokenCounter } from "../../../services/TokenCounter.js"
@@ -12,12 +12,12 @@ export interface Capped {
   readonly truncated: boolean
 }
 
-/** Where a sentence or a line ends: after `.`, `!`, `?` or `…` (closing quotes and brackets kept), or at a line break. */
+/** Where a sentence or line ends: after `.`, `!`, `?` or `…` and any closing quotes, or at a line break. */
 const boundary = /[.!?…]["'”’)\]]*(?=\s)|\n/g
 
 /**
- * The longest prefix of `fitting` that ends a sentence or a line, if one ends in its second half;
- * else the prefix that ends a word, if one does; else `fitting` itself.
+ * The longest prefix of `fitting` that ends a sentence or line in its second half. Else the
+ * longest that ends a word, else `fitting` itself.
  */
 export const sentencePrefix = (fitting: string): string => {
   let end = -1
@@ -30,10 +30,7 @@ export const sentencePrefix = (fitting: string): string => {
   return (space > 0 ? fitting.slice(0, space) : fitting).trimEnd()
 }
 
-/**
- * `text` within `maxTokens`: unchanged when it fits, else cut at a sentence boundary by
- * `sentencePrefix` of the longest prefix that fits.
- */
+/** `text` within `maxTokens`: unchanged when it fits, else cut by `sentencePrefix`. */
 export const capAtSentence = (
   counter: TokenCounter.Service,
   text: string,
@@ -44,7 +41,7 @@ export const capAtSentence = (
     const fitting = yield* counter.truncate(trimmed, maxTokens)
     if (fitting.length >= trimmed.length) return { text: trimmed, truncated: false }
     const cut = sentencePrefix(fitting)
-    // A shorter text may still take more tokens (tokens merge differently at its end).
+    // A shorter text may take more tokens, as tokens merge differently at its end.
     const fits = cut.length > 0 && (yield* counter.count(cut)) <= maxTokens
     return { text: fits ? cut : fitting.trimEnd(), truncated: true }
   })

@@ -1,9 +1,8 @@
 /**
- * What a hierarchical summarization produces. `incremental`: one extract-facts call folding the
- * new turns into the known facts and the narrative. `full`: the facts and the narrative extracted
- * again from the original messages, in chunks within the summarizer's input limit, never from an
- * earlier narrative. Each answer is checked (an empty result is a failure), normalized, attributed
- * to its source messages and capped.
+ * What a hierarchical summarization produces. `incremental`: one extract-facts call folds the new
+ * turns into the known facts and narrative. `full`: the facts and narrative are extracted again
+ * from the original messages, in chunks within the summarizer's input limit. Each answer is
+ * checked, normalized, attributed to its source messages and capped. An empty answer is a failure.
  */
 import { Effect } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
@@ -31,20 +30,20 @@ export interface HierarchicalSettings extends SummarizationOptions {
   readonly narrativeFold: "append" | "rewrite"
 }
 
-/** What an `append` fold reads again of the narrative: its latest lines, a twentieth of the preamble. */
+/** The share of the preamble an `append` fold reads again: the narrative's latest lines. */
 const latestShare = 0.05
 
 /**
- * The room an `append` fold has for the facts and the lines it writes, of the preamble's: the
- * earlier lines keep the rest, until the facts and the new lines need it.
+ * The share of the preamble an `append` fold has for the facts and its new lines. The earlier
+ * lines keep the rest, until the facts and the new lines need it.
  */
 const writeShare = 0.35
 
 /**
- * The producer of the settings' mode. `incremental` (and any mode but `full`): each message is
- * read by the skill once; the existing facts and narrative go in to be kept, updated or removed.
- * `full`: each run reads the original messages again, in chunks, from no narrative. The planner
- * keeps verbatim what fits beside the whole preamble: facts and narrative.
+ * The producer of the settings' mode. `incremental`, and any mode but `full`: the skill reads each
+ * message once, and updates the existing facts and narrative. `full`: each run reads the original
+ * messages again, in chunks, from no narrative. The planner keeps verbatim what fits beside the
+ * whole preamble.
  */
 export const make = (
   settings: HierarchicalSettings
@@ -53,8 +52,8 @@ export const make = (
     const repository = yield* RepositoryService
     const skill = yield* SkillService
     const counter = yield* TokenCounter
-    // The caps hold for the facts and the narrative as shown (the facts are counted as their
-    // message already): the narrative's text gets what its message's heading leaves.
+    // The caps hold for the facts and narrative as shown. So the narrative's text gets what its
+    // message's heading leaves; facts are already counted as a message.
     const heading = yield* counter.countMessage({ content: summaryText("") })
     const limits = { ...settings, maxNarrativeTokens: Math.max(1, settings.maxNarrativeTokens - heading) }
     const full = settings.mode === "full"
@@ -69,7 +68,7 @@ export const make = (
     }
   })
 
-/** One extract-facts call, timed out and retried; an empty answer (no facts, blank narrative) is a failure. */
+/** One extract-facts call, timed out and retried. No facts and a blank narrative is a failure. */
 const extract = (
   limits: HierarchicalSettings,
   skill: SkillService.Service,
@@ -92,9 +91,8 @@ const extract = (
   )
 
 /**
- * The facts of an answer as they can be kept: sanitized (model output is data: what no store can
- * hold is replaced and counted, not a reason to drop the fact), normalized, attributed to the
- * messages read and capped.
+ * The facts of an answer as they can be kept: sanitized, normalized, attributed to the messages
+ * read, and capped. Characters no store can hold are replaced and counted; the fact stays.
  */
 const keepFacts = (
   limits: HierarchicalSettings,
@@ -108,7 +106,7 @@ const keepFacts = (
     if (sanitized.replaced > 0) yield* Metrics.modelOutputReplaced(Effect.succeed(sanitized.replaced))
     const normalized = normalizeFacts(sanitized.facts)
     const attributed = attributeSources(previous, normalized.facts, read)
-    // Whatever order the skill gives its facts in, a full cap keeps the last of each category.
+    // In whatever order the skill gives its facts, a full cap keeps the last of each category.
     const capped = yield* capFacts(counter.countMessage, attributed, {
       maxFacts: limits.maxFacts,
       maxTokens: limits.maxFactTokens,
@@ -117,7 +115,7 @@ const keepFacts = (
     return { facts: capped.facts, invalid: normalized.invalid, overCap: capped.dropped }
   })
 
-/** The run's result, once its facts and narrative are known; a run that kept nothing is a failure. */
+/** The run's result, once its facts and narrative are known. A run that kept nothing is a failure. */
 const finish = (
   plan: Plan,
   result: {
@@ -171,19 +169,18 @@ const produceIncremental = (
   plan: Plan
 ) =>
   Effect.gen(function*() {
-    // The facts and the narrative share the preamble's room: the narrative takes what the facts
-    // leave of it, and a skill may keep fewer facts where its narrative carries more per token.
+    // The facts and the narrative share the preamble's room. The narrative takes what the facts
+    // leave, and a skill may keep fewer facts when its narrative carries more per token.
     const shared = limits.maxNarrativeTokens + limits.maxFactTokens
-    // `append`: the fold reads the narrative's latest lines again, and the earlier ones keep what
-    // the facts and the lines it writes leave of the room (`NarrativeLines.join`: the oldest leave
-    // first, a line with a number after the plain lines of the older half).
+    // `append`: the fold reads the narrative's latest lines again. The earlier lines keep what the
+    // facts and the new lines leave (`NarrativeLines.join`).
     const parts: NarrativeLines.Parts = limits.narrativeFold === "append"
       ? yield* NarrativeLines.split(counter, plan.state.narrative, Math.max(1, Math.round(shared * latestShare)))
       : { earlier: [], latest: plan.state.narrative }
     const earlier = yield* NarrativeLines.within(counter, parts.earlier, Math.round(shared * (1 - writeShare)))
     const room = Math.max(1, shared - (earlier.length === 0 ? 0 : yield* counter.count(earlier.join("\n"))))
-    // A skill that writes to a length (a model) is asked for what the known facts leave of the
-    // room, and at least half of it: the earlier lines give way to what it writes.
+    // A skill that writes to a length, like a model, gets what the known facts leave of the room,
+    // and at least half. The earlier lines give way to what it writes.
     const known = plan.state.facts.length === 0
       ? 0
       : yield* counter.countMessage({ content: factsText(plan.state.facts) })
@@ -222,10 +219,9 @@ const produceIncremental = (
 
 /**
  * `full`: every original message up to the new cursor, read again, never a summary of a summary.
- * The turns are cut into chunks of at most `summarizerInputLimit` tokens, read oldest first, each
- * with no existing summary and with the facts extracted from the chunks before it in this run
- * (drawn from the originals too), each narrative in its share of the cap; the narratives are
- * joined in order.
+ * The turns are cut into chunks of at most `summarizerInputLimit` tokens, read oldest first. Each
+ * chunk gets no existing summary, and the facts of the chunks before it. Each narrative gets its
+ * share of the cap, and the narratives are joined in order.
  */
 const produceFull = (
   limits: HierarchicalSettings,
@@ -261,8 +257,7 @@ const produceFull = (
         maxFactTokens: limits.maxFactTokens,
         existingFacts: kept.facts
       })
-      // Provenance is kept for the facts drawn from the same messages before: by an earlier chunk
-      // of this run, else by an earlier run.
+      // Facts drawn before from the same messages, by an earlier chunk or run, keep their provenance.
       const next = yield* keepFacts(
         limits,
         counter,

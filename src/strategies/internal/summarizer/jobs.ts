@@ -1,8 +1,8 @@
 /**
- * Background jobs per conversation: at most one at a time per conversation and at most
- * `concurrency` at a time in all, run as daemons by a `FiberMap` owned by the caller's scope.
- * Requests that arrive during a job coalesce into one rerun after it. Closing the scope may wait
- * for them (`interruptOnClose`) before it interrupts them.
+ * Background jobs per conversation: at most one per conversation, and at most `concurrency` in
+ * all. They run as daemons in a `FiberMap` owned by the caller's scope. Requests during a job
+ * coalesce into one rerun after it. Closing the scope may wait for them (`interruptOnClose`)
+ * before it interrupts them.
  */
 import { Cause, Duration, Effect, Fiber, FiberMap, HashMap, Option, Ref, type Scope } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -14,7 +14,7 @@ type Status = "running" | "rerun"
 export interface Jobs {
   /** Starts the job of a conversation, or asks the running one to run once more. Never waits. */
   readonly trigger: (conversationId: ConversationId) => Effect.Effect<void>
-  /** Waits until no job of the conversation (of any, without one) runs or is due to rerun. */
+  /** Waits until no job of the conversation, or of any without one, runs or is due to rerun. */
   readonly awaitIdle: (conversationId?: ConversationId) => Effect.Effect<void>
   /** Interrupts the job of a conversation, dropping any rerun asked for. */
   readonly cancel: (conversationId: ConversationId) => Effect.Effect<void>
@@ -25,11 +25,11 @@ export interface Jobs {
 }
 
 /**
- * Makes the jobs running `run` for a conversation, `concurrency` conversations at a time (all at
- * once without it): the others wait for a turn, holding nothing meanwhile, so that many
- * conversations due at once neither flood the model and the store nor find them busy and give up.
- * `run` must handle its own failures (nobody joins a daemon fiber); a defect is logged here so
- * that the conversation can be triggered again. Closing the scope interrupts every job.
+ * Makes the jobs that run `run` per conversation, `concurrency` conversations at a time, or all
+ * at once without it. The others wait their turn holding nothing. So many due conversations
+ * neither flood the model and the store, nor find them busy and give up. `run` must handle its
+ * own failures, as nobody joins a daemon fiber. A defect is logged here, so the conversation can
+ * be triggered again. Closing the scope interrupts every job.
  */
 export const makeJobs = (
   run: (conversationId: ConversationId) => Effect.Effect<void>,
@@ -43,7 +43,7 @@ export const makeJobs = (
     const inTurn = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
       turns === undefined ? effect : turns.withPermits(1)(effect)
 
-    /** Ends one run: true when another run was asked for meanwhile (the status stays running). */
+    /** Ends one run. True when another run was asked for meanwhile; the status stays running. */
     const finishRun = (conversationId: ConversationId) =>
       Ref.modify(status, (current): readonly [boolean, HashMap.HashMap<ConversationId, Status>] =>
         Option.getOrUndefined(HashMap.get(current, conversationId)) === "rerun"
@@ -59,14 +59,14 @@ export const makeJobs = (
         )
       )
 
-    // A run sees everything written before it starts: requests made until then (while it waited
-    // for its turn, too) are absorbed by it, and only those made while it runs ask for another run.
+    // A run sees everything written before it starts, so it absorbs requests made until then.
+    // Only requests made while it runs ask for another run.
     const startRun = (conversationId: ConversationId) =>
       Ref.update(status, (current) =>
         HashMap.has(current, conversationId) ? HashMap.set(current, conversationId, "running") : current)
 
-    // The turn is given back between runs, so that a conversation asked to run again queues
-    // behind the others instead of keeping its turn.
+    // The turn is given back between runs, so a conversation asked to run again queues behind
+    // the others.
     const loop = (conversationId: ConversationId): Effect.Effect<void> =>
       Effect.flatMap(
         startRun(conversationId).pipe(
@@ -77,9 +77,9 @@ export const makeJobs = (
         (again) => (again ? loop(conversationId) : Effect.void)
       )
 
-    // The status decides, in one atomic step, whether a request starts a run or joins the one
-    // running. The fiber map only holds the fibers: a run that has just decided to finish may still
-    // be in it, so a new run replaces it (`onlyIfMissing` would drop that request).
+    // The status decides, in one atomic step, whether a request starts a run or joins the running
+    // one. The fiber map only holds the fibers. A run that has just decided to finish may still be
+    // in it, so a new run replaces it; `onlyIfMissing` would drop the request.
     const trigger = (conversationId: ConversationId) =>
       Ref.modify(
         status,
@@ -88,9 +88,9 @@ export const makeJobs = (
             ? [false, HashMap.set(current, conversationId, "rerun")]
             : [true, HashMap.set(current, conversationId, "running")]
       ).pipe(
-        // A daemon: `FiberMap.run` forks outside the request's scope; the map, owned by the
-        // layer's scope, interrupts it (on cancel or when the layer closes). A closed map refuses
-        // the fork by interrupting, which must not reach the request.
+        // A daemon: `FiberMap.run` forks outside the request's scope. The map, owned by the
+        // layer's scope, interrupts it on cancel or close. A closed map refuses the fork by
+        // interrupting, which must not reach the request.
         Effect.flatMap((start) =>
           start ? Effect.exit(FiberMap.run(fibers, conversationId, loop(conversationId))) : Effect.void
         ),
@@ -130,10 +130,10 @@ export const makeJobs = (
 const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 /**
- * Registers what closing the scope does to `summaries` and `userFacts` (made in this scope before,
- * so that this runs first): wait up to `drain` for their jobs to end, then log at Info how many
- * are left, which the scope then interrupts, and that they resume on the next write (the cursors
- * they would have moved stay where they are). Nothing is logged when none is left.
+ * Registers what closing the scope does to `summaries` and `userFacts`. They are made in this
+ * scope before, so this runs first. It waits up to `drain` for their jobs to end. Then it logs at
+ * Info how many are left to interrupt, and that they resume on the next write. Nothing is logged
+ * when none is left.
  */
 export const interruptOnClose = (
   drain: Duration.Duration,
@@ -142,7 +142,7 @@ export const interruptOnClose = (
   Effect.addFinalizer(() =>
     Effect.gen(function*() {
       if (Duration.greaterThan(drain, Duration.zero)) {
-        // A finalizer runs uninterruptibly: the wait must be interruptible for the timeout to end it.
+        // A finalizer runs uninterruptibly, so the wait must be interruptible for the timeout.
         yield* Effect.timeoutOption(
           Effect.interruptible(Effect.zipRight(jobs.summaries.awaitIdle(), jobs.userFacts.awaitIdle())),
           drain

@@ -1,9 +1,8 @@
 /**
- * A narrative as lines, for the hierarchical strategy's `append` fold: its latest lines (read
- * again by the fold) and its earlier ones (kept as written; when the room is short, the plain
- * lines of the older half leave first, then the oldest). A date heading (`[YYYY-MM-DD]`,
- * `dateHeading`) dates the lines under it: whatever part of the narrative is taken,
- * each line keeps the heading it was under, and a heading with no line under it is left out.
+ * A narrative as lines, for the hierarchical strategy's `append` fold. The fold reads the latest
+ * lines again, and keeps the earlier ones as written. When room is short, the plain lines of the
+ * older half leave first, then the oldest. A date heading (`[YYYY-MM-DD]`) dates the lines under
+ * it. Each line keeps its heading, and a heading with no line under it is left out.
  */
 import { Array as Arr, Effect, Option } from "effect"
 import { headingDate } from "../../../domain/internal/transcript.js"
@@ -11,11 +10,11 @@ import type { TokenCounter } from "../../../services/TokenCounter.js"
 
 const isHeading = (line: string): boolean => headingDate(line) !== undefined
 
-/** The lines of a narrative that say something (blank lines are left out). */
+/** The non-blank lines of a narrative. */
 const linesOf = (narrative: string): ReadonlyArray<string> =>
   narrative.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim().length > 0)
 
-/** The lines but those at `gone`, each under the heading it was under: no heading is left bare. */
+/** The lines but those at `gone`, each under its heading. No heading is left bare. */
 const without = (lines: ReadonlyArray<string>, gone: ReadonlySet<number>): Array<string> => {
   const kept: Array<string> = []
   let heading: string | undefined
@@ -35,13 +34,13 @@ const without = (lines: ReadonlyArray<string>, gone: ReadonlySet<number>): Array
 export interface Parts {
   /** The earlier lines, kept as written. */
   readonly earlier: ReadonlyArray<string>
-  /** The latest lines, at least one when there is any, within the tokens asked where they fit. */
+  /** The latest lines within the tokens asked, and at least one if there is any. */
   readonly latest: string
 }
 
 /**
- * The latest lines of `narrative` within `maxTokens` (at least its last line), under the heading
- * they were under, and the lines before them.
+ * The latest lines of `narrative` within `maxTokens`, at least its last, under their heading;
+ * and the lines before them.
  */
 export const split = (
   counter: TokenCounter.Service,
@@ -68,10 +67,9 @@ export const split = (
   })
 
 /**
- * The order the lines at `said` leave in when the room is short: in the older half, those that
- * carry no number (an identifier, an amount, a date, a time) first, oldest first; then the rest,
- * oldest first. What must stay exact outlasts the prose around it, and no line outlives the newer
- * half of the narrative for carrying a number alone.
+ * The order the lines at `said` leave in when room is short. First the older half's lines without
+ * a number, then the rest, each oldest first. What must stay exact outlasts the prose around it.
+ * No line outlives the newer half for carrying a number alone.
  */
 const leavingOrder = (lines: ReadonlyArray<string>, said: ReadonlyArray<number>): ReadonlyArray<number> => {
   const plain = said.slice(0, Math.floor(said.length / 2)).filter((i) => !/\p{N}/u.test(lines[i] ?? ""))
@@ -79,7 +77,7 @@ const leavingOrder = (lines: ReadonlyArray<string>, said: ReadonlyArray<number>)
   return [...plain, ...said.filter((i) => !first.has(i))]
 }
 
-/** `kept` and then `fresh`, a heading that `fresh` opens with and that `kept` ends under written once. */
+/** `kept` then `fresh`. A heading `fresh` opens with, and `kept` ends under, is written once. */
 const joined = (kept: ReadonlyArray<string>, fresh: ReadonlyArray<string>): string => {
   const opening = fresh[0]
   const under = Arr.findLast(kept, isHeading)
@@ -90,9 +88,8 @@ const joined = (kept: ReadonlyArray<string>, fresh: ReadonlyArray<string>): stri
 }
 
 /**
- * `earlier` and then `written`, within `maxTokens` as one text: `written` is kept whole (it is
- * capped before), and the lines of `earlier` leave in `leavingOrder` until the text fits, each line
- * kept under the heading it was under.
+ * `earlier` then `written`, within `maxTokens` as one text. `written` is already capped, and kept
+ * whole. Lines of `earlier` leave in `leavingOrder` until the text fits.
  */
 export const join = (
   counter: TokenCounter.Service,

@@ -1,6 +1,6 @@
 /**
- * When to summarize and what: the trigger on the summary and buffer sizes, and the split of the
- * buffer at a turn boundary into the part to fold now and the tail kept verbatim.
+ * When to summarize and what. The trigger reads the summary and buffer sizes. The buffer splits
+ * at a turn boundary into the part to fold now and the tail kept verbatim.
  */
 import { Effect, Option } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -20,11 +20,11 @@ import { newestThatFit } from "../turns.js"
 
 /** What the planner must know of the producer that will fold the turns. */
 export interface Traits {
-  /** Tokens the preamble may take (summary, and facts): the tail kept verbatim must fit beside it. */
+  /** Tokens the preamble (summary and facts) may take. The verbatim tail must fit beside it. */
   readonly preambleCap: number
-  /** Whether the existing summary is part of each call's input (so it counts against the input limit). */
+  /** Whether the existing summary is in each call's input, and so counts against its limit. */
   readonly foldsExistingSummary: boolean
-  /** Whether one run may take more than `summarizerInputLimit` (the producer chunks the input itself). */
+  /** Whether one run may take more than `summarizerInputLimit`, as the producer chunks its input. */
   readonly chunksItself: boolean
 }
 
@@ -39,15 +39,16 @@ export interface BufferSize {
   readonly systemTokens: number
 }
 
-/** The tokens the turns may take in a context: the budget less the system messages and a full preamble. */
+/** The tokens turns may take in a context: the budget less the system messages and a full preamble. */
 export const roomFor = (settings: SummarizationOptions, traits: Traits, systemTokens: number): number =>
   Math.max(0, settings.tokenBudget - traits.preambleCap - systemTokens)
 
 /**
- * The trigger: whether a summarization is due for a buffer of this size, and by which test. By
- * tokens: with the watermarks (the default), the buffer past `highWater × room`, or, for a run
- * that continues a fold, past `lowWater × room`; with an explicit `chunkSummarizeThreshold`, the
- * summary and buffer tokens past it. By count: the buffer's messages past the message trigger.
+ * The trigger: whether a summarization is due for a buffer of this size, and by which test.
+ * - Watermarks, the default: the buffer past `highWater × room`, or past `lowWater × room` for a
+ *   run that continues a fold.
+ * - An explicit `chunkSummarizeThreshold`: the summary and buffer tokens past it.
+ * - By count: the buffer's messages past the message trigger.
  * Never while the buffer holds K turns or fewer.
  */
 export const trigger = (
@@ -81,7 +82,7 @@ export interface Plan {
   readonly tailTurns: number
 }
 
-/** Tokens the summary of a state takes as the system message that carries it. */
+/** Tokens a state's summary takes as the message that carries it. */
 export const summaryTokens = (counter: TokenCounter.Service, narrative: string): Effect.Effect<number> =>
   narrative.length === 0 ? Effect.succeed(0) : counter.countMessage({ content: summaryText(narrative) })
 
@@ -102,8 +103,8 @@ export const loadBuffer = (repository: RepositoryService.Service, conversationId
   })
 
 /**
- * The planner: decides whether a summarization is due, and splits the buffer when it is. The
- * log, the settings and the counter are taken once, here.
+ * The planner: decides whether a summarization is due, and splits the buffer when it is. The log,
+ * the settings and the counter are taken once, here.
  */
 export const makePlanner = (
   settings: SummarizationOptions,
@@ -138,7 +139,7 @@ const plan = (
     const systemTokens = window.system.reduce((n, message) => n + message.tokenCount, 0) +
       userReserve(settings, window.info)
     const turns = groupTurns(messages).turns
-    // A dated context labels each user message it shows: the room the turns take is measured with them.
+    // A dated context labels each user message it shows, so turns are measured with the labels.
     const shown = spansDays(window) ? yield* withLabels(turns, counter.count) : turns
     const currentSummary = yield* summaryTokens(counter, window.state.narrative)
     const bufferTokens = sum(turns, (turn) => turn.tokenCount)
@@ -167,8 +168,8 @@ const plan = (
       // Watermarks: fold the oldest turns until what stays unsummarized fits `lowWater × room`.
       tail = newestThatFit(shown, settings.lowWater * room)
     } else {
-      // The explicit threshold: keep verbatim what the prompt can show next to a full summary;
-      // when all of it fits there, fold down to the low watermark, never below it.
+      // The explicit threshold: keep verbatim what the prompt can show next to a full summary.
+      // When all of it fits there, fold down to the low watermark, never below it.
       tail = newestThatFit(shown, room)
       if (tail >= turns.length) tail = newestThatFit(shown, settings.lowWater * room)
     }
@@ -195,7 +196,7 @@ const plan = (
     })
   })
 
-/** The oldest turns whose tokens fit `limit` together; at least one, so that a run progresses. */
+/** The oldest turns that fit `limit` together; at least one, so a run progresses. */
 export const takeWithin = (turns: ReadonlyArray<Turn>, limit: number): ReadonlyArray<Turn> => {
   let used = 0
   let count = 0
@@ -207,7 +208,7 @@ export const takeWithin = (turns: ReadonlyArray<Turn>, limit: number): ReadonlyA
   return turns.slice(0, count)
 }
 
-/** Splits turns into consecutive chunks of at most `limit` tokens (a larger turn is a chunk alone). */
+/** Splits turns into consecutive chunks of at most `limit` tokens. A larger turn is a chunk alone. */
 export const chunkTurns = (turns: ReadonlyArray<Turn>, limit: number): ReadonlyArray<ReadonlyArray<Turn>> => {
   const chunks: Array<ReadonlyArray<Turn>> = []
   let rest = turns

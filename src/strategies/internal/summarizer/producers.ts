@@ -1,7 +1,7 @@
 /**
- * What a summarization produces in each mode: `incremental` folds the summary with the new turns,
- * `full` re-summarizes the original messages, `layered` keeps one summary per chunk and merges the
- * oldest layers when together they pass the cap. Skill calls get a timeout and bounded retries.
+ * What a summarization produces in each mode. `incremental` folds the summary with the new turns.
+ * `full` re-summarizes the original messages. `layered` keeps one summary per chunk, and merges
+ * the oldest layers when together they pass the cap. Skill calls get a timeout and bounded retries.
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { Fact } from "../../../domain/Fact.js"
@@ -25,7 +25,7 @@ export interface Produced {
   readonly outputTokens: number
   readonly skillId: string
   readonly model: string | null
-  /** Whether the summary had to be cut to its cap (after asking again once). */
+  /** Whether the summary had to be cut to its cap, after asking again once. */
   readonly truncated: boolean
 }
 
@@ -33,7 +33,7 @@ export interface Produced {
 export interface Producer extends Traits {
   /** The mode recorded in summarization records and events. */
   readonly mode: string
-  /** Whether its runs extract facts (then each commit emits `FactsExtracted`). */
+  /** Whether its runs extract facts. Each commit then emits `FactsExtracted`. */
   readonly extractsFacts: boolean
   readonly produce: (plan: Plan) => Effect.Effect<Produced, SkillExecutionError | RepositoryService.Errors>
 }
@@ -81,10 +81,10 @@ export const make = (
     const repository = yield* RepositoryService
     const skill = yield* SkillService
     const counter = yield* TokenCounter
-    // The cap holds for the summary as shown: its text gets what the message's heading leaves.
+    // The cap holds for the summary as shown, so its text gets what the message's heading leaves.
     const cap = Math.max(1, settings.summaryTokenCap - (yield* counter.countMessage({ content: summaryText("") })))
 
-    /** One summarize call; a blank answer is an `EmptyOutput` failure (retried). */
+    /** One summarize call. A blank answer is an `EmptyOutput` failure, and retried. */
     const ask = (input: SkillService.SummarizeInput) =>
       callSkill(
         settings,
@@ -103,9 +103,9 @@ export const make = (
       )
 
     /**
-     * Summarizes `reading` into at most `maxTokens` tokens. An answer over the cap is asked for
-     * once more, with the overrun stated; if that one is still over (or the second call fails), it
-     * is cut at a sentence boundary and reported `truncated`. Usage adds up both calls.
+     * Summarizes `reading` into at most `maxTokens` tokens. An answer over the cap is asked for once
+     * more, with the overrun stated. If the second answer is still over, or the call fails, the
+     * answer is cut at a sentence boundary and reported `truncated`. Usage adds up both calls.
      */
     const summarizeCapped = (conversationId: Plan["conversationId"], reading: Reading, maxTokens: number) =>
       Effect.gen(function*() {
@@ -159,8 +159,8 @@ export const make = (
 
     /**
      * `full`: re-summarizes every original message up to the new cursor, never a summary of a
-     * summary. Input beyond the summarizer's limit is cut into chunks summarized independently,
-     * each into its share of the cap, and joined in order.
+     * summary. Input beyond the summarizer's limit is cut into chunks. Each is summarized alone
+     * into its share of the cap, and the summaries are joined in order.
      */
     const full = (plan: Plan) =>
       Effect.gen(function*() {
@@ -190,7 +190,7 @@ export const make = (
       })
 
     /**
-     * `layered`: the new turns become a layer of their own; while the layers together pass the
+     * `layered`: the new turns become a layer of their own. While the layers together pass the
      * cap, the two oldest are merged into one.
      */
     const layered = (plan: Plan) =>

@@ -1,6 +1,6 @@
 /**
- * Model output treated as data: the characters no store can hold (NUL, unpaired surrogates) are
- * replaced before a summary or a fact is committed, the same way on every store, and counted.
+ * Model output treated as data. Characters no store can hold, NUL and unpaired surrogates, are
+ * replaced and counted before a summary or fact is committed, the same way on every store.
  */
 import type { Fact } from "../../../domain/Fact.js"
 import { toStorable } from "../../../domain/internal/storable.js"

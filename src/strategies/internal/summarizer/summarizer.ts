@@ -1,7 +1,7 @@
 /**
- * One conversation's summarization job: under the store's summarization lease, plan, produce and
- * commit by compare-and-set until nothing is due; failures are logged, counted and emitted, and
- * leave the state as it was. A summarizer that keeps failing is paused by its breaker.
+ * One conversation's summarization job. Under the store's lease, it plans, produces and commits by
+ * compare-and-set until nothing is due. Failures are logged, counted and emitted, and leave the
+ * state as it was. A summarizer that keeps failing is paused by its breaker.
  */
 import { Clock, Duration, Effect, HashSet, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
@@ -39,29 +39,26 @@ export const factChanges = (before: ReadonlyArray<Fact>, after: ReadonlyArray<Fa
 /** A conversation's summarizer: what a job runs, in the foreground or as a background fiber. */
 export interface Summarizer {
   /**
-   * Summarizes a conversation until nothing is due, holding the store's lease for each run
-   * (another holder, in this process or another, means the conversation is being taken care of:
-   * stop). Fails with the error that stopped it, after logging, counting and emitting it; or,
-   * while the breaker holds the summarizer back, with an `Unavailable` error that is only counted
-   * as a skipped summarization (the skill is not called).
+   * Summarizes a conversation until nothing is due, holding the store's lease for each run. Another
+   * holder, in any process, is taking care of the conversation, so the run stops. Fails with the
+   * error that stopped it, after logging, counting and emitting it. While the breaker holds the
+   * summarizer back, fails with `Unavailable`, counted only as skipped; the skill is not called.
    */
   readonly summarizeConversation: (
     conversationId: ConversationId
   ) => Effect.Effect<void, RepositoryService.Errors | SkillExecutionError>
   /**
-   * The job as a background fiber runs it: its failures were logged, counted and emitted. It ends
-   * with the conversations whose summarizations the breaker held back and that may run again now
-   * (the breaker let this job's call through, or its cool-down is over): the caller triggers them,
-   * so that a conversation that stopped writing while the summarizer was paused is not left behind
-   * once it answers again.
+   * The job as a background fiber runs it; its failures are already logged, counted and emitted.
+   * It ends with the conversations the breaker held back that may run again now. The caller
+   * triggers them, so a conversation that stopped writing during a pause is not left behind.
    */
   readonly backgroundJob: (conversationId: ConversationId) => Effect.Effect<ReadonlyArray<ConversationId>>
 }
 
-/** How a run ended: the state moved (plan again), nothing was due, or the breaker held the call. */
+/** How a run ended: the state moved, nothing was due, or the breaker held the call. */
 type Outcome = "moved" | "done" | "held"
 
-/** The error a summarization held back by the breaker fails with (it never reached the skill). */
+/** The error of a summarization the breaker held back before the skill. */
 const heldError = (held: Breaker.Held) =>
   new SkillExecutionError({
     skillId: held.last.skillId,
@@ -75,9 +72,8 @@ const heldError = (held: Breaker.Held) =>
   })
 
 /**
- * Builds the summarizer of a strategy: its settings, the producer of its mode, and where its
- * events go. The summary state, the lease and the counter are taken once, here (the log and the
- * settings by the planner).
+ * Builds a strategy's summarizer from its settings, the producer of its mode, and where its events
+ * go. The summary store, the lease and the counter are taken once, here.
  */
 export const make = (
   settings: SummarizationOptions,
@@ -98,9 +94,8 @@ export const make = (
     const waiting = yield* Ref.make(HashSet.empty<ConversationId>())
 
     /**
-     * One run: plans and, when a summarization is due, produces (if the breaker lets the call
-     * through) and commits it. `moved` when the state moved (by this run, or by another writer
-     * whose commit won): the caller plans again.
+     * One run: plans, and when a summarization is due and the breaker allows, produces and commits
+     * it. `moved` when this run or another writer moved the state: the caller plans again.
      */
     const runOnce = (
       conversationId: ConversationId,
@@ -124,8 +119,8 @@ export const make = (
             Effect.annotateLogs({ conversationId, replaced: sanitized.replaced })
           )
         }
-        // A whole, non-negative number of milliseconds: clocks may be fractional (a test clock after a
-        // jittered delay) or step back (the wall clock), and records and events hold a NonNegativeInt.
+        // Records and events hold a NonNegativeInt. Clocks may be fractional, like a test clock
+        // after a jittered delay, or step back, like the wall clock.
         const durationMs = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
         const summaryMessage = settings.summaryMessages
           ? {
@@ -213,7 +208,7 @@ export const make = (
         return "moved"
       })
 
-    /** A summarization due but held back by the breaker: skipped (the summary waits), counted. */
+    /** A due summarization the breaker held back: skipped and counted, and the summary waits. */
     const skipped = (conversationId: ConversationId, held: Breaker.Held) =>
       Effect.zipRight(
         Effect.zipRight(
@@ -226,26 +221,24 @@ export const make = (
       )
 
     /**
-     * Summarizes a conversation until nothing is due, holding the store's lease for each run (another
-     * holder, in this process or another, means the conversation is being taken care of: stop).
-     * Fails with the error that stopped it, after logging, counting and emitting it; or with the
-     * breaker's `Unavailable` error, only counted as skipped.
+     * Summarizes a conversation until nothing is due, under the store's lease for each run (see
+     * `Summarizer.summarizeConversation`).
      */
     const summarizeConversation = (conversationId: ConversationId) =>
       Effect.gen(function*() {
-        // A fold that starts at the high-water mark goes on down to the low-water mark, in as
-        // many runs as the summarizer's input limit needs.
+        // A fold that starts at the high-water mark goes down to the low-water mark, in as many
+        // runs as the summarizer's input limit needs.
         let continuing = false
         while (true) {
-          // Most triggers find nothing due: plan first, without the lease (which costs a row in
-          // the database), and take it only to plan again and fold.
+          // Most triggers find nothing due. So plan first without the lease, which costs a database
+          // row, and take it only to plan again and fold.
           if (Option.isNone(yield* plan(conversationId, continuing))) return Option.none<Breaker.Held>()
-          // A paused summarizer is not called, and its lease is not taken: the summary waits.
+          // A paused summarizer is not called and takes no lease: the summary waits.
           const held = yield* breaker.held
           if (Option.isSome(held)) return held
           const ran = yield* lease.withLease(conversationId, runOnce(conversationId, continuing))
           if (Option.isNone(ran) || ran.value === "done") return Option.none<Breaker.Held>()
-          // Held under the lease: another run claimed the one call a half-open breaker lets through.
+          // Held under the lease: another run took a half-open breaker's one call.
           if (ran.value === "held") return yield* breaker.held
           continuing = true
         }
@@ -269,13 +262,13 @@ export const make = (
 
     return {
       summarizeConversation,
-      // Nobody joins a background job: its failures were logged, counted and emitted by
-      // `summarizeConversation` itself (a skipped one, counted), so they end here.
+      // Nobody joins a background job. `summarizeConversation` already reported its failures, so
+      // they end here.
       backgroundJob: (conversationId) =>
         Effect.zipRight(
           Effect.ignore(summarizeConversation(conversationId)),
-          // Once calls may go through again, the conversations held back meanwhile are due again
-          // (each is held, and waits again, if another takes the one call of a half-open breaker).
+          // Once calls may go through, the conversations held back are due again. If another takes
+          // a half-open breaker's one call, each is held and waits again.
           Effect.flatMap(breaker.held, (held) =>
             Option.isSome(held)
               ? Effect.succeed([])

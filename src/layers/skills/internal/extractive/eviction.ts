@@ -1,10 +1,8 @@
 /**
- * Which offline facts a full cap keeps. Each kind of value (identifiers, amounts, dates, names,
- * conditions and decisions, goals) keeps its share of the cap: its `kindFloor` facts worth most, so
- * that a run of one kind (a ledger of amounts, a list of ticket numbers) never pushes every name or
- * date out. The rest of the cap goes to the facts worth most, whatever their kind: what the value
- * is, then how recently it was last said. The facts come out in the order a cap drops them (the
- * first to go first), so that keeping the last `n` keeps every kind's share of `n`, whatever `n` is.
+ * Which offline facts a full cap keeps. Each kind of value keeps its share of the cap: its
+ * `kindFloor` facts worth most. So a run of one kind, like a ledger of amounts, never pushes every
+ * name or date out. The rest of the cap goes to the facts worth most, whatever their kind. Facts
+ * come out in the order a cap drops them, so keeping the last `n` keeps every kind's share.
  */
 import type { Fact } from "../../../../domain/Fact.js"
 import { spans } from "./salient.js"
@@ -15,13 +13,13 @@ type FactKind = "identifier" | "amount" | "date" | "name" | "condition" | "goal"
 /** The kinds that keep a share of a full cap, in the order the shares are given out. */
 const sharedKinds: ReadonlyArray<FactKind> = ["name", "date", "condition", "goal", "identifier", "amount"]
 
-/** How many facts of each kind a full cap keeps at least (when the kind has that many). */
+/** The fewest facts of each kind a full cap keeps, when the kind has that many. */
 const kindFloor = 1
 
 /** The prefix of the key of a user's goal. */
 export const goalKey = "user_goal"
 
-/** The kind of a fact: by its category for a clause, else by the first value it holds. */
+/** The kind of a fact: by its key or category for a clause, else by its first value. */
 const kindOf = (fact: Fact): FactKind => {
   if (fact.key.startsWith(goalKey)) return "goal"
   if (fact.category === "DECISION" || fact.category === "CONDITION") return "condition"
@@ -46,9 +44,9 @@ const kindOf = (fact: Fact): FactKind => {
 }
 
 /**
- * `facts`, ordered to keep (the one worth most first), in the order a cap drops them: each kind's
- * share first (the best `kindFloor` of each kind, round by round), then the others by worth. Every
- * suffix of the result holds each kind's share, or as much of it as fits.
+ * `facts` in the order a cap drops them, the one worth most last. Each kind's share is kept last:
+ * the best `kindFloor` of each kind, round by round. Every suffix holds each kind's share, or as
+ * much as fits.
  */
 export const evictionOrder = (facts: ReadonlyArray<{ readonly fact: Fact; readonly worth: number }>): Array<Fact> => {
   const best = [...facts].sort((a, b) => b.worth - a.worth)

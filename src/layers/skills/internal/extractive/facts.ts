@@ -1,13 +1,11 @@
 /**
  * Offline facts: one per salient value, keyed by the words said around it (`freight charge
- * $1,240.00` → `freight_charge`), its value the span as written (so its source messages are found
- * by the memory), and goals, conditions and decisions as clauses quoted word for word. An
- * identifier or a name is an entity of its own (two tickets are two facts, each key naming its
- * own); any other value under a key replaces the previous one (the latest wins), and a value said
- * to be cancelled or corrected leaves. Ordered by importance, then by when each was last said,
- * with each kind's share first kept (`eviction.ts`): a cap that keeps the last facts drops general
- * notes before identifiers, amounts, decisions and conditions, and never a kind's last fact for
- * another kind's.
+ * $1,240.00` → `freight_charge`). The value is the span as written, so the memory finds its
+ * source messages. Goals, conditions and decisions are clauses quoted word for word. An identifier
+ * or a name is an entity of its own: two tickets are two facts. Any other value replaces the one
+ * under its key. A value said to be cancelled or corrected leaves. Facts are ordered by importance,
+ * then by when each was last said, each kind's share kept first (`eviction.ts`). A cap that keeps
+ * the last facts drops general notes first, and never a kind's last fact for another kind's.
  */
 import { type Fact, type FactCategory } from "../../../../domain/Fact.js"
 import { MaxSourceSeqs } from "../../../../domain/internal/facts.js"
@@ -19,7 +17,7 @@ import { calendarWords, functionWords, keyNoise } from "./words.js"
 /** Words that say nothing of what a value is. */
 const stopwords = new Set([...functionWords, ...calendarWords, ...keyNoise])
 
-/** Words that read as verbs by their ending: they say what happened, not what the value is. */
+/** Words that read as verbs by their ending: they say what happened, not what a value is. */
 const verbLike = /^(?:\p{L}{3,}(?:ed|ing))$/u
 
 const suffix: Partial<Record<Kind, string>> = {
@@ -48,8 +46,8 @@ const clauseBefore = (text: string, span: Span): string => {
 }
 
 /**
- * What an amount is a measure of, when the words around it say: a total is not its part, a
- * yearly amount not the monthly one (`$1,850 a month` and `$22,200 for the year` of one rent).
+ * What an amount measures, when the words around it say. A total is not its part, nor a yearly
+ * amount the monthly one (`$1,850 a month`, `$22,200 for the year`).
  */
 const measures: ReadonlyArray<readonly [string, RegExp]> = [
   ["total", /\b(?:in total|total|altogether|combined|overall|in all|all in|all told)\b/i],
@@ -62,7 +60,7 @@ const measures: ReadonlyArray<readonly [string, RegExp]> = [
   ["per_person", /\b(?:(?:a|per|each) (?:person|head|guest)|apiece)\b/i]
 ]
 
-/** The measure of an amount: from the words just after it, else from its clause before it. */
+/** The measure of an amount: from the words just after it, else from the clause before it. */
 const measureOf = (statement: Statement, span: Span): string | undefined => {
   const after = statement.text.slice(span.index + span.text.length).split(/[,;.:]/)[0] ?? ""
   const near = after.split(/\s+/).slice(0, 5).join(" ")
@@ -72,10 +70,10 @@ const measureOf = (statement: Statement, span: Span): string | undefined => {
   return undefined
 }
 
-/** The most words a key takes from the words said before its value: an entity's key names it whole. */
+/** The most words a key takes from before its value. An entity's key names it whole. */
 const keyWords = (kind: Kind): number => (kind === "identifier" || kind === "code" ? 3 : 2)
 
-/** The key of a span: the content words said just before it (or after it), named by kind and measure. */
+/** The key of a span: the content words just before it (or after it), plus its kind and measure. */
 const keyOf = (statement: Statement, span: Span): string => {
   const words = statement.field !== undefined
     ? contentWords(statement.field)
@@ -93,9 +91,8 @@ const keyOf = (statement: Statement, span: Span): string => {
 }
 
 /**
- * A word of the statement that tells this entity from another under the same key: the nearest
- * content word before the key's words, else the first after the value (`dishwasher` of "the
- * work order for the dishwasher is WO-5521").
+ * A word that tells this entity from another under the same key. It is the nearest content word
+ * before the key's words, else the first after the value ("the work order for the dishwasher").
  */
 const qualifierOf = (statement: Statement, span: Span, key: string): string | undefined => {
   const used = new Set(key.split("_"))
@@ -118,12 +115,12 @@ const categoryOf: Record<Kind, FactCategory> = {
   time: "STATE"
 }
 
-/** A key that only says the kind of its value ("money", "date_3"): no word said what the value is. */
+/** A key that only names its value's kind ("money", "date_3"). */
 const unnamed = /^(?:email|phone|money|identifier|code|address|date|time|quantity|name)(?:_\d+)?$/
 
 /**
- * How much a fact is worth keeping, by what its value is. A value no word named is a general note,
- * whatever its kind: nobody can tell what an amount of its own is for.
+ * How much a fact is worth keeping, by its value. A value no word names is a general note,
+ * whatever its kind: a bare amount says nothing of what it is for.
  */
 const importance = (fact: Fact): number => {
   if (fact.category === "DECISION" || fact.category === "CONDITION") return 4
@@ -142,8 +139,8 @@ const clauseOf = (text: string): string => {
 }
 
 /**
- * A condition word for word: the clause that states it ("as long as the lease is signed by June
- * 30, 2026"), with the clause before when it is too short to stand alone.
+ * A condition word for word: the clause that states it ("as long as the lease is signed").
+ * A clause too short to stand alone takes the one before it.
  */
 const conditionOf = (text: string): string => {
   const clauses = clausesOf(text)
@@ -160,9 +157,9 @@ interface Candidate {
   readonly kind: Kind | "clause"
   readonly value: string
   readonly category: FactCategory
-  /** Whether the value is an entity of its own (an identifier, a name): never replaced by another value. */
+  /** Whether the value is an entity of its own, never replaced by another value. */
   readonly entity: boolean
-  /** The span it was drawn from, to name it apart from another entity under the same words. */
+  /** Its span, to tell it from another entity under the same words. */
   readonly span?: Span | undefined
 }
 
@@ -182,8 +179,8 @@ const valueOf = (statement: Statement, span: Span): string => {
 }
 
 /**
- * Words just before a value that say it no longer holds: "cancelled order ORD-1", "instead of
- * 07700 900123", "rather than May 3". A bare "not" is not enough ("not before 11:00" bounds a time).
+ * Words just before a value that say it no longer holds: "cancelled order", "instead of", "rather
+ * than". A bare "not" is not enough: "not before 11:00" bounds a time.
  */
 const voidedBefore =
   /(?:\b(?:instead of|rather than|in place of|no longer)\s+(?:the |a |an |our |my |your )?|\b(?:cancel(?:l?ed|s|l?ing)?|void(?:ed)?|withdr[ae]wn?|scrapp?(?:ed)?)\s+(?:[\p{L}#-]+\s+){0,2})$/iu
@@ -209,7 +206,7 @@ const bareFields = new Set(["value", "id", "name", "text", "code", "ref", "refer
 
 const candidatesOf = (statement: Statement): Array<Candidate> => {
   const out: Array<Candidate> = []
-  // A tool's result is a record: what matters of it, the conversation states (and is kept from there).
+  // A tool's result is a record: the conversation states what matters of it, and facts come from there.
   if (statement.field !== undefined) return out
   for (const span of statement.spans) {
     const key = keyOf(statement, span)
@@ -218,15 +215,15 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
       kind: span.kind,
       value: valueOf(statement, span),
       category: categoryOf[span.kind],
-      // An identifier, a code or a name is a thing of its own (two tickets, two people); so is any
-      // value no word names (its key only says its kind: two dates said bare are not one date changing).
+      // An identifier, a code or a name is a thing of its own. So is a value no word names:
+      // two bare dates are not one date changing.
       entity: span.kind === "identifier" || span.kind === "code" || span.kind === "name" || key === span.kind,
       span
     })
   }
   const user = statement.speaker === "User"
-  // A goal, a condition or a decision the user states; a condition another states when it holds a
-  // value (a deadline, an amount): "signed by June 30, 2026", not every "must" of a reply.
+  // Goals, conditions and decisions the user states. From others, only a condition that holds a
+  // value ("signed by June 30"), not every "must" of a reply.
   const value = statement.intent === "condition" ? conditionOf(statement.text) : clauseOf(statement.text)
   if (statement.intent !== "none" && (user || (statement.intent === "condition" && spans(value).length > 0))) {
     const words = contentWords(value).slice(0, 3)
@@ -242,8 +239,8 @@ const candidatesOf = (statement: Statement): Array<Candidate> => {
 }
 
 /**
- * The names tools' records give identifiers and contacts: the field that holds each ("ticket id"
- * for `"ticketId": "SR-10477"`), when it says more than "id" or "value".
+ * The names tools' records give identifiers and contacts: the field that holds each
+ * (`"ticketId": "SR-10477"`), when it says more than "id" or "value".
  */
 const recordNames = (statements: ReadonlyArray<Statement>): Map<string, string> => {
   const names = new Map<string, string>()
@@ -269,11 +266,10 @@ const saidAgain = (seqs: ReadonlyArray<number> | undefined, seq: number | undefi
 }
 
 /**
- * Merges the facts of the new statements into the known ones: the latest value of a key wins,
- * an identifier or a name is a fact of its own under a key that names it, a value is held by one
- * fact only (its latest key), a value said to be cancelled or corrected leaves. Ordered for the
- * cap (`evictionOrder`): by importance, then by when the fact was last said, each kind's share
- * kept last.
+ * Merges the new statements' facts into the known ones. The latest value of a key wins. An
+ * identifier or a name is a fact of its own. A value is held by one fact only, its latest key.
+ * A value said to be cancelled or corrected leaves. The order is for the cap (`evictionOrder`):
+ * by importance, then by when each was last said.
  */
 export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyArray<Statement>): Array<Fact> => {
   // Insertion order is recency among facts that do not say when they were said.
@@ -295,24 +291,24 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
   }
   const named = recordNames(statements)
   for (const statement of statements) {
-    // A value said to be cancelled or corrected leaves the facts (its messages stay searchable).
+    // A cancelled or corrected value leaves the facts; its messages stay searchable.
     const voided = voidedIn(statement)
     for (const value of voided) drop(value)
     for (const candidate of candidatesOf(statement)) {
       if (candidate.span !== undefined && voided.has(normalize(candidate.span.text))) continue
-      // An identifier or a contact a tool's record names ("claimId": "DMG-2207") takes that name.
+      // An identifier or a contact a tool's record names takes that name.
       let key = candidate.entity ? named.get(normalize(candidate.value)) ?? candidate.key : candidate.key
       const held = facts.get(key)
       const heldKind = held === undefined ? undefined : spans(held.value)[0]?.kind
       if (held !== undefined && heldKind !== candidate.kind) {
-        // Another kind of value under the same words (an order's number and its address): both stay.
+        // Another kind of value under the same words: both stay.
         key = `${key}_${candidate.kind}`
       }
       const current = facts.get(key)
       const known = keyOfValue.get(normalize(candidate.value))
       if (candidate.entity && current !== undefined && normalize(current.value) !== normalize(candidate.value)) {
-        // Another entity under the same words: the key the value has already, else one that names
-        // it apart ("dishwasher_work_order"), else a number.
+        // Another entity under the same words: the value's own key, else one that names it
+        // apart ("dishwasher_work_order"), else a number.
         const qualifier = candidate.span === undefined || unnamed.test(key)
           ? undefined
           : qualifierOf(statement, candidate.span, key)
@@ -321,7 +317,7 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
         key = known ?? (facts.has(base) ? `${base}_${n}` : base)
         while (known === undefined && facts.has(key)) key = `${base}_${++n}`
       }
-      // The value said again: its mentions so far, and this one the newest.
+      // A value said again keeps its mentions, this one the newest.
       const prior = known === undefined ? undefined : facts.get(known)
       put({
         key,
@@ -331,8 +327,8 @@ export const mergeFacts = (existing: ReadonlyArray<Fact>, statements: ReadonlyAr
       })
     }
   }
-  // Importance, then recency: the most recently said gain up to two points, so that old general
-  // notes go first and the newest values stay; each kind keeps its share of a full cap.
+  // Recency adds up to two points to importance, so old general notes go first.
+  // Each kind keeps its share of a full cap.
   const byRecency = [...facts.values()]
     .map((fact, position) => ({ fact, position }))
     .sort((a, b) => lastSaid(a.fact) - lastSaid(b.fact) || a.position - b.position)

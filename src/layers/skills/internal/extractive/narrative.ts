@@ -1,8 +1,8 @@
 /**
- * The offline narrative: the statements that keep the most of what the conversation carries,
- * within the cap. A statement is worth what it adds: the salient spans no statement kept so far
- * holds (an amount said three times is kept once, in its newest statement), and the user's goals,
- * conditions and decisions. Kept statements are written in the order they were said.
+ * The offline narrative: the statements that keep the most of the conversation, within the cap.
+ * A statement is worth what it adds: salient spans no kept statement holds, and the user's goals,
+ * conditions and decisions. An amount said three times is kept once, in its newest statement.
+ * Kept statements are written in the order they were said.
  */
 import { Effect } from "effect"
 import { type Fact } from "../../../../domain/Fact.js"
@@ -20,13 +20,13 @@ const intentWorth: Record<Intent, number> = { goal: 4, condition: 3, decision: 3
 const filler =
   /^(?:hi|hello|hey|thanks|thank you|great|perfect|sounds good|ok(?:ay)?|sure|you're welcome|no problem|have a (?:good|great|nice))\b/i
 
-/** A date with a clock time in ISO form: what a system stamps on a record. */
+/** A date with a clock time in ISO form, as a system stamps a record. */
 const timestamp = /^\d{4}-\d{2}-\d{2}T/
 
 /**
- * What a statement adds to what `covered` holds. A name said alone (`nameAlone`) adds to it only
- * with `namesAlone`: where the facts carry the exact values, a line may spend its room on who and
- * where; a summary that carries them alone keeps its room for them.
+ * What a statement adds to what `covered` holds. A one-word name (`nameAlone`) adds only with
+ * `namesAlone`. When the facts carry the exact values, a line may spend its room on who and where.
+ * A summary that carries them alone keeps its room for them.
  */
 const gain = (statement: Statement, covered: ReadonlySet<string>, namesAlone: boolean): number => {
   let worth = 0
@@ -35,9 +35,8 @@ const gain = (statement: Statement, covered: ReadonlySet<string>, namesAlone: bo
     const key = normalize(span.text)
     if (covered.has(key) || seen.has(key) || (!namesAlone && nameAlone(span))) continue
     seen.add(key)
-    // A weekday or a clock time alone says little without the date it belongs to; a machine's
-    // timestamp ("as of 2024-03-25T15:42:00Z") dates a record, not what was agreed; a name of one
-    // word may be anyone's.
+    // A weekday or a clock time says little without its date. A machine's timestamp dates a
+    // record, not what was agreed. A one-word name may be anyone's.
     worth += /^\p{L}+days?$/u.test(span.text) || span.kind === "time" || timestamp.test(span.text) ||
         nameAlone(span)
       ? 1
@@ -46,21 +45,21 @@ const gain = (statement: Statement, covered: ReadonlySet<string>, namesAlone: bo
   if (worth === 0 && statement.intent === "none") return 0
   const said = statement.speaker === "User" ? 1 : 0
   const total = worth + intentWorth[statement.intent] + said
-  // A field of a tool's result (the assistant's own words usually state what matters of it), or a
-  // question (its answer states it): worth less than a statement.
+  // A tool result's field or a question is worth less than a statement. The assistant's words,
+  // or the answer, usually state what matters of it.
   return statement.field !== undefined || statement.text.endsWith("?") ? total / 2 : total
 }
 
-/** How much the newest statement is preferred to the oldest of equal worth (linearly between). */
+/** How much the newest statement is preferred to the oldest of equal worth, linearly between. */
 const recency = 0.01
 
-/** The least a line is taken to cost: a fragment ("Saturday?") is not worth more for being short. */
+/** The least a line is taken to cost. A fragment ("Saturday?") is not worth more for being short. */
 const minCost = 12
 
 /**
- * The greedy choice both selections make: the best worth per token first (the newer of two
- * equals), each pick taking the spans it holds off the others' worth, while `fits` allows. `held`
- * starts with the spans kept elsewhere and grows with each pick; `taken` were chosen before.
+ * The greedy choice both selections make: the best worth per token first, the newer of two equals,
+ * while `fits` allows. Each pick takes its spans off the others' worth. `held` starts with the
+ * spans kept elsewhere and grows with each pick. `taken` were chosen before.
  */
 const choose = (
   candidates: ReadonlyArray<Statement>,
@@ -103,7 +102,7 @@ const choose = (
 const worthALine = (statements: ReadonlyArray<Statement>): Array<Statement> =>
   statements.filter((s) => !filler.test(s.text) || s.spans.length > 0)
 
-/** What `select` keeps clear of, whether it dates its lines, and whether a name alone adds (`gain`). */
+/** What `select` keeps clear of, whether it dates its lines, and whether a one-word name adds. */
 export interface SelectOptions {
   readonly covered?: ReadonlySet<string> | undefined
   readonly dated: boolean
@@ -111,10 +110,9 @@ export interface SelectOptions {
 }
 
 /**
- * Picks the statements to keep within `maxTokens` (`choose`). `options.covered` holds spans kept
- * elsewhere (the facts), which add nothing here. With `options.dated` (the call reads more than one
- * day: `prompts.readsSeveralDays`), each line is written under the heading of its day
- * (`dateHeading`), the first line of a day paying for it.
+ * Picks the statements to keep within `maxTokens`. `options.covered` holds spans the facts
+ * keep, which add nothing here. With `options.dated` (`prompts.readsSeveralDays`), each line goes
+ * under its day's heading (`dateHeading`), which the day's first line pays for.
  */
 export const select = (
   counter: TokenCounter.Service,
@@ -148,7 +146,7 @@ export const select = (
         daysChosen.add(date)
       }
     })
-    // The same statement said twice (an assistant repeating the user) is written once.
+    // A statement said twice, as an assistant repeating the user, is written once.
     const lines: Array<string> = []
     const written = new Set<string>()
     let day: string | undefined
@@ -166,7 +164,7 @@ export const select = (
     return lines.join("\n")
   })
 
-/** What a fact says, as a line of the facts block, for `choose` to weigh against the narrative's lines. */
+/** A fact as a line of the facts block, for `choose` to weigh against the narrative's lines. */
 const factStatement = (fact: Fact, order: number): Statement => ({
   line: `- ${fact.key}: ${fact.value}`,
   text: fact.value,
@@ -184,13 +182,12 @@ const factStatement = (fact: Fact, order: number): Statement => ({
 })
 
 /**
- * The facts worth the room they take when they share `limits.shared` tokens with the narrative
- * (the facts within `limits.facts`, counted as their block is shown). The newest fact of each
- * kind (category, but `GENERAL`) stays, so that a name, a date or a condition always has its
- * place. Beyond those, the facts and the statements are chosen together (`choose`): a fact is
- * `carried` where it carries more per token than the lines that say the same, and left to the
- * lines where one says it and more. Room left once nothing adds goes to the facts not chosen, the
- * newest first: `spare`, facts the narrative may say too. Each list keeps the facts' order.
+ * The facts worth their room when they share `limits.shared` tokens with the narrative. The facts
+ * take at most `limits.facts`, counted as their block is shown. The newest fact of each category
+ * but `GENERAL` stays, so a name, a date or a condition always has its place. Beyond those, facts
+ * and statements are chosen together (`choose`). A fact is `carried` when it carries more per
+ * token than the lines that say the same. Room left once nothing adds goes to the other facts,
+ * newest first, as `spare`: facts the narrative may say too. Each list keeps the facts' order.
  */
 export const factsWorthTheirRoom = <F extends Fact>(
   counter: TokenCounter.Service,
@@ -204,7 +201,7 @@ export const factsWorthTheirRoom = <F extends Fact>(
     const lastOrder = Math.max(0, ...lines.map((s) => s.order))
     const candidates = [...facts.map((fact) => factStatement(fact, lastOrder)), ...lines]
     const costs = yield* Effect.forEach(candidates, (s) => Effect.map(counter.count(s.line), (n) => n + 1))
-    // The first fact pays for the block: its heading and what a message costs.
+    // The first fact pays for the block: its heading and a message's overhead.
     const block = yield* counter.countMessage({ content: factsText([]) })
     const isFact = (i: number) => i < facts.length
     let used = 0

@@ -1,7 +1,7 @@
 /**
- * The existing summary and the new turns of a skill call as statements: short units of text, each
- * with its speaker, its place in the turns, what it carries (salient spans) and what it says (a
- * goal, a condition, a decision). The turns are read as stored, message by message; tool results
+ * The existing summary and the new turns of a skill call as statements. A statement is a short
+ * unit of text with its speaker, its place in the turns, its salient spans, and its intent: a
+ * goal, a condition or a decision. The turns are read as stored, message by message. Tool results
  * stored as JSON become "field value" statements: their data is kept, their JSON never quoted.
  */
 import { Option, Predicate } from "effect"
@@ -15,7 +15,7 @@ export type Intent = "goal" | "condition" | "decision" | "none"
 
 /** A statement of the new turns, or a line of the existing summary. */
 export interface Statement {
-  /** The text as it goes into a summary: `User: …` for the user's words, the others as they are. */
+  /** The text as it goes into a summary: `User: …` for the user's words, others' as they are. */
   readonly line: string
   /** The text without its speaker. */
   readonly text: string
@@ -30,7 +30,7 @@ export interface Statement {
   readonly field?: string | undefined
   /** The seq of the message it was said in; none for a line of the existing summary. */
   readonly seq?: number | undefined
-  /** The day it was said on (`2026-03-14`): its message's, or the heading above its summary line. */
+  /** The day it was said on (`2026-03-14`), from its message or the heading above its line. */
   readonly date?: string | undefined
 }
 
@@ -52,8 +52,8 @@ const asks = /\b(?:(?:want|need|like|wanted) to (?:know|check|ask)|wondering|ask
 const minIntentWords = 4
 
 /**
- * A question or a list's opening line asks or announces; it states no goal, condition or decision,
- * nor does a reply too short to say what it is about.
+ * A question or a list's opening line asks or announces: it states no goal, condition or decision.
+ * Nor does a reply too short to say what it is about.
  */
 const intentOf = (text: string): Intent =>
   /[?:]$/.test(text.trim()) || asks.test(text) || text.trim().split(/\s+/).length < minIntentWords
@@ -81,7 +81,7 @@ const speakers: Record<Role, string> = {
   summary: "Summary"
 }
 
-/** A message as the statements read it: its speaker, the tool's name when a tool spoke, and its content. */
+/** A message as the statements read it: its speaker, the tool's name if a tool spoke, its content. */
 interface Said {
   readonly speaker: string
   readonly tool: string | undefined
@@ -89,8 +89,8 @@ interface Said {
 }
 
 /**
- * A stored message as said: its content's lines with one kind of line break, the tool's name on
- * one line. Its tool calls are left out: the tool's answer covers them.
+ * A stored message as said: its content's lines with one kind of line break, and the tool's name
+ * on one line. Its tool calls are left out, as the tool's answer covers them.
  */
 const saidOf = (message: Message): Said => ({
   speaker: speakers[message.role],
@@ -110,7 +110,7 @@ const parseJson = (text: string): Option.Option<unknown> => {
   }
 }
 
-/** The scalar fields of a JSON value, with the name of the field that holds each (the nearest). */
+/** The scalar fields of a JSON value, each with the name of its nearest field. */
 const scalars = (value: unknown, field: string, out: Array<readonly [string, string]>): void => {
   if (Array.isArray(value)) {
     for (const item of value) scalars(item, field, out)
@@ -132,10 +132,10 @@ const sentences = (text: string): Array<string> =>
     .map((s) => s.replace(/^[-*•\d.)\s]+(?=\p{L})/u, "").trim())
     .filter((s) => s.length > 0)
 
-/** The most words a statement keeps: a longer sentence keeps the clauses that carry something. */
+/** The most words a statement keeps. A longer sentence keeps the clauses that carry something. */
 const maxWords = 16
 
-/** A long sentence shortened to its clauses with spans or an intent (the first clause kept). */
+/** A long sentence shortened to its first clause and those with spans or an intent. */
 const shorten = (sentence: string): string => {
   if (sentence.split(/\s+/).length <= maxWords) return sentence
   const clauses = clausesOf(sentence)
@@ -149,7 +149,7 @@ const shorten = (sentence: string): string => {
   return text.slice(0, across === undefined ? cut : across.index + across.text.length).trim()
 }
 
-/** A sentence's clauses: split after a comma, semicolon or colon, or before a dash, never inside a span. */
+/** A sentence's clauses: split after `,`, `;` or `:`, or before a dash, never inside a span. */
 export const clausesOf = (sentence: string): Array<string> => {
   const inside = spans(sentence).map((span) => [span.index, span.index + span.text.length] as const)
   const clauses: Array<string> = []
@@ -188,7 +188,7 @@ const statement = (
 })
 
 /**
- * The statements of a skill call: the existing summary's lines (as they are), then the new turns'
+ * The statements of a skill call: the existing summary's lines as they are, then the new turns'
  * sentences and tool fields, in order.
  */
 export const statementsOf = (

@@ -27,7 +27,7 @@ export const openers = list(
     "summary"
 )
 
-/** Verbs, fillers and contractions (without their apostrophe): they say nothing of what a value is. */
+/** Verbs, fillers and contractions without their apostrophe: they say nothing of what a value is. */
 export const keyNoise = list(
   "about am been being him into me more now out over some than them up us was were while still " +
     "only should shall might must need needs get let's i'm we're it's that's you're i'll we'll " +

@@ -80,7 +80,7 @@ export const recalledTurns = Metric.histogram(
 export const recallLatency = Metric.histogram(
   "chat_memory_recall_duration_ms",
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 14 }),
-  "Milliseconds recall added to a context built with a query"
+  "Milliseconds to build a context with a query, its recall included"
 )
 
 /** Messages given a vector for hybrid recall. */

@@ -1,7 +1,6 @@
 /**
- * The lexical search shared by every store so that a message is found by the same words in memory
- * and in SQL: what text of a message is searched, its terms (`domain/SearchTerms.ts`), the bounds,
- * and the BM25 weighting.
+ * The lexical search every store shares, so that memory and SQL find a message by the same words.
+ * It holds what text is searched, its terms, the bounds and the BM25 weights.
  */
 import type { Role } from "../../../domain/Message.js"
 
@@ -41,10 +40,9 @@ export const recentCandidates = 100
 export const recentWindow = 2000
 
 /**
- * Across a user's conversations, those messages are looked for in the conversations said last that
- * hold the user's newest `recentSpan` messages (each of them within `recentWindow` of its newest),
- * the one said last first, and `recentCandidates` of them are ranked in all: as many as a search of
- * one conversation ranks, whatever the number of the user's conversations.
+ * How many of a user's newest messages a user-scoped search looks through for those messages.
+ * The conversations said last are searched first, each within `recentWindow` of its newest. In all,
+ * `recentCandidates` are ranked: as many as in one conversation, however many the user has.
  */
 export const recentSpan = 500
 
@@ -64,13 +62,16 @@ export const bm25 = (weight: number, tf: number, length: number, average: number
   weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / Math.max(1, average)))
 
 /**
- * How a query's terms are searched, given how many messages hold each: every message of the
- * rarest terms is ranked, as long as they hold at most `candidateBudget` messages together (those
- * terms are `rare`); a message that holds only the other terms is ranked when it is among the
- * `recentCandidates` newest that do. Whatever the length of the conversation, a search ranks at
- * most `candidateBudget + recentCandidates` messages; a term held by more than a quarter of a
- * thousand messages weighs little (its inverse document frequency is low), and the ranking of the
- * messages that hold only such terms is left to recency.
+ * How a query's terms are searched, given how many messages hold each.
+ *
+ * - The rarest terms are `rare` while they hold at most `candidateBudget` messages together. Every
+ *   message that holds one is ranked.
+ * - A message that holds only the other terms is ranked when it is among the `recentCandidates`
+ *   newest that do.
+ *
+ * So a search ranks at most `candidateBudget + recentCandidates` messages, however long the
+ * conversation. A term held by hundreds of messages weighs little (its idf is low), so recency
+ * ranks the messages that hold only such terms.
  */
 export const plan = (
   frequencies: ReadonlyArray<number>,

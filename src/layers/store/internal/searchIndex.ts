@@ -1,6 +1,6 @@
 /**
- * The BM25 index of one conversation of the in-memory repository, over MiniSearch: it follows the
- * conversation's log (appends, prunes) and answers `searchMessages` as the SQL stores do.
+ * The BM25 index of one conversation of the in-memory store, over MiniSearch. It follows the
+ * conversation's log (appends, prunes) and ranks as the SQL stores do.
  */
 import MiniSearch from "minisearch"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
@@ -27,9 +27,8 @@ const noPostings: ReadonlyMap<number, number> = new Map()
 
 /**
  * MiniSearch with read access to its postings. Its own `search` scores every document of every
- * query term, and a question's common words are in most of a long conversation's messages; the
- * postings let a search rank a bounded set of candidates instead (`Search.plan`), with the same
- * BM25 weights.
+ * query term, and common words are in most messages of a long conversation. The postings let a
+ * search rank a bounded set of candidates instead (`Search.plan`), with the same BM25 weights.
  */
 class Postings extends MiniSearch<Document> {
   constructor() {
@@ -43,10 +42,9 @@ class Postings extends MiniSearch<Document> {
   }
 
   /**
-   * The terms looked up since the index last changed: a search across a user's conversations looks
-   * up each query term in every one of them, and a lookup in MiniSearch's radix tree costs about a
-   * microsecond. (Postings change in place as documents come and go; `forget` empties the cache when
-   * a term may have come or gone.)
+   * The terms looked up since the index last changed. A user-scoped search looks up each term in
+   * every conversation of the user, and a radix-tree lookup costs about a microsecond. Postings
+   * change in place; `forget` empties the cache when a term may have come or gone.
    */
   private readonly looked = new Map<string, ReadonlyMap<number, number>>()
 
@@ -84,11 +82,10 @@ class Postings extends MiniSearch<Document> {
 }
 
 /**
- * The index of one conversation. It is mutable and belongs to one conversation value of the
- * repository (a conversation deleted and written again gets a new one), and `sync` brings it up to
- * any snapshot of that conversation: it adds the searchable messages it has not seen and drops the
- * pruned ones. A snapshot older than what the index has seen changes nothing, so readers may sync
- * with whatever snapshot they hold.
+ * The mutable index of one conversation value (a conversation deleted and written again gets a new
+ * one). `sync` brings it up to a snapshot of that conversation: it adds the searchable messages it
+ * has not seen and drops the pruned ones. An older snapshot changes nothing, so a reader may sync
+ * with whatever snapshot it holds.
  */
 export class SearchIndex {
   private readonly index = new Postings()
@@ -101,9 +98,9 @@ export class SearchIndex {
   /** Brings the index up to `messages` (ascending by seq) of a conversation with that system prefix. */
   sync(messages: MessageLog, systemPrefixSeq: number): void {
     const lastSeq = messages.last()?.seq ?? 0
-    // Pruning removes the oldest messages after the system prefix, so the pruned seqs are the
-    // oldest indexed ones. Only seqs the snapshot could hold are checked: an older snapshot does
-    // not hold the messages appended after it, and that is not a prune.
+    // Pruning removes the oldest messages after the system prefix: the pruned seqs are the oldest
+    // indexed. Only seqs the snapshot could hold are checked. An older snapshot lacks the newer
+    // messages, and that is not a prune.
     let dropped = false
     while (this.head < this.seqs.length) {
       const seq = this.seqs[this.head]
@@ -148,13 +145,14 @@ export class SearchIndex {
   }
 
   /**
-   * The best matches of `query` over several conversations' indexes at once, as one index of all
-   * their messages would rank them (best first; ties: the newer, then the first index given): each
-   * term's document frequency and the mean length are summed over the indexes, and each index
-   * ranks its own candidates with those weights. A part's `before` bounds its seqs. The parts come
-   * in the order of the user's conversations (the one said last first): the newest messages that
-   * hold only common terms are looked for in the parts marked `recent`, newest first, and
-   * `Search.recentCandidates` of them are ranked in all, as one index ranks that many of its own.
+   * The best matches of `query` over several conversations' indexes, ranked as one index of all
+   * their messages would rank them. Best first; ties go to the newer, then to the first index given.
+   *
+   * - Each term's document frequency and the mean length are summed over the indexes. Each index
+   *   ranks its own candidates with those weights.
+   * - A part's `before` bounds its seqs.
+   * - The parts come the conversation said last first. Messages that hold only common terms are
+   *   looked for in the parts marked `recent`, `Search.recentCandidates` in all.
    */
   static searchAcross<K>(
     parts: ReadonlyArray<
@@ -203,8 +201,8 @@ export class SearchIndex {
   }
 
   /**
-   * The messages a search ranks in this index under `plan`: see `search`. At most `recentMax` of
-   * them are there for holding a common term only (among the newest); `recent` says how many were.
+   * The messages a search ranks in this index under `plan`. At most `recentMax` of them hold only
+   * common terms (among the newest); `recent` says how many do.
    */
   private candidates(
     plan: ReadonlyArray<{ readonly rare: boolean }>,
@@ -246,10 +244,10 @@ export class SearchIndex {
   }
 
   /**
-   * Forgets the dropped seqs, and removes the discarded documents from MiniSearch's postings at
-   * once: a posting left behind would still count in its term's document frequency. The vacuum is
-   * given one batch larger than the index, so it runs to the end before it returns (no timer); its
-   * promise only resets MiniSearch's bookkeeping in a microtask.
+   * Forgets the dropped seqs and removes the discarded documents from the postings at once. A
+   * posting left behind would still count in its term's document frequency. The vacuum's one batch
+   * is larger than the index, so it ends before it returns (no timer). Its promise only resets
+   * MiniSearch's bookkeeping in a microtask.
    */
   private compact(): void {
     if (this.head > 1024 && this.head * 2 > this.seqs.length) {

@@ -1,7 +1,6 @@
 /**
- * The in-memory store's conversation log (`RepositoryService`): appends with their counters,
- * range reads and counts, the window read, the turns read, and the deletion of a whole
- * conversation.
+ * The in-memory store's conversation log (`RepositoryService`). It appends, reads ranges, windows
+ * and turns, counts, and deletes whole conversations.
  */
 import { Chunk, DateTime, Effect, Either, HashMap, HashSet, Option, Ref, Schema } from "effect"
 import { ConversationEntry } from "../../../../domain/ConversationEntry.js"
@@ -43,14 +42,13 @@ const rangeOf = (
 
 const isMetadata = Schema.is(MessageMetadata)
 
-// The guarded copy of `Text.fromUntrusted`, in canonical form, as deep as metadata nests: tool
-// call params, at level 4, hold up to `MaxJsonDepth` levels of their own.
+// The guarded copy of `fromUntrusted`, as deep as metadata nests. Tool call params sit at level 4
+// and hold up to `MaxJsonDepth` levels of their own.
 const canonicalCopy = Schema.decodeUnknownOption(fromUntrusted(Schema.Unknown, { maxDepth: MaxJsonDepth + 8 }))
 
 /**
- * Metadata as stored: a fresh copy in the canonical form the SQL stores return (`jsonb` key
- * order, no -0, no undefined properties), so that every store answers alike; none if it is not
- * `MessageMetadata`.
+ * Metadata as stored: a fresh copy in the form the SQL stores return (`jsonb` key order, no -0, no
+ * undefined properties). None if it is not `MessageMetadata`.
  */
 const canonicalMetadata = (metadata: MessageMetadata): Option.Option<MessageMetadata> => {
   if (isEmpty(metadata)) return Option.some(noMetadata)
@@ -62,9 +60,9 @@ const slice = (messages: MessageLog, start: number, end: number): Array<Message>
 const notSummary = (message: Message): boolean => message.role !== "summary"
 
 /**
- * The index range `[start, end)` of the turn that holds the message at `index`, within
- * `[floor, ceiling)`: back to a user message (or to `floor`, the first message after the leading
- * system messages), and on to the next user message (or to `ceiling`).
+ * The index range `[start, end)` of the turn that holds the message at `index`. It runs back to a
+ * user message or to `floor` (the first message after the system prefix), and on to the next user
+ * message or to `ceiling`.
  */
 export const turnRange = (
   messages: MessageLog,
@@ -217,8 +215,8 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
       const { info, messages, state } = conversation.value
       const after = query.after === "cursor" ? Math.max(state.cursor, info.systemPrefixSeq) : info.systemPrefixSeq
       const [start, end] = rangeOf(messages, { after })
-      // Reading further back costs nothing here (no round trip to save, unlike the SQL stores' page):
-      // read just the newest messages that hold more than the limit, back to a user message.
+      // No round trip to save here: read just the newest messages past the limit, back to a user
+      // message.
       const first = windowStart((i) => messages.at(i), start, end, query.tokenLimit).index
       return {
         info,
@@ -256,8 +254,8 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
     }),
 
     deleteConversation: Effect.fnUntraced(function*(conversationId) {
-      // Messages and settings go together (the summary state, records, search index and vectors
-      // live in the conversation); an id that holds either is found.
+      // Messages and settings go together; the rest lives in the conversation. An id that holds
+      // either is found.
       const removed = yield* Ref.modify(
         ref,
         (snapshot): readonly [boolean, Snapshot] => {
@@ -341,8 +339,8 @@ const aboutOf = (conversation: Conversation): string => {
 }
 
 /**
- * Each snapshot's users' conversations, the latest said first: a snapshot never changes, and a
- * user-scoped context reads the order twice (its recall and its digest).
+ * Each snapshot's users' conversations, the latest said first. A snapshot never changes, and a
+ * user-scoped context reads the order twice (recall and digest).
  */
 const recency = new WeakMap<Snapshot, Map<UserId, ReadonlyArray<Conversation>>>()
 

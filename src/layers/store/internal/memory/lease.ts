@@ -1,6 +1,6 @@
 /**
- * The in-memory store's summarization lease (`SummarizationLease`): the conversations whose lease
- * is held, in a `Ref` of this store; one process owns the store, so that excludes every holder.
+ * The in-memory store's summarization lease (`SummarizationLease`): the leases held, in a `Ref`.
+ * One process owns the store, so that excludes every other holder.
  */
 import { Effect, HashSet, Ref } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"

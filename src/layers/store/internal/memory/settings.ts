@@ -1,6 +1,6 @@
 /**
- * The in-memory store's settings (`SettingsStore`), kept beside the conversations so that an
- * id may hold settings before its first message, and handed out as copies.
+ * The in-memory store's settings (`SettingsStore`), handed out as copies. They sit beside the
+ * conversations, so an id may hold settings before its first message.
  */
 import { Effect, HashMap, Option, Ref, Schema } from "effect"
 import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
@@ -13,16 +13,14 @@ const copySettings = (settings: ConversationSettings.ConversationSettings): Conv
   new ConversationSettings.ConversationSettings({ ...settings }, { disableValidation: true })
 
 /**
- * Settings as stored: their encoded form decoded again, so that only the schema's fields are kept,
- * as the SQL stores keep them.
+ * Settings as stored: encoded and decoded again, so only the schema's fields are kept, as in SQL.
  */
 const storableSettings = (settings: ConversationSettings.ConversationSettings) =>
   Effect.flatMap(
     Schema.encode(ConversationSettings.ConversationSettings)(settings),
     Schema.decode(ConversationSettings.ConversationSettings)
   ).pipe(
-    // The port takes valid settings (the class validates on construction): anything else came past
-    // the type system.
+    // The class validates on construction: anything else came past the type system.
     Effect.catchTag("ParseError", (error) => Effect.dieMessage(`setSettings: invalid settings: ${error.message}`))
   )
 
@@ -39,7 +37,7 @@ export const make = ({ ref }: State): SettingsStore.Service =>
 
     setSettings: Effect.fnUntraced(function*(conversationId, settings) {
       const stored = yield* storableSettings(settings)
-      // The empty settings are stored as none: the id then holds nothing but what its log holds.
+      // Empty settings are stored as none: the id holds only its log.
       yield* Ref.update(ref, (snapshot) => ({
         ...snapshot,
         settings: isEmpty(stored)

@@ -1,6 +1,6 @@
 /**
- * The in-memory store's summary state (`SummaryStore`): the compare-and-set commit, with its
- * record, summary message and prune in one update of the store, and the records.
+ * The in-memory store's summary state (`SummaryStore`). A commit is a compare-and-set: record,
+ * summary message and prune in one update of the store.
  */
 import { Chunk, DateTime, Effect, HashMap, Option, Ref } from "effect"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
@@ -70,8 +70,7 @@ export const make = ({ find, indexed, ref, withConversation }: State): SummarySt
         }
       )
       if (Option.isNone(outcome)) return yield* new ConversationNotFoundError({ conversationId })
-      // A prune drops its messages from the index at once (not at the next search): the memory they
-      // held is released.
+      // A prune drops its messages from the index at once, which releases their memory.
       if (commit.prune === true) {
         yield* indexed(conversationId)
         yield* withConversation(
@@ -79,8 +78,8 @@ export const make = ({ find, indexed, ref, withConversation }: State): SummarySt
           (conversation) => conversation.vectors.retain((seq) => conversation.messages.has(seq))
         )
       }
-      // A cursor behind the current one or past the last message is a bug of the caller (the
-      // strategies compute it from messages they read), not a condition to recover from.
+      // A cursor behind the current one or past the last message is the caller's bug. The
+      // strategies compute it from messages they read.
       if (Option.isNone(outcome.value)) {
         return yield* Effect.dieMessage(
           `commitSummary: cursor ${commit.cursor} outside [${commit.expected.cursor}, lastSeq]`

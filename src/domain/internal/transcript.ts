@@ -13,7 +13,17 @@ import type { Message } from "../Message.js"
  * @since 0.1.0
  * @category rendering
  */
-export const datePart = (time: DateTime.Utc): string => DateTime.formatIso(time).slice(0, 10)
+// A time never changes, and a context renders the same facts' and turns' dates several times (to
+// fit them, to count them, to fingerprint the prefix).
+const dates = new WeakMap<DateTime.Utc, string>()
+
+export const datePart = (time: DateTime.Utc): string => {
+  const known = dates.get(time)
+  if (known !== undefined) return known
+  const date = DateTime.formatIso(time).slice(0, 10)
+  dates.set(time, date)
+  return date
+}
 
 /**
  * The line that dates the summary lines after it, `[2026-03-14]`. A summary of turns from several

@@ -75,6 +75,11 @@ class Postings extends MiniSearch<Document> {
     return this._idToShortId.get(seq)
   }
 
+  /** The mean length of the index's documents. */
+  averageLength(): number {
+    return this._avgFieldLength[0] ?? 1
+  }
+
   /** A document's length (its distinct terms), and the mean over the index. */
   lengths(shortId: number): { readonly length: number; readonly average: number } {
     return { length: this._fieldLength.get(shortId)?.[0] ?? 1, average: this._avgFieldLength[0] ?? 1 }
@@ -94,9 +99,13 @@ export class SearchIndex {
   private head = 0
   /** The highest seq looked at. */
   private seen = 0
+  /** The log and system prefix last synced with: a log never changes, so the same one is a no-op. */
+  private synced: { readonly log: MessageLog; readonly prefix: number } | undefined
 
   /** Brings the index up to `messages` (ascending by seq) of a conversation with that system prefix. */
   sync(messages: MessageLog, systemPrefixSeq: number): void {
+    if (this.synced?.log === messages && this.synced.prefix === systemPrefixSeq) return
+    this.synced = { log: messages, prefix: systemPrefixSeq }
     const lastSeq = messages.last()?.seq ?? 0
     // Pruning removes the oldest messages after the system prefix: the pruned seqs are the oldest
     // indexed. Only seqs the snapshot could hold are checked. An older snapshot lacks the newer
@@ -164,17 +173,20 @@ export class SearchIndex {
     if (terms.length === 0) return []
     let documents = 0
     let lengthSum = 0
-    const frequencies = terms.map(() => 0)
-    const postingsOf = parts.map(({ index }) => {
+    const frequencies = new Array<number>(terms.length).fill(0)
+    const postingsOf: Array<Array<ReadonlyMap<number, number>>> = []
+    for (const { index } of parts) {
       const count = index.index.documentCount
       documents += count
-      lengthSum += index.index.lengths(-1).average * count
-      return terms.map((term, t) => {
-        const postings = index.index.postings(term)
-        frequencies[t] = (frequencies[t] ?? 0) + postings.size
-        return postings
-      })
-    })
+      lengthSum += index.index.averageLength() * count
+      const postings: Array<ReadonlyMap<number, number>> = []
+      for (let t = 0; t < terms.length; t++) {
+        const found = index.index.postings(terms[t] ?? "")
+        frequencies[t] = (frequencies[t] ?? 0) + found.size
+        postings.push(found)
+      }
+      postingsOf.push(postings)
+    }
     if (documents === 0) return []
     const plan = Search.plan(frequencies, documents)
     const average = lengthSum / documents

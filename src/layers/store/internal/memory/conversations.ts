@@ -314,15 +314,22 @@ const withConversation = (
   return { ...user, conversations: HashSet.add(user.conversations, conversationId) }
 }
 
+/** Each set of facts, sorted: a set never changes, and every context of the user reads it. */
+const sortedFacts = new WeakMap<HashMap.HashMap<string, UserFact>, ReadonlyArray<UserFact>>()
+
 /** The facts about the user not removed, the latest said first (ties: by key). */
 export const liveFacts = (snapshot: Snapshot, userId: UserId): ReadonlyArray<UserFact> => {
   const user = HashMap.get(snapshot.users, userId)
   if (Option.isNone(user)) return []
+  const known = sortedFacts.get(user.value.facts)
+  if (known !== undefined) return known
   const facts: Array<UserFact> = []
   for (const fact of HashMap.values(user.value.facts)) if (fact.value !== null) facts.push(fact)
-  return facts.sort((a, b) =>
+  facts.sort((a, b) =>
     DateTime.toEpochMillis(b.saidAt) - DateTime.toEpochMillis(a.saidAt) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   )
+  sortedFacts.set(user.value.facts, facts)
+  return facts
 }
 
 /** The longest `ConversationEntry.about`. */

@@ -194,7 +194,10 @@ export class SearchIndex {
     let recentLeft = Search.recentCandidates
     parts.forEach(({ before, index, key, recent }, p) => {
       const postings = postingsOf[p] ?? []
-      const candidates = index.candidates(plan, postings, before, recent ? recentLeft : 0)
+      const recentMax = recent ? recentLeft : 0
+      // Most of a user's conversations hold none of the rare terms and are not among the newest.
+      if (recentMax <= 0 && !plan.some((term, t) => term.rare && (postings[t]?.size ?? 0) > 0)) return
+      const candidates = index.candidates(plan, postings, before, recentMax)
       recentLeft -= candidates.recent
       for (const { seq, shortId } of candidates) {
         const { length } = index.index.lengths(shortId)

@@ -4,7 +4,7 @@
  */
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Stream, TestClock } from "effect"
+import { Effect, Layer, TestClock } from "effect"
 import { recalledText } from "../src/domain/internal/recall.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
@@ -41,6 +41,25 @@ const Embeddings = Layer.effect(
 const received = <Tag extends MemoryEvent["_tag"]>(events: ReadonlyArray<MemoryEvent>, tag: Tag) =>
   events.filter((event): event is Extract<MemoryEvent, { readonly _tag: Tag }> => event._tag === tag)
 
+/** The test memory with a fold due every few turns, and no retry of a failed one. */
+const Folding = ChatMemory.layerTest({ kRawTurns: 2, tokenBudget: 1000, chunkSummarizeThreshold: 400, retries: 0 })
+
+/**
+ * Twelve exchanges on `conversationId` under the fault set: every message is kept, nothing is
+ * summarized. Returns the error of the first `SummarizationFailed` event.
+ */
+const foldFailure = (conversationId: string) =>
+  Effect.gen(function*() {
+    const memory = yield* ChatMemory.ChatMemoryService
+    const events = yield* memory.subscribe
+    for (let i = 0; i < 12; i++) yield* memory.addMessages(conversationId, turn(i))
+    yield* memory.awaitIdle(conversationId)
+    const [first] = received([...yield* events.takeAll], "SummarizationFailed")
+    assert.lengthOf(yield* memory.getMessages(conversationId), 24)
+    assert.strictEqual((yield* memory.stats(conversationId)).summarizedUpTo, 0)
+    return first?.error
+  })
+
 describe("ChatMemory.TestFaults", () => {
   it.effect("an app's handling of a failing store, in three lines of setup", () =>
     Effect.gen(function*() {
@@ -65,25 +84,8 @@ describe("ChatMemory.TestFaults", () => {
   it.effect("a failing summarizer: the messages are kept, the failure is an event with the skill's error", () =>
     Effect.gen(function*() {
       yield* (yield* ChatMemory.TestFaults).failSummarizer
-      const memory = yield* ChatMemory.ChatMemoryService
-      const events = yield* memory.subscribe
-      for (let i = 0; i < 12; i++) yield* memory.addMessages("c3", turn(i))
-      yield* memory.awaitIdle("c3")
-      const failed = yield* Stream.fromQueue(events).pipe(
-        Stream.filter((event) => event._tag === "SummarizationFailed"),
-        Stream.take(1),
-        Stream.runCollect
-      )
-      const first = [...failed][0]
-      assert.strictEqual(first?._tag === "SummarizationFailed" ? first.error : undefined, "SkillExecutionError")
-      assert.lengthOf(yield* memory.getMessages("c3"), 24)
-      assert.strictEqual((yield* memory.stats("c3")).summarizedUpTo, 0)
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(
-        ChatMemory.layerTest({ kRawTurns: 2, tokenBudget: 1000, chunkSummarizeThreshold: 400, retries: 0 })
-      )
-    ))
+      assert.strictEqual(yield* foldFailure("c3"), "SkillExecutionError")
+    }).pipe(Effect.scoped, Effect.provide(Folding)))
 
   it.effect("failStore fails every port of the store: settings, the user's facts, the summary's commit", () =>
     Effect.gen(function*() {
@@ -107,19 +109,8 @@ describe("ChatMemory.TestFaults", () => {
       )
       // Only the summary's commit: the messages are stored, the summarization fails on the store.
       yield* faults.failStore({ operations: ["commitSummary"] })
-      const events = yield* memory.subscribe
-      for (let i = 0; i < 12; i++) yield* memory.addMessages("c4", turn(i))
-      yield* memory.awaitIdle("c4")
-      const [first] = received([...yield* events.takeAll], "SummarizationFailed")
-      assert.strictEqual(first?.error, "RepositoryError")
-      assert.lengthOf(yield* memory.getMessages("c4"), 24)
-      assert.strictEqual((yield* memory.stats("c4")).summarizedUpTo, 0)
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(
-        ChatMemory.layerTest({ kRawTurns: 2, tokenBudget: 1000, chunkSummarizeThreshold: 400, retries: 0 })
-      )
-    ))
+      assert.strictEqual(yield* foldFailure("c4"), "RepositoryError")
+    }).pipe(Effect.scoped, Effect.provide(Folding)))
 
   it.effect("a failing embedding model: writes succeed, recall is by words, EmbeddingFailed says so; heal embeds", () =>
     Effect.gen(function*() {

@@ -80,9 +80,9 @@ class Postings extends MiniSearch<Document> {
     return this._avgFieldLength[0] ?? 1
   }
 
-  /** A document's length (its distinct terms), and the mean over the index. */
-  lengths(shortId: number): { readonly length: number; readonly average: number } {
-    return { length: this._fieldLength.get(shortId)?.[0] ?? 1, average: this._avgFieldLength[0] ?? 1 }
+  /** A document's length: its distinct terms. */
+  documentLength(shortId: number): number {
+    return this._fieldLength.get(shortId)?.[0] ?? 1
   }
 }
 
@@ -139,9 +139,10 @@ export class SearchIndex {
     if (terms.length === 0 || documents === 0) return []
     const postings = terms.map((term) => this.index.postings(term))
     const plan = Search.plan(postings.map((p) => p.size), documents)
+    const average = this.index.averageLength()
     const hits: Array<MessageIndex.SearchHit> = []
     for (const { seq, shortId } of this.candidates(plan, postings, query.before, Search.recentCandidates)) {
-      const { average, length } = this.index.lengths(shortId)
+      const length = this.index.documentLength(shortId)
       let score = 0
       plan.forEach((term, t) => {
         const frequency = postings[t]?.get(shortId)
@@ -200,7 +201,7 @@ export class SearchIndex {
       const candidates = index.candidates(plan, postings, before, recentMax)
       recentLeft -= candidates.recent
       for (const { seq, shortId } of candidates) {
-        const { length } = index.index.lengths(shortId)
+        const length = index.index.documentLength(shortId)
         let score = 0
         plan.forEach((term, t) => {
           const frequency = postings[t]?.get(shortId)

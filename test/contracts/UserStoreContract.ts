@@ -191,6 +191,43 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.deepStrictEqual([...page, ...next].map((entry) => entry.conversationId), [...ids].reverse())
     }))
 
+  it.effect("a conversation is about its first user message past its system prompt, however far in", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("about")
+      const [prompted, late, silent, current] = [
+        freshId("prompted"),
+        freshId("late"),
+        freshId("silent"),
+        freshId("now")
+      ]
+      const bound = { userId: user }
+      yield* store.repository.appendMessages(prompted, [
+        said("system", "You are a plumber's assistant.", 1),
+        said("user", "The boiler leaks", 1)
+      ], bound)
+      yield* store.repository.appendMessages(late, [
+        ...Array.from({ length: 10 }, (_, i) => said("assistant", `Notice ${i}`, 2)),
+        said("user", "About the invoice", 2)
+      ], bound)
+      yield* store.repository.appendMessages(silent, [said("assistant", "Nobody answered", 3)], bound)
+      yield* store.repository.appendMessages(current, [said("user", "Today", 4)], bound)
+      const expected = [["silent", ""], ["late", "About the invoice"], ["prompted", "The boiler leaks"]]
+      const named = (entries: ReadonlyArray<{ readonly conversationId: ConversationId; readonly about: string }>) =>
+        entries.map((entry) => [
+          entry.conversationId === prompted ? "prompted" : entry.conversationId === late ? "late" : "silent",
+          entry.about
+        ])
+      const listed = yield* store.users.listConversations(user, { limit: 10 })
+      assert.deepStrictEqual(named(listed.filter((entry) => entry.conversationId !== current)), expected)
+      const window = yield* store.repository.readWindow(current, {
+        after: "system-prefix",
+        tokenLimit: 1000,
+        digest: 5
+      })
+      assert.deepStrictEqual(named(window.user?.digest ?? []), expected)
+    }))
+
   it.effect("the search spans the user's conversations, and the current one only below `before`", () =>
     Effect.gen(function*() {
       const store = yield* Store.get

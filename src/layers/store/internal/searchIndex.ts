@@ -9,18 +9,16 @@ import * as Search from "./search.js"
 
 interface Document {
   readonly seq: number
-  readonly text: string
+  /** The message's terms, each as often as it occurs, separated by spaces (a term holds none). */
+  readonly terms: string
 }
 
-/** A document's terms, each repeated as often as it occurs: MiniSearch counts the frequencies. */
+/** A message's terms, each repeated as often as it occurs: MiniSearch counts the frequencies. */
 const tokens = (text: string): Array<string> => {
   const out: Array<string> = []
   for (const [term, count] of Search.documentTerms(text)) for (let i = 0; i < count; i++) out.push(term)
   return out
 }
-
-/** How many looked-up terms an index keeps (see `Postings.postings`). */
-const lookedTerms = 256
 
 /** The postings of a term no document holds: one shared value, never written to. */
 const noPostings: ReadonlyMap<number, number> = new Map()
@@ -34,34 +32,55 @@ class Postings extends MiniSearch<Document> {
   constructor() {
     super({
       idField: "seq",
-      fields: ["text"],
-      tokenize: tokens,
+      fields: ["terms"],
+      tokenize: (terms) => terms.split(" "),
       processTerm: (term) => term,
       autoVacuum: false
     })
   }
 
   /**
-   * The terms looked up since the index last changed. A user-scoped search looks up each term in
-   * every conversation of the user, and a radix-tree lookup costs about a microsecond. Postings
-   * change in place; `forget` empties the cache when a term may have come or gone.
+   * Each term's postings, by term. A user-scoped search looks up each query term in every
+   * conversation of the user, most of them holding none of the rarer ones. A hash lookup answers
+   * that where the radix tree walks the term. A vacuum may detach a term's postings, so it unsets
+   * the map; the next lookup builds it again.
    */
-  private readonly looked = new Map<string, ReadonlyMap<number, number>>()
+  private byTerm: Map<string, ReadonlyMap<number, number>> | undefined = new Map()
 
   /** The documents (by short id) that hold `term`, with its frequency in each (none: empty). */
   postings(term: string): ReadonlyMap<number, number> {
-    const cached = this.looked.get(term)
-    if (cached !== undefined) return cached
-    const found = this._index.get(term)?.get(0) ?? noPostings
-    // Bounded: an index nobody writes to any more still sees new queries.
-    if (this.looked.size >= lookedTerms) this.looked.clear()
-    this.looked.set(term, found)
-    return found
+    return (this.byTerm ?? this.mapTerms()).get(term) ?? noPostings
   }
 
-  /** Forgets the terms looked up: documents were added or removed. */
-  forget(): void {
-    this.looked.clear()
+  /** Indexes a message by its terms. */
+  addMessage(seq: number, text: string): void {
+    const terms = tokens(text)
+    this.add({ seq, terms: terms.join(" ") })
+    const byTerm = this.byTerm
+    if (byTerm === undefined) return
+    for (const term of terms) {
+      if (byTerm.has(term)) continue
+      const found = this._index.get(term)?.get(0)
+      if (found !== undefined) byTerm.set(term, found)
+    }
+  }
+
+  /** Removes the discarded documents from the postings at once. */
+  compact(): void {
+    // The vacuum's one batch is larger than the index, so it ends before it returns (no timer).
+    // Its promise only resets MiniSearch's bookkeeping in a microtask.
+    void this.vacuum({ batchSize: Number.MAX_SAFE_INTEGER })
+    this.byTerm = undefined
+  }
+
+  private mapTerms(): Map<string, ReadonlyMap<number, number>> {
+    const byTerm = new Map<string, ReadonlyMap<number, number>>()
+    for (const [term, fields] of this._index) {
+      const found = fields.get(0)
+      if (found !== undefined) byTerm.set(term, found)
+    }
+    this.byTerm = byTerm
+    return byTerm
   }
 
   /** The seq of a document by its short id. */
@@ -119,17 +138,14 @@ export class SearchIndex {
       dropped = true
     }
     if (dropped) this.compact()
-    let added = false
     for (let i = messages.indexAfter(this.seen); i < messages.size; i++) {
       const message = messages.at(i)
       if (message === undefined) break
       this.seen = message.seq
       if (!Search.isSearchable(message, systemPrefixSeq)) continue
-      this.index.add({ seq: message.seq, text: Search.searchableText(message) })
+      this.index.addMessage(message.seq, Search.searchableText(message))
       this.seqs.push(message.seq)
-      added = true
     }
-    if (dropped || added) this.index.forget()
   }
 
   /** The best matches of `query`, best first (ties: the newer first). */
@@ -261,15 +277,13 @@ export class SearchIndex {
 
   /**
    * Forgets the dropped seqs and removes the discarded documents from the postings at once. A
-   * posting left behind would still count in its term's document frequency. The vacuum's one batch
-   * is larger than the index, so it ends before it returns (no timer). Its promise only resets
-   * MiniSearch's bookkeeping in a microtask.
+   * posting left behind would still count in its term's document frequency.
    */
   private compact(): void {
     if (this.head > 1024 && this.head * 2 > this.seqs.length) {
       this.seqs = this.seqs.slice(this.head)
       this.head = 0
     }
-    void this.index.vacuum({ batchSize: Number.MAX_SAFE_INTEGER })
+    this.index.compact()
   }
 }

@@ -9,7 +9,13 @@
  */
 import { Migrator, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { createReadWindow, readWindowNamed, readWindowSettings, readWindowUsers } from "./readWindow.js"
+import {
+  createReadWindow,
+  readWindowNamed,
+  readWindowOpening,
+  readWindowSettings,
+  readWindowUsers
+} from "./readWindow.js"
 import { backfill } from "./search.js"
 
 /** The private table of applied migrations, so a host's own migrations never clash with these. */
@@ -226,6 +232,14 @@ const addUsers = Effect.gen(function*() {
   )`
 })
 
+// A message row holds its text and its search vector, and a user's message holds each term twice.
+// Past 2 kB, PostgreSQL compresses a row's largest values, and a search decompresses every vector it
+// reads. Rows up to a page (8 kB) are now kept as written. Rows already stored keep their form.
+const inlineMessages = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE chat_memory_messages SET (toast_tuple_target = 8160)`
+})
+
 /**
  * The migrations by id, in order. A database of an earlier version has run a prefix of them.
  */
@@ -241,7 +255,9 @@ export const migrations = {
   "9_stem_search": stemSearch,
   "10_users": addUsers,
   "11_read_window_users": readWindowUsers,
-  "12_read_window_named": readWindowNamed
+  "12_read_window_named": readWindowNamed,
+  "13_inline_messages": inlineMessages,
+  "14_read_window_opening": readWindowOpening
 }
 
 /** Applies the pending migrations. A no-op on an up-to-date database. */

@@ -2,16 +2,24 @@
  * The SQL store's window read as a PL/pgSQL function, in each shape a migration created. Migration
  * 7 reads the conversation's counters, state and window. Migration 8 adds its settings. Migration
  * 11 adds its user's facts and latest other conversations. Migration 12 also reads a new
- * conversation of the user a context names.
+ * conversation of the user a context names. Migration 14 reads each listed conversation's opening
+ * in index order.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
  * What the function returns besides the window: nothing, the settings, or the settings and the
- * user's sections. `named` also reads a new conversation of the user it names.
+ * user's sections. `named` also reads a new conversation of the user it names. `opening` reads as
+ * `named`, with each listed conversation's first user message read by `opening`.
  */
-type Shape = "plain" | "settings" | "users" | "named"
+type Shape = "plain" | "settings" | "users" | "named" | "opening"
+
+/** Whether the function reads a new conversation of the user it names. */
+const readsNamed = (shape: Shape) => shape === "named" || shape === "opening"
+
+/** Whether the function returns the user's sections. */
+const readsUser = (shape: Shape) => shape === "users" || readsNamed(shape)
 
 /** The longest `ConversationEntry.about`, in characters. */
 export const aboutLength = 200
@@ -22,7 +30,8 @@ export const aboutLength = 200
  * conversation without a user gets null columns at no cost, since a `CASE` evaluates its subqueries
  * only when reached. Every subquery filters on the user first.
  */
-const userSections = `,
+const userSections = (about: string) =>
+  `,
         w.user_id, w.facts_cursor,
         CASE WHEN w.user_id IS NOT NULL THEN (
           SELECT coalesce(json_agg(json_build_object(
@@ -38,12 +47,7 @@ const userSections = `,
             'created_at', (extract(epoch FROM d.created_at) * 1000)::bigint,
             'last_said_at', (extract(epoch FROM d.last_said_at) * 1000)::bigint,
             'message_count', d.message_count,
-            'about', coalesce((
-              SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
-              WHERE a.user_id = w.user_id AND a.conversation_id = d.conversation_id
-                AND a.seq > d.system_prefix_seq AND a.role = 'user'
-              ORDER BY a.seq LIMIT 1
-            ), '')
+            'about', ${about}
           ) ORDER BY d.last_said_at DESC, d.conversation_id COLLATE "C"), '[]'::json)
           FROM (
             SELECT o.conversation_id, o.created_at, o.last_said_at, o.message_count, o.system_prefix_seq
@@ -53,6 +57,38 @@ const userSections = `,
             LIMIT greatest(0, p_digest)
           ) d
         ) END`
+
+/** A listed conversation's first user message past its system prefix, the filter in the scan. */
+const openingScanned = `coalesce((
+              SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
+              WHERE a.user_id = w.user_id AND a.conversation_id = d.conversation_id
+                AND a.seq > d.system_prefix_seq AND a.role = 'user'
+              ORDER BY a.seq LIMIT 1
+            ), '')`
+
+/** How many of a conversation's first messages `opening` looks through in index order. */
+const openingSpan = 8
+
+/**
+ * What conversation `c` (a row alias) of user `u` (an expression) was about: the start of its first
+ * user message past its system prefix, as SQL. That message is looked for among the first
+ * `openingSpan` messages in index order first, then in a scan. With the filter in the scan, the
+ * planner may read and sort the whole conversation when it expects few rows to pass.
+ */
+export const opening = (u: string, c: string): string =>
+  `coalesce((
+      SELECT left(h.content, ${aboutLength}) FROM (
+        SELECT a.user_id, a.role, a.content, a.seq FROM chat_memory_messages a
+        WHERE a.conversation_id = ${c}.conversation_id AND a.seq > ${c}.system_prefix_seq
+        ORDER BY a.seq LIMIT ${openingSpan}
+      ) h
+      WHERE h.user_id = ${u} AND h.role = 'user' ORDER BY h.seq LIMIT 1
+    ), (
+      SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
+      WHERE a.user_id = ${u} AND a.conversation_id = ${c}.conversation_id AND a.seq > ${c}.system_prefix_seq
+        AND a.role = 'user'
+      ORDER BY a.seq LIMIT 1
+    ), '')`
 
 /**
  * The conversation's row. If it is not stored and `p_user` names a user, it is a new conversation
@@ -99,7 +135,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
     sql.literal(
       shape === "users"
         ? ", p_digest integer DEFAULT 0"
-        : shape === "named"
+        : readsNamed(shape)
         ? ", p_digest integer DEFAULT 0, p_user text DEFAULT NULL"
         : ""
     )
@@ -122,18 +158,18 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
     #variable_conflict use_column
     BEGIN
       RETURN QUERY
-      WITH ${sql.literal(shape === "named" ? namedConversation : "")}c AS (
+      WITH ${sql.literal(readsNamed(shape) ? namedConversation : "")}c AS (
         SELECT cv.last_seq, cv.message_count, cv.system_count, cv.user_count, cv.assistant_count, cv.tool_count,
           cv.summary_count, cv.token_count, cv.system_prefix_seq, cv.first_turn_role, cv.narrative, cv.facts,
           cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,${
-    sql.literal(shape === "users" || shape === "named" ? "\n          cv.user_id, cv.facts_cursor," : "")
+    sql.literal(readsUser(shape) ? "\n          cv.user_id, cv.facts_cursor," : "")
   }
           CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
             AS window_after,
           LEAST(10000, GREATEST(32, CEIL((2 * GREATEST(0, p_token_limit)) /
             CASE WHEN cv.message_count = 0 THEN 1 ELSE GREATEST(1, cv.token_count::float8 / cv.message_count) END) + 16)
           )::bigint + 1 AS window_limit
-        FROM ${sql.literal(shape === "named" ? "cv" : "chat_memory_conversations cv WHERE cv.conversation_id = p_id")}
+        FROM ${sql.literal(readsNamed(shape) ? "cv" : "chat_memory_conversations cv WHERE cv.conversation_id = p_id")}
       ), w AS (
         SELECT c.*,
           CASE WHEN p_narrow THEN GREATEST(c.window_after, c.last_seq - c.window_limit -
@@ -175,7 +211,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
       shape === "plain"
         ? ""
         : ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" +
-          (shape === "users" || shape === "named" ? userSections : "")
+          (readsUser(shape) ? userSections(shape === "opening" ? opening("w.user_id", "d") : openingScanned) : "")
     )
   }
       FROM w;
@@ -219,4 +255,12 @@ export const readWindowNamed = Effect.gen(function*() {
   yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer)`
   yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer, text)`
   yield* readWindowFunction(sql, "named")
+})
+
+// The digest reads each listed conversation's first user message from its first messages in index
+// order (`opening`). The function's shape is unchanged, so it is replaced in place.
+/** Migration 14: the window read, each listed conversation's opening read in index order. */
+export const readWindowOpening = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* readWindowFunction(sql, "opening")
 })

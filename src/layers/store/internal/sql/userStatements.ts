@@ -8,7 +8,7 @@ import { SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { ConversationId } from "../../../../domain/ConversationId.js"
 import type { UserId } from "../../../../domain/UserId.js"
-import { aboutLength } from "./readWindow.js"
+import { opening } from "./readWindow.js"
 import * as Rows from "./rows.js"
 import { turnReach } from "./statements.js"
 
@@ -27,15 +27,6 @@ const ErasedRow = Schema.Struct({ facts: Rows.SqlInt })
 
 /** The statements over one `SqlClient`. */
 export const makeUserStatements = (sql: SqlClient.SqlClient) => {
-  /** What the conversation `c` was about: the start of its first user message. */
-  const about = (user: Statement.Fragment) =>
-    sql`coalesce((
-      SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
-      WHERE a.user_id = ${user} AND a.conversation_id = c.conversation_id AND a.seq > c.system_prefix_seq
-        AND a.role = 'user'
-      ORDER BY a.seq LIMIT 1
-    ), '')`
-
   const selectFacts = SqlSchema.findAll({
     Request: Schema.String,
     Result: Rows.UserFactRow,
@@ -101,7 +92,7 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
     Result: Rows.EntryRow,
     execute: (q) =>
       sql`SELECT c.conversation_id, c.created_at, c.last_said_at, c.message_count, ${
-        about(sql`${q.user}::text`)
+        sql.literal(opening("c.user_id", "c"))
       } AS about
         FROM chat_memory_conversations c
         WHERE c.user_id = ${q.user}${

@@ -66,7 +66,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
       ), totals AS MATERIALIZED (
         SELECT greatest(1, coalesce(sum(convs.searchable), 0))::float8 AS n FROM convs
       ), sample AS MATERIALIZED (
-        SELECT strip(s.search) AS search FROM convs c CROSS JOIN LATERAL (
+        SELECT s.search FROM convs c CROSS JOIN LATERAL (
           SELECT m.search FROM chat_memory_messages m
           WHERE m.user_id = ${q.user} AND m.conversation_id = c.conversation_id
             AND m.seq > c.last_seq - (${sampleSize} - c.newer) AND m.search IS NOT NULL

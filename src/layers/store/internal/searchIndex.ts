@@ -65,11 +65,21 @@ class Postings extends MiniSearch<Document> {
     }
   }
 
-  /** Removes the discarded documents from the postings at once. */
+  /**
+   * Removes the discarded documents from the postings, before it returns. MiniSearch's `vacuum`
+   * does the same, but while its last run has not settled (a microtask later) it only queues the
+   * next one: a second prune in the same tick would leave its postings counted.
+   */
   compact(): void {
-    // The vacuum's one batch is larger than the index, so it ends before it returns (no timer).
-    // Its promise only resets MiniSearch's bookkeeping in a microtask.
-    void this.vacuum({ batchSize: Number.MAX_SAFE_INTEGER })
+    for (const [term, fields] of this._index) {
+      const found = fields.get(0)
+      if (found !== undefined) {
+        for (const shortId of found.keys()) if (!this._documentIds.has(shortId)) found.delete(shortId)
+        if (found.size > 0) continue
+      }
+      this._index.delete(term)
+    }
+    this._dirtCount = 0
     this.byTerm = undefined
   }
 

@@ -17,6 +17,7 @@ import {
   readWindowUsers
 } from "./readWindow.js"
 import { backfill } from "./search.js"
+import { createUserSearch } from "./userSearch.js"
 
 /** The private table of applied migrations, so a host's own migrations never clash with these. */
 export const migrationsTable = "chat_memory_migrations"
@@ -257,7 +258,8 @@ export const migrations = {
   "11_read_window_users": readWindowUsers,
   "12_read_window_named": readWindowNamed,
   "13_inline_messages": inlineMessages,
-  "14_read_window_opening": readWindowOpening
+  "14_read_window_opening": readWindowOpening,
+  "15_user_search_function": createUserSearch
 }
 
 /** Applies the pending migrations. A no-op on an up-to-date database. */

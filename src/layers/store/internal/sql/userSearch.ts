@@ -12,8 +12,7 @@
  * is thus one statement, however many conversations and messages the user has. It reads the user's
  * conversation rows (an index range), the sample, a posting list per term, and the candidates.
  */
-import type { SqlClient } from "@effect/sql"
-import { SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ConversationId } from "../../../../domain/ConversationId.js"
 import type { UserId } from "../../../../domain/UserId.js"
@@ -32,43 +31,36 @@ import {
 import { SqlInt } from "./rows.js"
 import { escapedTerm, sampleSize } from "./search.js"
 import { upperBound } from "./statements.js"
-import { userScope } from "./userTerms.js"
+import { userScopeOf } from "./userTerms.js"
 
 const HitRow = Schema.Struct({ conversation_id: ConversationId, seq: SqlInt, score: Schema.Number })
 
-/** The search statement over one `SqlClient`. */
-export const makeUserSearch = (sql: SqlClient.SqlClient) => {
-  const select = SqlSchema.findAll({
-    Request: Schema.Struct({
-      user: Schema.String,
-      terms: Schema.Array(Schema.String),
-      current: Schema.NullOr(Schema.String),
-      before: Schema.Number,
-      limit: Schema.Number
-    }),
-    Result: HitRow,
-    // As `makeSearch`, with a row per conversation in `convs`. `newer` counts the messages of the
-    // conversations said after it, placing it in the sample. `before` bounds its seqs: below the
-    // query's `before` in the current conversation. Every read of messages filters on the user, and
-    // the user's conversations are read by the index on `user_id`. Each of the user's messages holds
-    // every term twice (both scopes), as do all those the mean length covers. So BM25's length ratio
-    // is unchanged.
-    execute: (q) =>
-      sql`WITH convs AS MATERIALIZED (
+/**
+ * The search as the body of `chat_memory_user_search`, over its parameters: the user, the query's
+ * terms, the current conversation and the bound of its seqs, and the most hits.
+ *
+ * As `makeSearch`, with a row per conversation in `convs`. `newer` counts the messages of the
+ * conversations said after it, placing it in the sample. `before` bounds its seqs: below the
+ * query's `before` in the current conversation. Every read of messages filters on the user, and
+ * the user's conversations are read by the index on `user_id`. Each of the user's messages holds
+ * every term twice (both scopes), as do all those the mean length covers. So BM25's length ratio
+ * is unchanged.
+ */
+const searchBody = `WITH convs AS MATERIALIZED (
         SELECT c.conversation_id, c.last_seq,
           greatest(0, c.message_count - c.summary_count - c.system_prefix_seq) AS searchable,
           coalesce(sum(c.message_count) OVER (ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C"
             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS newer,
           row_number() OVER (ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C") AS ord,
-          CASE WHEN c.conversation_id = ${q.current} THEN ${q.before}::bigint ELSE ${Number.MAX_SAFE_INTEGER}::bigint
+          CASE WHEN c.conversation_id = p_current THEN p_before ELSE ${Number.MAX_SAFE_INTEGER}::bigint
             END AS before
-        FROM chat_memory_conversations c WHERE c.user_id = ${q.user}
+        FROM chat_memory_conversations c WHERE c.user_id = p_user
       ), totals AS MATERIALIZED (
         SELECT greatest(1, coalesce(sum(convs.searchable), 0))::float8 AS n FROM convs
       ), sample AS MATERIALIZED (
         SELECT s.search FROM convs c CROSS JOIN LATERAL (
           SELECT m.search FROM chat_memory_messages m
-          WHERE m.user_id = ${q.user} AND m.conversation_id = c.conversation_id
+          WHERE m.user_id = p_user AND m.conversation_id = c.conversation_id
             AND m.seq > c.last_seq - (${sampleSize} - c.newer) AND m.search IS NOT NULL
           ORDER BY m.seq DESC LIMIT ${sampleSize}
         ) s
@@ -81,8 +73,8 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
           totals.n * h.hits / sampled.size >= ${2 * frequencyCap} AS common
         FROM totals CROSS JOIN sampled
         CROSS JOIN (
-          SELECT u.i, ('''' || ${userScope(sql, sql`${q.user}::text`)} || ':' || u.term || '''')::tsquery AS q
-          FROM unnest(${q.terms}::text[]) WITH ORDINALITY AS u(term, i) OFFSET 0
+          SELECT u.i, ('''' || ${userScopeOf("p_user")} || ':' || u.term || '''')::tsquery AS q
+          FROM unnest(p_terms) WITH ORDINALITY AS u(term, i) OFFSET 0
         ) t
         CROSS JOIN LATERAL (
           SELECT count(*) FILTER (WHERE s.search @@ t.q)::float8 AS hits FROM sample s
@@ -90,7 +82,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
       ), found AS MATERIALIZED (
         SELECT t.i, f.conversation_id, f.seq FROM terms t CROSS JOIN LATERAL (
           SELECT m.conversation_id, m.seq FROM chat_memory_messages m
-          WHERE m.search @@ t.q AND m.user_id = ${q.user} LIMIT ${frequencyCap}
+          WHERE m.search @@ t.q AND m.user_id = p_user LIMIT ${frequencyCap}
         ) f
         WHERE NOT t.common
       ), ordered AS MATERIALIZED (
@@ -115,7 +107,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
         UNION
         (SELECT r.conversation_id, r.seq FROM convs c CROSS JOIN LATERAL (
           SELECT m.conversation_id, m.seq FROM chat_memory_messages m
-          WHERE m.user_id = ${q.user} AND m.conversation_id = c.conversation_id AND m.seq < c.before
+          WHERE m.user_id = p_user AND m.conversation_id = c.conversation_id AND m.seq < c.before
             AND m.seq > least(c.before - 1, c.last_seq) - ${recentWindow}
             AND m.search IS NOT NULL
             AND EXISTS (SELECT 1 FROM weights w WHERE NOT w.rare AND m.search @@ w.q)
@@ -126,7 +118,7 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
       ), ranked AS (
         SELECT m.conversation_id, m.seq, m.search, length(m.search)::float8 AS len
         FROM candidates c JOIN chat_memory_messages m
-          ON m.user_id = ${q.user} AND m.conversation_id = c.conversation_id AND m.seq = c.seq
+          ON m.user_id = p_user AND m.conversation_id = c.conversation_id AND m.seq = c.seq
       )
       SELECT r.conversation_id, r.seq, sum(
           w.idf * f.tf * (${k1}::float8 + 1)
@@ -138,7 +130,42 @@ export const makeUserSearch = (sql: SqlClient.SqlClient) => {
       CROSS JOIN LATERAL (SELECT ts_rank_cd('{1,1,1,1}', r.search, w.q)::float8 AS tf) f
       GROUP BY r.conversation_id, r.seq
       ORDER BY score DESC, r.seq DESC, r.conversation_id COLLATE "C"
-      LIMIT ${q.limit}`
+      LIMIT p_limit`
+
+/**
+ * Migration 15: the search as a PL/pgSQL function. Its plan is made once per session, and it runs
+ * without JIT compilation. A user with thousands of others in the database gets a plan estimated
+ * past `jit_above_cost`, and compiling it took ten times as long as running it. A database keeps
+ * what a migration created, so changing the search takes a new migration that recreates it.
+ */
+export const createUserSearch = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE OR REPLACE FUNCTION chat_memory_user_search(
+      p_user text, p_terms text[], p_current text, p_before bigint, p_limit integer
+    )
+    RETURNS TABLE (conversation_id text, seq bigint, score float8)
+    LANGUAGE plpgsql STABLE SET jit = off AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY ${sql.literal(searchBody)};
+    END
+    $$`
+})
+
+/** The search over one `SqlClient`. */
+export const makeUserSearch = (sql: SqlClient.SqlClient) => {
+  const select = SqlSchema.findAll({
+    Request: Schema.Struct({
+      user: Schema.String,
+      terms: Schema.Array(Schema.String),
+      current: Schema.NullOr(Schema.String),
+      before: Schema.Number,
+      limit: Schema.Number
+    }),
+    Result: HitRow,
+    execute: (q) =>
+      sql`SELECT conversation_id, seq, score
+        FROM chat_memory_user_search(${q.user}, ${q.terms}::text[], ${q.current}, ${q.before}, ${q.limit})`
   })
 
   /** The best matches of `query` in the user's conversations, best first, newer first on ties. */

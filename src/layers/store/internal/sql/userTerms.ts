@@ -17,6 +17,10 @@ import type { SqlClient, Statement } from "@effect/sql"
 export const userScope = (sql: SqlClient.SqlClient, userId: Statement.Fragment): Statement.Fragment =>
   sql`('u.' || left(encode(sha256(convert_to(${userId}, 'UTF8')), 'hex'), 16))`
 
+/** `userScope` of a user id given as SQL text (a function's parameter), written alike. */
+export const userScopeOf = (userId: string): string =>
+  `('u.' || left(encode(sha256(convert_to(${userId}, 'UTF8')), 'hex'), 16))`
+
 /**
  * The `tsvector` of a message in a conversation with a user. It takes the conversation-scoped
  * vector's text (`vectorText`, or a stored vector cast to text) and repeats its terms under the

@@ -1,8 +1,12 @@
 /**
- * How the SQL stores keep a message row: as written, up to a page, so that a search reads each
- * vector without decompressing it. A long message of a user's conversation (its terms held twice,
- * once per scope) makes a row past PostgreSQL's 2 kB compression threshold. Its content and vector
- * are stored uncompressed. PGlite always; PostgreSQL when `DATABASE_URL` is set.
+ * What keeps a search across a user's conversations cheap on the SQL stores, PGlite always and
+ * PostgreSQL when `DATABASE_URL` is set:
+ * - a message row is kept as written, up to a page, so that a search reads each vector without
+ *   decompressing it. A long message of a user's conversation (its terms held twice, once per
+ *   scope) makes a row past PostgreSQL's 2 kB compression threshold. Its content and vector are
+ *   stored uncompressed;
+ * - the search is one call of a function that runs without JIT compilation, whatever the planner
+ *   estimates its cost at.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, layer, type Vitest } from "@effect/vitest"
@@ -45,10 +49,30 @@ const rowTests = (it: Vitest.MethodsNonLive<Store.Ports | SqlClient.SqlClient>) 
       assert.isAbove(sizes.content_raw + sizes.search_raw, 2048)
       assert.deepStrictEqual([sizes.content, sizes.search], [sizes.content_raw, sizes.search_raw])
     }))
+
+  it.effect("the search across a user's conversations is a function that runs without JIT", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const sql = yield* SqlClient.SqlClient
+      const user = UserId.UserId.make(`jit-${freshId("jit")}`)
+      const id = freshId("jit")
+      yield* store.repository.appendMessages(id, [newMessage("user", "The parcel ORD-2024-88417 is late")], {
+        userId: user
+      })
+      const hits = yield* store.users.searchMessages(user, { text: "ORD-2024-88417", limit: 5 })
+      assert.deepStrictEqual(hits.map((hit) => [hit.conversationId, hit.seq]), [[id, 1]])
+      const rows = yield* sql`SELECT unnest(proconfig) AS setting FROM pg_proc
+        WHERE oid = to_regproc('chat_memory_user_search')`
+      const settings = yield* Schema.decodeUnknown(Schema.Array(Schema.Struct({ setting: Schema.String })))(rows)
+      assert.deepStrictEqual(settings.map((row) => row.setting), ["jit=off"])
+    }))
 }
 
-layer(SqlStore.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient())))("message rows on PGlite", rowTests)
+layer(SqlStore.layer({ lock: "process" }).pipe(Layer.provideMerge(pgliteClient())))(
+  "user search cost on PGlite",
+  rowTests
+)
 
-describePostgres("message rows on PostgreSQL", (url) => {
-  layer(SqlStore.layer().pipe(Layer.provideMerge(clientLayer(url))))("message rows on PostgreSQL", rowTests)
+describePostgres("user search cost on PostgreSQL", (url) => {
+  layer(SqlStore.layer().pipe(Layer.provideMerge(clientLayer(url))))("user search cost on PostgreSQL", rowTests)
 })

@@ -68,9 +68,21 @@ export const omissionText = (turns: number): string =>
     turns === 1 ? "is" : "are"
   } not shown here and not summarized yet; the record above does not cover ${turns === 1 ? "it" : "them"}.`
 
+/** Each line written, by the value it renders: a fact or an entry never changes. */
+const lines = new WeakMap<UserFact | ConversationEntry, string>()
+
+const memoized = <A extends UserFact | ConversationEntry>(render: (value: A) => string) => (value: A): string => {
+  const known = lines.get(value)
+  if (known !== undefined) return known
+  const line = render(value)
+  lines.set(value, line)
+  return line
+}
+
 /** One fact about the user as a line: its key, value, and the date it was said or set. */
-export const userFactLine = (fact: UserFact): string =>
+export const userFactLine = memoized((fact: UserFact): string =>
   `- ${fact.key}: ${fact.value ?? ""} (${fact.source === null ? "set " : ""}${datePart(fact.saidAt)})`
+)
 
 /**
  * The message that carries the facts about the user from the user's conversations, one line each
@@ -81,11 +93,11 @@ export const userFactsText = (facts: ReadonlyArray<UserFact>): string =>
     .join("\n")
 
 /** One conversation of the user as a line: its dates, its length and what it was about. */
-export const digestLine = (entry: ConversationEntry): string => {
+export const digestLine = memoized((entry: ConversationEntry): string => {
   const [from, to] = [datePart(entry.startedAt), datePart(entry.lastSaidAt)]
   const about = entry.about.replace(/\s+/g, " ").trim()
   return `- ${from === to ? from : `${from} to ${to}`} (${entry.messageCount} messages): ${about}`
-}
+})
 
 /** The message that lists the user's latest other conversations, the latest first. */
 export const digestText = (digest: ReadonlyArray<ConversationEntry>): string =>

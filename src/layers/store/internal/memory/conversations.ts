@@ -386,6 +386,9 @@ export const byRecency = (
     (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before))
   )
 
+/** Each conversation value's entry: a value never changes, and every context of its user lists it. */
+const listed = new WeakMap<Conversation, ConversationEntry>()
+
 /** The user's conversations, the latest said first (ties: by id), as a list shows them. */
 export const entries = (
   snapshot: Snapshot,
@@ -393,8 +396,10 @@ export const entries = (
   query: { readonly limit: number; readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId }
 ): ReadonlyArray<ConversationEntry> => {
   if (query.limit <= 0) return []
-  return byRecency(snapshot, userId, query).slice(0, query.limit).map((conversation) =>
-    new ConversationEntry({
+  return byRecency(snapshot, userId, query).slice(0, query.limit).map((conversation) => {
+    const known = listed.get(conversation)
+    if (known !== undefined) return known
+    const entry = new ConversationEntry({
       conversationId: conversation.info.conversationId,
       userId,
       startedAt: conversation.info.createdAt,
@@ -402,5 +407,7 @@ export const entries = (
       messageCount: conversation.info.messageCount,
       about: aboutOf(conversation)
     }, { disableValidation: true })
-  )
+    listed.set(conversation, entry)
+    return entry
+  })
 }

@@ -226,6 +226,11 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
         digest: 5
       })
       assert.deepStrictEqual(named(window.user?.digest ?? []), expected)
+      // Cut at 200 characters, a character outside the Basic Multilingual Plane counted once.
+      const emoji = freshId("emoji")
+      yield* store.repository.appendMessages(emoji, [said("user", `${"a".repeat(199)}\u{1F600} and more`, 0)], bound)
+      const [cut] = yield* store.users.listConversations(user, { limit: 1, before: listed.at(-1)?.lastSaidAt })
+      assert.strictEqual(cut?.about, `${"a".repeat(199)}\u{1F600}`)
     }))
 
   it.effect("the search spans the user's conversations, and the current one only below `before`", () =>

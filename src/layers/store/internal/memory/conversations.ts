@@ -335,12 +335,24 @@ export const liveFacts = (snapshot: Snapshot, userId: UserId): ReadonlyArray<Use
 /** The longest `ConversationEntry.about`. */
 const aboutLength = 200
 
+/** The first `length` characters of `text`, by code point as SQL's `left` counts them. */
+const leading = (text: string, length: number): string => {
+  let end = 0
+  let count = 0
+  for (const character of text) {
+    if (count === length) break
+    end += character.length
+    count += 1
+  }
+  return text.slice(0, end)
+}
+
 /** What a conversation was about: the start of its first user message. */
 const aboutOf = (conversation: Conversation): string => {
   const messages = conversation.messages
   for (let i = 0; i < messages.size; i++) {
     const message = messages.at(i)
-    if (message?.role === "user") return message.content.slice(0, aboutLength)
+    if (message?.role === "user") return leading(message.content, aboutLength)
   }
   return ""
 }

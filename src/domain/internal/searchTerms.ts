@@ -7,7 +7,7 @@
  */
 import { stemmer as porter } from "stemmer"
 import { MaxQueryLength } from "./recall.js"
-import { utf8Length } from "./utf8.js"
+import { leadingCodePoints, utf8Length } from "./utf8.js"
 
 /** The most distinct terms a query is searched by. Identifier-like terms are kept first. */
 export const maxQueryTerms = 32
@@ -56,17 +56,7 @@ const digitsOnly = /^\p{Nd}+$/u
 const asciiLetters = /^[a-z]+$/
 
 /** Cuts a term to `maxTermLength` code points (never inside a surrogate pair). */
-const bounded = (term: string): string => {
-  if (term.length <= maxTermLength) return term
-  let out = ""
-  let count = 0
-  for (const codePoint of term) {
-    if (count === maxTermLength) break
-    out += codePoint
-    count += 1
-  }
-  return out
-}
+const bounded = (term: string): string => leadingCodePoints(term, maxTermLength)
 
 /**
  * The Porter stemmer (`stemmer`), on plain English words only: "refunds" meets "refund", "booked"

@@ -1,5 +1,6 @@
 /**
- * The UTF-8 length of a string, without encoding it.
+ * The lengths of a string by what it encodes, without encoding it: its UTF-8 bytes, and its first
+ * code points.
  */
 
 /**
@@ -18,4 +19,20 @@ export const utf8Length = (s: string): number => {
     } else bytes += 3
   }
   return bytes
+}
+
+/**
+ * The first `count` code points of `s`, as SQL's `left` cuts a text: a surrogate pair is one, never
+ * cut in two.
+ */
+export const leadingCodePoints = (s: string, count: number): string => {
+  if (s.length <= count) return s
+  let end = 0
+  let taken = 0
+  for (const codePoint of s) {
+    if (taken === count) break
+    end += codePoint.length
+    taken += 1
+  }
+  return s.slice(0, end)
 }

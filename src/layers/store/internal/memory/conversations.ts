@@ -8,6 +8,7 @@ import type { ConversationId } from "../../../../domain/ConversationId.js"
 import { empty as emptySettings } from "../../../../domain/internal/conversationSettings.js"
 import { fromUntrusted, MaxJsonDepth } from "../../../../domain/internal/storable.js"
 import { initial } from "../../../../domain/internal/summaryState.js"
+import { leadingCodePoints } from "../../../../domain/internal/utf8.js"
 import { Message, MessageMetadata, type NewMessage } from "../../../../domain/Message.js"
 import type { UserFact } from "../../../../domain/UserFact.js"
 import type { UserId } from "../../../../domain/UserId.js"
@@ -335,24 +336,12 @@ export const liveFacts = (snapshot: Snapshot, userId: UserId): ReadonlyArray<Use
 /** The longest `ConversationEntry.about`. */
 const aboutLength = 200
 
-/** The first `length` characters of `text`, by code point as SQL's `left` counts them. */
-const leading = (text: string, length: number): string => {
-  let end = 0
-  let count = 0
-  for (const character of text) {
-    if (count === length) break
-    end += character.length
-    count += 1
-  }
-  return text.slice(0, end)
-}
-
 /** What a conversation was about: the start of its first user message. */
 const aboutOf = (conversation: Conversation): string => {
   const messages = conversation.messages
   for (let i = 0; i < messages.size; i++) {
     const message = messages.at(i)
-    if (message?.role === "user") return leading(message.content, aboutLength)
+    if (message?.role === "user") return leadingCodePoints(message.content, aboutLength)
   }
   return ""
 }

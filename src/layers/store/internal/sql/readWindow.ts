@@ -58,22 +58,23 @@ const userSections = (about: string) =>
           ) d
         ) END`
 
-/** A listed conversation's first user message past its system prefix, the filter in the scan. */
-const openingScanned = `coalesce((
-              SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
-              WHERE a.user_id = w.user_id AND a.conversation_id = d.conversation_id
-                AND a.seq > d.system_prefix_seq AND a.role = 'user'
-              ORDER BY a.seq LIMIT 1
-            ), '')`
+/**
+ * The start of the first user message past its system prefix of conversation `c` (a row alias) of
+ * user `u` (an expression), as SQL: the filter in the scan.
+ */
+const scannedOpening = (u: string, c: string): string =>
+  `SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
+      WHERE a.user_id = ${u} AND a.conversation_id = ${c}.conversation_id AND a.seq > ${c}.system_prefix_seq
+        AND a.role = 'user'
+      ORDER BY a.seq LIMIT 1`
 
 /** How many of a conversation's first messages `opening` looks through in index order. */
 const openingSpan = 8
 
 /**
- * What conversation `c` (a row alias) of user `u` (an expression) was about: the start of its first
- * user message past its system prefix, as SQL. That message is looked for among the first
- * `openingSpan` messages in index order first, then in a scan. With the filter in the scan, the
- * planner may read and sort the whole conversation when it expects few rows to pass.
+ * What conversation `c` of user `u` was about, as SQL: that message looked for among the first
+ * `openingSpan` messages in index order first, then by `scannedOpening`. With the filter in the
+ * scan, the planner may read and sort the whole conversation when it expects few rows to pass.
  */
 export const opening = (u: string, c: string): string =>
   `coalesce((
@@ -83,12 +84,11 @@ export const opening = (u: string, c: string): string =>
         ORDER BY a.seq LIMIT ${openingSpan}
       ) h
       WHERE h.user_id = ${u} AND h.role = 'user' ORDER BY h.seq LIMIT 1
-    ), (
-      SELECT left(a.content, ${aboutLength}) FROM chat_memory_messages a
-      WHERE a.user_id = ${u} AND a.conversation_id = ${c}.conversation_id AND a.seq > ${c}.system_prefix_seq
-        AND a.role = 'user'
-      ORDER BY a.seq LIMIT 1
-    ), '')`
+    ), (${scannedOpening(u, c)}), '')`
+
+/** What a listed conversation of the digest was about, as each shape reads it. */
+const digestOpening = (shape: Shape): string =>
+  shape === "opening" ? opening("w.user_id", "d") : `coalesce((${scannedOpening("w.user_id", "d")}), '')`
 
 /**
  * The conversation's row. If it is not stored and `p_user` names a user, it is a new conversation
@@ -211,7 +211,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
       shape === "plain"
         ? ""
         : ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" +
-          (readsUser(shape) ? userSections(shape === "opening" ? opening("w.user_id", "d") : openingScanned) : "")
+          (readsUser(shape) ? userSections(digestOpening(shape)) : "")
     )
   }
       FROM w;

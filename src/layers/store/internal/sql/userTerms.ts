@@ -14,12 +14,14 @@ import type { SqlClient, Statement } from "@effect/sql"
  * vector of a conversation with a user stores it, so changing it needs a migration that rewrites
  * them.
  */
-export const userScope = (sql: SqlClient.SqlClient, userId: Statement.Fragment): Statement.Fragment =>
-  sql`('u.' || left(encode(sha256(convert_to(${userId}, 'UTF8')), 'hex'), 16))`
-
-/** `userScope` of a user id given as SQL text (a function's parameter), written alike. */
 export const userScopeOf = (userId: string): string =>
   `('u.' || left(encode(sha256(convert_to(${userId}, 'UTF8')), 'hex'), 16))`
+
+/** `userScopeOf` around a fragment of a statement (a bound user id). */
+export const userScope = (sql: SqlClient.SqlClient, userId: Statement.Fragment): Statement.Fragment => {
+  const [head = "", tail = ""] = userScopeOf("\u0000").split("\u0000")
+  return sql`${sql.literal(head)}${userId}${sql.literal(tail)}`
+}
 
 /**
  * The `tsvector` of a message in a conversation with a user. It takes the conversation-scoped

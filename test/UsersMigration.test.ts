@@ -3,7 +3,9 @@
  * migrations bring it up in place, and its conversation reads, extends and summarizes as before
  * (no user; `last_said_at` backfilled from its messages), then can be bound to a user: its earlier
  * messages, settings, vectors and records are the user's, and found by a search of the user's
- * conversations. PGlite always; PostgreSQL when `DATABASE_URL` is set.
+ * conversations. A process of that version keeps writing to the migrated database (a rolling
+ * deploy), and erasing a user removes what it wrote to the user's conversations. PGlite always;
+ * PostgreSQL when `DATABASE_URL` is set.
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
@@ -128,12 +130,68 @@ const upgradeTest = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
       assert.deepStrictEqual([erased.conversations, erased.messages], [1, 6])
     }))
 
+/**
+ * Appends as the version before users does: the counters row by upsert, without `last_said_at` or
+ * `user_id`, then the messages without `user_id`.
+ */
+const writeAsPreviousVersion = (id: string, content: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = new Date()
+    const [reserved] = yield* sql<{ readonly last_seq: number }>`
+      INSERT INTO chat_memory_conversations AS c (conversation_id, last_seq, message_count, system_count,
+        user_count, assistant_count, tool_count, summary_count, token_count, system_prefix_seq, first_turn_role,
+        created_at, updated_at)
+      VALUES (${id}, 1, 1, 0, 1, 0, 0, 0, 10, 0, 'user', ${now}, ${now})
+      ON CONFLICT (conversation_id) DO UPDATE SET
+        last_seq = c.last_seq + 1, message_count = c.message_count + 1, user_count = c.user_count + 1,
+        token_count = c.token_count + 10, updated_at = EXCLUDED.updated_at
+      RETURNING last_seq`
+    yield* sql`INSERT INTO chat_memory_messages (conversation_id, seq, role, content, metadata, token_count,
+        created_at, search)
+      VALUES (${id}, ${Number(reserved?.last_seq)}, 'user', ${content}, '{}'::jsonb, 10, ${now},
+        ${vectorText(id, { content, metadata: {} })}::tsvector)`
+  })
+
+const rollingDeployTest = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
+  it.scoped("a process of the version before users keeps writing; erasing a user removes what it wrote", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(client)
+      const store = yield* Effect.provide(Effect.zipRight(SqlStore.migrate, SqlStore.make()), context)
+      const sql = yield* Effect.provide(SqlClient.SqlClient, context)
+      const user = UserId.UserId.make(`user-${freshId("rolling")}`)
+      const [started, joined] = [freshId("rolling-new"), freshId("rolling-user")]
+      yield* store.repository.appendMessages(joined, [newMessage("user", "My locker is 12.")], { userId: user })
+
+      // The previous version starts a conversation and writes to the user's.
+      yield* Effect.provide(
+        Effect.zipRight(
+          writeAsPreviousVersion(started, "Hello from before."),
+          writeAsPreviousVersion(joined, "My locker code is 4471.")
+        ),
+        context
+      )
+      const window = yield* store.repository.readWindow(started, { after: "cursor", tokenLimit: 1000, digest: 5 })
+      assert.deepStrictEqual(window.recent.map((m) => m.content), ["Hello from before."])
+      const read = yield* store.repository.listMessages(joined, {})
+      assert.deepStrictEqual(read.map((m) => m.content), ["My locker is 12.", "My locker code is 4471."])
+
+      const erased = yield* store.users.erase(user)
+      assert.deepStrictEqual([erased.conversations, erased.messages], [1, 2])
+      const left = yield* sql<{ readonly n: number }>`
+        SELECT count(*) AS n FROM chat_memory_messages WHERE conversation_id = ${joined}`
+      assert.strictEqual(Number(left[0]?.n), 0)
+      assert.strictEqual((yield* store.repository.getConversation(started)).messageCount, 1)
+    }))
+
 describe("SqlStore users migration on PGlite", () => {
   upgradeTest(pgliteClient())
+  rollingDeployTest(pgliteClient())
 })
 
 describePostgres("SqlStore users migration on PostgreSQL", (url) => {
   describe("SqlStore users migration on PostgreSQL", () => {
     upgradeTest(clientLayer(url))
+    rollingDeployTest(clientLayer(url))
   })
 })

@@ -241,6 +241,13 @@ const inlineMessages = Effect.gen(function*() {
   yield* sql`ALTER TABLE chat_memory_messages SET (toast_tuple_target = 8160)`
 })
 
+// A process of the version before users inserts conversations without `last_said_at`. So that it
+// keeps writing while a rolling deploy replaces it, the column takes the insert's time.
+const saidAtDefault = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE chat_memory_conversations ALTER COLUMN last_said_at SET DEFAULT now()`
+})
+
 /**
  * The migrations by id, in order. A database of an earlier version has run a prefix of them.
  */
@@ -259,7 +266,8 @@ export const migrations = {
   "12_read_window_named": readWindowNamed,
   "13_inline_messages": inlineMessages,
   "14_read_window_opening": readWindowOpening,
-  "15_user_search_function": createUserSearch
+  "15_user_search_function": createUserSearch,
+  "16_said_at_default": saidAtDefault
 }
 
 /** Applies the pending migrations. A no-op on an up-to-date database. */

@@ -169,19 +169,20 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
     execute: (user) =>
       sql`DELETE FROM chat_memory_conversations WHERE user_id = ${user} RETURNING conversation_id, message_count`
   })
-  // Settings rows are deleted by conversation id, since one written while its conversation was
-  // being created may not carry the user yet. Leases hold only the id. A holder finds its lease
-  // gone and stops.
+  // The rows of the user's conversations are deleted by conversation id, whatever user they carry:
+  // a settings row written while its conversation was being created may not carry the user yet, and
+  // a process of the version before users writes none. Leases hold only the id. A holder finds its
+  // lease gone and stops.
   const deleteRest = SqlSchema.findOne({
     Request: Schema.Struct({ user: Schema.String, ids: Schema.Array(Schema.String) }),
     Result: ErasedRow,
     execute: (q) =>
       sql`WITH messages AS (
-        DELETE FROM chat_memory_messages WHERE user_id = ${q.user} AND conversation_id = ANY(${q.ids}::text[])
+        DELETE FROM chat_memory_messages WHERE conversation_id = ANY(${q.ids}::text[])
       ), records AS (
-        DELETE FROM chat_memory_summarizations WHERE user_id = ${q.user} AND conversation_id = ANY(${q.ids}::text[])
+        DELETE FROM chat_memory_summarizations WHERE conversation_id = ANY(${q.ids}::text[])
       ), vectors AS (
-        DELETE FROM chat_memory_embeddings WHERE user_id = ${q.user} AND conversation_id = ANY(${q.ids}::text[])
+        DELETE FROM chat_memory_embeddings WHERE conversation_id = ANY(${q.ids}::text[])
       ), settings AS (
         DELETE FROM chat_memory_settings WHERE conversation_id = ANY(${q.ids}::text[])
       ), leases AS (

@@ -7,12 +7,12 @@ import { DateTime, Effect, FastCheck as fc, Layer } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import type { Fact } from "../src/domain/Fact.js"
 import { factsText } from "../src/domain/internal/contextText.js"
+import { factsNamedIn } from "../src/domain/internal/facts.js"
 import type { Role } from "../src/domain/Message.js"
 import * as ExtractiveSkill from "../src/layers/skills/ExtractiveSkill.js"
 import { factsWorthTheirRoom } from "../src/layers/skills/internal/extractive/narrative.js"
 import { spans } from "../src/layers/skills/internal/extractive/salient.js"
 import { statementsOf } from "../src/layers/skills/internal/extractive/statements.js"
-import { factsNamedIn } from "../src/layers/skills/internal/prompts.js"
 import * as Prompts from "../src/layers/skills/internal/prompts.js"
 import * as ApproximateTokenCounter from "../src/layers/tokens/ApproximateTokenCounter.js"
 import * as ExactTokenCounter from "../src/layers/tokens/ExactTokenCounter.js"
@@ -363,6 +363,29 @@ describe("ExtractiveSkill", () => {
       const values = value.facts.map((fact) => fact.value)
       assert.include(values, "HX-88120")
       assert.notInclude(values, "from 7:30 am")
+    })))
+
+  it.effect("facts: removed names the known facts whose value the turns cancel, not one said again or left out for room", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const known: ReadonlyArray<Fact> = [
+        { key: "order_id", value: "ORD-5521", category: "ENTITY" },
+        { key: "worktop_price", value: "£1,240.00", category: "NUMERIC" },
+        { key: "breakfast_time", value: "from 7:30 am", category: "STATE" }
+      ]
+      const { value } = yield* skill.extractFacts({
+        conversationId,
+        ...input(null, [
+          user("Please cancel order ORD-5521. The confirmation code HX-88120 stays."),
+          assistant("Done: ORD-5521 is cancelled. The oak worktop was £1,240.00.")
+        ]),
+        maxTokens: 400,
+        maxFactTokens: 20,
+        existingFacts: known
+      })
+      assert.deepStrictEqual(value.removed, ["order_id"])
+      // The cap left the price, said again, and the breakfast time out: neither is removed.
+      for (const key of ["worktop_price", "breakfast_time"]) assert.notInclude(value.facts.map((fact) => fact.key), key)
     })))
 
   it.effect("facts: an identifier a tool's record names takes the record's name", () =>

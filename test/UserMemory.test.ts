@@ -66,6 +66,24 @@ describe("memory across a user's conversations", () => {
       assert.isAtMost(context.tokenCount, context.tokenBudget ?? 0)
     }).pipe(Effect.provide(memory())))
 
+  it.effect("a value cancelled in a later conversation leaves what is known about the user", () =>
+    Effect.gen(function*() {
+      yield* history
+      const memory = yield* ChatMemoryService
+      const users = yield* UserMemoryService
+      yield* memory.addMessages("changes", [
+        ...exchange(16, "Please cancel order ORD-5521, I found a cheaper worktop.", "Done: ORD-5521 is cancelled.")
+      ], { userId: "tess" })
+      yield* memory.awaitIdle()
+      assert.notInclude((yield* users.getFacts("tess")).map((fact) => fact.value), "ORD-5521")
+      const fresh = yield* memory.getContext("new-chat", { userId: "tess" })
+      assert.notInclude(fresh.userFacts.map((fact) => fact.value), "ORD-5521")
+      // What the other conversations said stays known.
+      for (const value of ["07700 900461", "14 Larch Road"]) {
+        assert.isTrue(fresh.userFacts.some((fact) => (fact.value ?? "").includes(value)), value)
+      }
+    }).pipe(Effect.provide(memory())))
+
   it.effect("another user is refused by name, and nothing of the call is stored", () =>
     Effect.gen(function*() {
       yield* history

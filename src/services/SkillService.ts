@@ -244,6 +244,12 @@ export declare namespace SkillService {
   export interface FactsAndNarrative {
     readonly facts: ReadonlyArray<Fact>
     readonly narrative: string
+    /**
+     * The keys of `existingFacts` that the new turns make false or obsolete (a value cancelled or
+     * corrected). What is known about a user loses these, and only these: a known fact left out of
+     * `facts` for room stays known. Left out, nothing is removed.
+     */
+    readonly removed?: ReadonlyArray<string> | undefined
   }
 
   /**

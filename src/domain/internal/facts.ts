@@ -3,6 +3,9 @@
  * facts, and the limits of both.
  */
 import type { Fact, FactCategory } from "../Fact.js"
+import type { Turn } from "../Turn.js"
+import { documentTerms } from "./searchTerms.js"
+import { messageLine } from "./transcript.js"
 
 const withOptional = (
   fact: { readonly key: string; readonly value: string; readonly category: FactCategory },
@@ -88,4 +91,23 @@ export const applyFactChanges = (existing: ReadonlyArray<Fact>, changes: FactCha
     }
   }
   return [...facts.values()]
+}
+
+/**
+ * The known facts that turns name: a search term of the fact's key or value is one of the turns'.
+ * The turns can change or make obsolete only those. So an extract-facts call shows the model those
+ * and keeps the others as they are (`applyFactChanges`).
+ */
+export const factsNamedIn = (
+  facts: ReadonlyArray<Fact>,
+  turns: ReadonlyArray<Turn>
+): ReadonlyArray<Fact> => {
+  if (facts.length === 0) return facts
+  const said = documentTerms(turns.flatMap((turn) => turn.messages.map(messageLine)).join("\n"))
+  return facts.filter((fact) => {
+    for (const term of documentTerms(`${fact.key.replaceAll("_", " ")} ${fact.value}`).keys()) {
+      if (said.has(term)) return true
+    }
+    return false
+  })
 }

@@ -79,7 +79,8 @@ export const make = Effect.gen(function*() {
         const statements = [...existing, ...fresh]
         const maxFactTokens = input.maxFactTokens ?? input.maxTokens
         // At most as many facts as the hierarchical strategy keeps by default.
-        const capped = yield* capFacts(counter.countMessage, mergeFacts(input.existingFacts, fresh), {
+        const merged = mergeFacts(input.existingFacts, fresh)
+        const capped = yield* capFacts(counter.countMessage, merged, {
           maxFacts: DefaultMaxFacts,
           maxTokens: maxFactTokens
         })
@@ -91,6 +92,15 @@ export const make = Effect.gen(function*() {
           : yield* factsWorthTheirRoom(counter, capped.facts, statements, { shared, facts: maxFactTokens })
         const kept = new Set([...split.carried, ...split.spare])
         const facts = capped.facts.filter((fact) => kept.has(fact))
+        // A known fact leaves when the turns cancel or correct its value. One said under other words stays.
+        const [mergedKeys, mergedValues] = [
+          new Set(merged.map((f) => f.key)),
+          new Set(merged.map((f) => normalize(f.value)))
+        ]
+        const removed = input.existingFacts.flatMap((fact) => {
+          const value = normalize(fact.value)
+          return mergedKeys.has(fact.key) || mergedValues.has(value) ? [] : [fact.key]
+        })
         const room = shared === undefined
           ? input.maxTokens
           : Math.max(1, shared - (facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(facts) })))
@@ -106,7 +116,7 @@ export const make = Effect.gen(function*() {
         // A model reads the known facts the turns name, and writes the facts new or changed.
         const output = `${JSON.stringify(factsChanged(input.existingFacts, facts))}${narrative}`
         return {
-          value: { facts, narrative },
+          value: { facts, narrative, removed },
           skillId: "extractive/extract-facts@6",
           model: null,
           usage: yield* usage(extractFactsReading(input), output)

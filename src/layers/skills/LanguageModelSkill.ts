@@ -212,8 +212,10 @@ export const make = (
           })),
           remove: response.value.remove
         })
+        const held = new Set(facts.map((fact) => fact.key))
+        const removed = input.existingFacts.flatMap((fact) => held.has(fact.key) ? [] : [fact.key])
         return {
-          value: { facts, narrative: response.value.narrative.trim() },
+          value: { facts, narrative: response.value.narrative.trim(), removed },
           skillId: extractId,
           model: modelOf(options, response.content),
           usage: usageOf(response.usage)

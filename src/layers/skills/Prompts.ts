@@ -41,8 +41,8 @@ export const summarizeMessages: (
 /**
  * The messages of an extract-facts call, for `Prompt.make`: our system prompt, then one user
  * message with the EXISTING_FACTS section and the input text. The section holds only the known
- * facts the new turns name. A skill applies the model's answer to all of them
- * (`applyFactChanges`), so the facts the model did not read stay as they are.
+ * facts the new turns name. A skill applies the model's answer to all of them, so the facts the
+ * model did not read stay as they are, and answers the keys the model removed as `removed`.
  *
  * @since 0.1.0
  * @category conversions

@@ -1,11 +1,14 @@
 /**
  * What is known about a user, learned from the user's conversations. A background job per
  * conversation reads its answered turns past its facts cursor, and has the skill extract their
- * facts. It merges them into the user's, each dated by its source message. The merge moves the
- * cursor in the same transaction, so a turn is read once, whatever runs at the same time.
+ * facts, starting from what is known about the user. It merges the facts new or changed, each dated
+ * by its source message, and the removals the skill names. The merge moves the cursor in the same
+ * transaction, so a turn is read once, whatever runs at the same time.
  */
 import { Effect } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
+import type { Fact } from "../../domain/Fact.js"
+import { factsNamedIn } from "../../domain/internal/facts.js"
 import { groupTurns } from "../../domain/internal/turns.js"
 import type { Message } from "../../domain/Message.js"
 import type { Turn } from "../../domain/Turn.js"
@@ -49,6 +52,9 @@ const toUserFact = (
   }, { disableValidation: true })
 }
 
+/** A fact about the user as the skill reads it: its sources are in other conversations. */
+const toFact = (fact: UserFact): Fact => ({ key: fact.key, value: fact.value ?? "", category: fact.category })
+
 /** The jobs that learn what is known about users, one conversation at a time. */
 export const makeUserFacts = (settings: SummarizationOptions) =>
   Effect.gen(function*() {
@@ -66,17 +72,36 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
         const turns = answered(groupTurns(messages).turns)
         const last = turns[turns.length - 1]?.messages.at(-1)
         if (last === undefined) return false
+        const known = yield* users.getFacts(info.userId)
         const output = yield* skill.extractFacts({
           conversationId,
           existingSummary: { _tag: "None" },
-          existingFacts: [],
+          existingFacts: factsNamedIn(known.map(toFact), turns),
           turns,
           maxTokens: settings.summaryTokenCap,
           maxFactTokens: factTokens
         }).pipe(Effect.timeout(settings.skillTimeout))
         const bySeq = new Map(messages.map((message) => [message.seq, message]))
-        const facts = output.value.facts.map((fact) => toUserFact(conversationId, bySeq, last, fact))
-        const merged = yield* users.mergeFacts(info.userId, facts, {
+        const byKey = new Map(known.map((fact) => [fact.key, fact]))
+        // New or changed, or said again in these turns (its date moves on).
+        const said = output.value.facts.filter((fact) =>
+          byKey.get(fact.key)?.value !== fact.value || (fact.sourceSeqs ?? []).some((seq) => bySeq.has(seq))
+        )
+        const facts = said.map((fact) => toUserFact(conversationId, bySeq, last, fact))
+        // A removal is dated by the page's last message: the turns said it by then.
+        const removed = (output.value.removed ?? []).flatMap((key) => {
+          const fact = byKey.get(key)
+          return fact === undefined ? [] : [
+            new UserFact({
+              key,
+              value: null,
+              category: fact.category,
+              saidAt: last.createdAt,
+              source: { conversationId, seq: last.seq }
+            }, { disableValidation: true })
+          ]
+        })
+        const merged = yield* users.mergeFacts(info.userId, [...facts, ...removed], {
           conversationId,
           expected: info.factsCursor,
           next: last.seq

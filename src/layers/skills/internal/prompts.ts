@@ -6,7 +6,7 @@
  */
 import type { Prompt } from "@effect/ai"
 import type { Fact } from "../../../domain/Fact.js"
-import { documentTerms } from "../../../domain/internal/searchTerms.js"
+import { factsNamedIn } from "../../../domain/internal/facts.js"
 import { datePart, headingDate, messageLine } from "../../../domain/internal/transcript.js"
 import type { Turn } from "../../../domain/Turn.js"
 import type { SkillService } from "../../../services/SkillService.js"
@@ -251,25 +251,6 @@ export const existingFactsSection = (facts: ReadonlyArray<Fact>): string =>
     )),
     "=== END_EXISTING_FACTS ==="
   ].join("\n")
-
-/**
- * The known facts that turns name: a search term of the fact's key or value is one of the turns'.
- * The turns can change or make obsolete only those. So an extract-facts call shows the model those
- * and keeps the others as they are (`applyFactChanges`).
- */
-export const factsNamedIn = (
-  facts: ReadonlyArray<Fact>,
-  turns: SkillService.SummarizeInput["turns"]
-): ReadonlyArray<Fact> => {
-  if (facts.length === 0) return facts
-  const said = documentTerms(turns.flatMap((turn) => turn.messages.map(messageLine)).join("\n"))
-  return facts.filter((fact) => {
-    for (const term of documentTerms(`${fact.key.replaceAll("_", " ")} ${fact.value}`).keys()) {
-      if (said.has(term)) return true
-    }
-    return false
-  })
-}
 
 /**
  * The messages of a summarize call: the system prompt, unless instructions are `hosted` by the

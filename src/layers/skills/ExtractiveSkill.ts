@@ -93,14 +93,11 @@ export const make = Effect.gen(function*() {
         const kept = new Set([...split.carried, ...split.spare])
         const facts = capped.facts.filter((fact) => kept.has(fact))
         // A known fact leaves when the turns cancel or correct its value. One said under other words stays.
-        const [mergedKeys, mergedValues] = [
-          new Set(merged.map((f) => f.key)),
-          new Set(merged.map((f) => normalize(f.value)))
-        ]
-        const removed = input.existingFacts.flatMap((fact) => {
-          const value = normalize(fact.value)
-          return mergedKeys.has(fact.key) || mergedValues.has(value) ? [] : [fact.key]
-        })
+        const mergedKeys = new Set(merged.map((fact) => fact.key))
+        const mergedValues = new Set(merged.map((fact) => normalize(fact.value)))
+        const removed = input.existingFacts
+          .filter((fact) => !mergedKeys.has(fact.key) && !mergedValues.has(normalize(fact.value)))
+          .map((fact) => fact.key)
         const room = shared === undefined
           ? input.maxTokens
           : Math.max(1, shared - (facts.length === 0 ? 0 : yield* counter.countMessage({ content: factsText(facts) })))

@@ -213,7 +213,7 @@ export const make = (
           remove: response.value.remove
         })
         const held = new Set(facts.map((fact) => fact.key))
-        const removed = input.existingFacts.flatMap((fact) => held.has(fact.key) ? [] : [fact.key])
+        const removed = input.existingFacts.filter((fact) => !held.has(fact.key)).map((fact) => fact.key)
         return {
           value: { facts, narrative: response.value.narrative.trim(), removed },
           skillId: extractId,

@@ -347,6 +347,24 @@ describe("ExtractiveSkill", () => {
       assert.deepStrictEqual(values.filter((v, i) => values.indexOf(v) !== i), [])
     })))
 
+  it.effect("facts alone: at maxTokens 0 the same facts, no narrative, and no narrative in the usage", () =>
+    withSkill(Effect.gen(function*() {
+      const skill = yield* SkillService
+      const call = (maxTokens: number) =>
+        skill.extractFacts({
+          conversationId,
+          ...input(null, travel),
+          maxTokens,
+          maxFactTokens: 4000,
+          existingFacts: []
+        })
+      const [full, alone] = [yield* call(400), yield* call(0)]
+      assert.isNotEmpty(full.value.narrative)
+      assert.strictEqual(alone.value.narrative, "")
+      assert.deepStrictEqual(alone.value.facts, full.value.facts)
+      assert.isBelow(alone.usage.outputTokens, full.usage.outputTokens)
+    })))
+
   it.effect("facts: the most important survive a small cap (an identifier over a time of day)", () =>
     withSkill(Effect.gen(function*() {
       const skill = yield* SkillService

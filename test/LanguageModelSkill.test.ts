@@ -197,7 +197,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       // Provenance: the fact's value appears verbatim in the first user message (seq 1).
       assert.deepStrictEqual(state.facts[0]?.sourceSeqs, [1])
       const [record] = yield* repository.listSummarizations(c)
-      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@6", Fake.model])
+      assert.deepStrictEqual([record?.skillId, record?.model], ["openai/extract-facts@7", Fake.model])
       const context = yield* memory.getContext("c")
       assert.deepStrictEqual(context.facts, state.facts)
       assert.strictEqual(context.summary, "Orders now ship to Paris.")
@@ -264,7 +264,7 @@ describe("LanguageModelSkill over the real OpenAI client and a local Responses A
       yield* addTurns(1, 8)
       yield* memory.awaitIdle("c")
       const failed = yield* waitFor(events, "SummarizationFailed")
-      assert.include(failedDetail(failed), "openai/extract-facts@6 failed (MalformedOutput)")
+      assert.include(failedDetail(failed), "openai/extract-facts@7 failed (MalformedOutput)")
       assert.strictEqual((yield* fake.requests).length, 1)
       yield* assertUnchanged(16)
     }).pipe(Effect.provide(openAiMemory(

@@ -198,7 +198,7 @@ describe("OpenAiSkill", () => {
       // The skill id names the hosted prompt, not a prompt version of ours.
       assert.deepStrictEqual([output.value, output.skillId], ["ok", "openai/summarize@prompt:pmpt_summary_1:3"])
       const facts = yield* skill.extractFacts({ ...summarizeInput, existingFacts: [] })
-      assert.strictEqual(facts.skillId, "openai/extract-facts@6")
+      assert.strictEqual(facts.skillId, "openai/extract-facts@7")
       const [summarize, extract] = yield* fake.requests
       const hosted = hostedFields(summarize)
       assert.deepStrictEqual(hosted.prompt, { id: "pmpt_summary_1", version: "3" })

@@ -68,11 +68,16 @@ describe("Prompts", () => {
     assert.include(shorten, "100 over the limit of 200 tokens")
     assert.include(shorten, "user's open goals")
     assert.isTrue(positions(shorten, drops).every((i) => i > 0))
-    // The text changed with the input format, the facts section with what it shows and the summary
-    // section with the latest lines a fold may show alone: the versions moved on.
+    // The facts alone, at maxTokens 0: no narrative asked.
+    const alone = PromptText.extractFactsSystemPrompt(0)
+    assert.include(alone, "- narrative: the empty string")
+    assert.notInclude(alone, "folded in")
+    assert.include(PromptText.extractFactsSystemPrompt(200), "folded in (at most 150 words)")
+    // The text changed with the input format, the facts section with what it shows, the summary
+    // section with the latest lines a fold may show alone, and the facts alone: the versions moved on.
     assert.deepStrictEqual(
       [PromptText.summarizePromptVersion, PromptText.extractFactsPromptVersion, PromptText.inputFormatVersion],
-      [5, 6, 3]
+      [5, 7, 3]
     )
   })
 

@@ -62,6 +62,8 @@ describe("what is known about a user, learned by a model", () => {
       yield* memory.awaitIdle()
       const extractions = (yield* fake.requests).filter(Fake.isStructured)
       assert.strictEqual(extractions.length, 2)
+      // The narrative would be dropped: none is asked for.
+      for (const request of extractions) assert.include(Fake.systemText(request), "- narrative: the empty string")
       // The second reads the known order, which its turns name, and not the phone.
       const second = extractions.slice(1).flatMap(Fake.userTexts).join("\n")
       assert.include(second, JSON.stringify(["order_id", "ORD-5521", "ENTITY"]))

@@ -221,6 +221,11 @@ export declare namespace SkillService {
   export interface ExtractFactsInput extends Omit<SummarizeInput, "overCap" | "existingSummary"> {
     /** The narrative the extraction starts from: none, the running narrative, or its latest lines. */
     readonly existingSummary: ExistingSummary<"None" | "Narrative" | "Latest">
+    /**
+     * The narrative the output should not exceed, in tokens. At 0 the narrative is empty, and the
+     * facts keep within `maxFactTokens`: the facts alone.
+     */
+    readonly maxTokens: number
     /** The facts known so far, to be kept, updated or removed. */
     readonly existingFacts: ReadonlyArray<Fact>
     /** The most tokens the facts may take, when it differs from the narrative's `maxTokens`. */

@@ -105,7 +105,7 @@ export const make = Effect.gen(function*() {
         const covered = new Set(
           split.carried.flatMap((fact) => [normalize(fact.value), ...spans(fact.value).map((s) => normalize(s.text))])
         )
-        const narrative = yield* narrativeOf(counter, statements, room, {
+        const narrative = input.maxTokens === 0 ? "" : yield* narrativeOf(counter, statements, room, {
           covered,
           dated: readsSeveralDays(input),
           namesAlone: true

@@ -96,7 +96,7 @@ const make = (script: ScriptedSkill.Script = {}) =>
         Effect.gen(function*() {
           const n = yield* count({ skill: "extractFacts", input })
           const value = script.extractFacts === undefined
-            ? { facts: input.existingFacts, narrative: defaultSummary(input) }
+            ? { facts: input.existingFacts, narrative: input.maxTokens === 0 ? "" : defaultSummary(input) }
             : yield* script.extractFacts(input, n)
           return {
             value,

@@ -78,7 +78,8 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
           existingSummary: { _tag: "None" },
           existingFacts: factsNamedIn(known.map(toFact), turns),
           turns,
-          maxTokens: settings.summaryTokenCap,
+          // The narrative would be dropped: the skill writes none.
+          maxTokens: 0,
           maxFactTokens: factTokens
         }).pipe(Effect.timeout(settings.skillTimeout))
         const bySeq = new Map(messages.map((message) => [message.seq, message]))

@@ -127,7 +127,7 @@ export const summaryInput = (input: Reading): string => {
 export const summarizePromptVersion = 5
 
 /** The version of the extract-facts prompt. It changes with its text, the input format or the output schema. */
-export const extractFactsPromptVersion = 6
+export const extractFactsPromptVersion = 7
 
 /** About how many words a token budget allows, for instructions a model can follow. */
 const wordsFor = (maxTokens: number): number => Math.max(1, Math.floor(maxTokens * 0.75))
@@ -202,7 +202,10 @@ export const shortenSummaryPrompt = (tokens: number, maxTokens: number): string 
     "and everything from the newest turns. Answer with the summary only."
   ].join("\n")
 
-/** The system prompt of the extract-facts skill (version `extractFactsPromptVersion`). */
+/**
+ * The system prompt of the extract-facts skill (version `extractFactsPromptVersion`). With
+ * `maxTokens` 0, it asks for the facts alone.
+ */
 export const extractFactsSystemPrompt = (maxTokens: number): string =>
   [
     "You maintain the memory of a long conversation between a user and an AI assistant: a list of facts",
@@ -227,8 +230,12 @@ export const extractFactsSystemPrompt = (maxTokens: number): string =>
     "- remove: the keys of known facts that the new turns make false or obsolete (cancelled, reached,",
     "  replaced by another key, no longer relevant). Known facts neither changed nor removed are kept as",
     "  they are: do not repeat them.",
-    `- narrative: the EXISTING_SUMMARY with the new turns folded in (at most ${wordsFor(maxTokens)} words), one`,
-    "  point per line; it replaces the EXISTING_SUMMARY only, and need not repeat the facts.",
+    ...(maxTokens === 0
+      ? ["- narrative: the empty string. No narrative is kept: the facts alone are."]
+      : [
+        `- narrative: the EXISTING_SUMMARY with the new turns folded in (at most ${wordsFor(maxTokens)} words), one`,
+        "  point per line; it replaces the EXISTING_SUMMARY only, and need not repeat the facts."
+      ]),
     keep,
     days,
     dropFirst

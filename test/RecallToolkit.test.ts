@@ -13,6 +13,7 @@ import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as RecallTools from "../src/layers/internal/recallTools.js"
 import * as RecallToolkit from "../src/layers/RecallToolkit.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { lookalikes } from "./contracts/UserStoreContract.js"
 import * as Fake from "./fixtures/fakeOpenAi.js"
 
 const orderId = "ORD-2024-88417"
@@ -71,6 +72,11 @@ const ask = (question: string) =>
     }
     return "(too many tool calls)"
   }).pipe(Effect.provide(RecallToolkit.layer("c")))
+
+/** A tool's answer when its user is not the conversation's. */
+const refused = (operation: string) => ({
+  error: `ChatMemoryService.${operation}: invalid options.userId: the conversation belongs to another user`
+})
 
 /** Parameters refused by a tool's schema: the toolkit fails with `MalformedOutput` (its signature does not say so). */
 const isMalformed = (error: unknown): boolean => AiError.isAiError(error) && error._tag === "MalformedOutput"
@@ -157,6 +163,31 @@ describe("RecallToolkit", () => {
       const invalid = yield* Effect.flip(Layer.build(RecallToolkit.layer("")))
       assert.strictEqual(invalid._tag, "DataValidationError")
     }).pipe(Effect.provide(RecallToolkit.layer("c")), Effect.provide(world(Fake.text("unused")))))
+
+  it.scoped("tools bound to a user read nothing of a conversation of another user, lookalike ids included", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      yield* memory.addMessages("ana-chat", [
+        { role: "user", content: `My passport is XP-1234, order ${orderId}.` },
+        { role: "assistant", content: "Noted." }
+      ], { userId: "ana" })
+      for (const user of ["bob", ...lookalikes("ana")]) {
+        const tools = yield* Effect.provide(RecallToolkit.toolkit, RecallToolkit.layer("ana-chat", { userId: user }))
+        const read = yield* tools.handle("read_turns", { fromSeq: 1, toSeq: 2 })
+        const search = yield* tools.handle("search_memory", { query: `passport ${orderId}`, limit: null })
+        assert.deepStrictEqual(
+          [read.isFailure, read.encodedResult, search.isFailure, search.encodedResult],
+          [true, refused("getMessages"), true, refused("searchMemory")],
+          user
+        )
+      }
+      // Its own user reads it.
+      const own = yield* Effect.provide(RecallToolkit.toolkit, RecallToolkit.layer("ana-chat", { userId: "ana" }))
+      assert.include(
+        JSON.stringify((yield* own.handle("read_turns", { fromSeq: 1, toSeq: 2 })).encodedResult),
+        "XP-1234"
+      )
+    }).pipe(Effect.provide(world(Fake.text("unused")))))
 
   it.scoped("read_turns: a bad range is a typed failure, bad parameters are refused by the schema", () =>
     Effect.gen(function*() {

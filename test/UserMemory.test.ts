@@ -98,8 +98,19 @@ describe("memory across a user's conversations", () => {
       const read = yield* Effect.flip(memory.getContext("kitchen", { userId: "Tess" }))
       assert.include(read.message, "options.userId")
       assert.strictEqual((yield* memory.getMessages("kitchen")).length, 4)
-      // A search naming another user finds nothing of tess.
-      assert.isEmpty(yield* memory.searchMemory("kitchen", "worktop", { userId: "TESS" }))
+      // A search or a read naming another user is refused; tess's own goes through.
+      const search = yield* Effect.flip(memory.searchMemory("kitchen", "worktop", { userId: "TESS" }))
+      assert.strictEqual(
+        search.message,
+        "ChatMemoryService.searchMemory: invalid options.userId: the conversation belongs to another user"
+      )
+      const page = yield* Effect.flip(memory.getMessages("kitchen", { userId: "tess\u200b" }))
+      assert.strictEqual(
+        page.message,
+        "ChatMemoryService.getMessages: invalid options.userId: the conversation belongs to another user"
+      )
+      assert.lengthOf(yield* memory.getMessages("kitchen", { userId: "tess" }), 4)
+      assert.isNotEmpty(yield* memory.searchMemory("kitchen", "worktop", { userId: "tess" }))
       const bad = yield* Effect.flip(memory.addMessages("x", [{ role: "user", content: "hi" }], { userId: "" }))
       assert.include(bad.message, "options.userId")
     }).pipe(Effect.provide(memory())))

@@ -162,7 +162,7 @@ export const handlers = (conversationId: string, scope: Scope = {}) =>
           error: `at most ${MaxReadMessages} messages per call: seq ${fromSeq}-${toSeq} spans ${count}`
         })
       }
-      const page = yield* memory.getMessages(id, { before: toSeq + 1, limit: count }).pipe(
+      const page = yield* memory.getMessages(id, { before: toSeq + 1, limit: count, userId }).pipe(
         Effect.catchTags({
           ConversationNotFoundError: () => Effect.succeed([]),
           DataValidationError: invalid,

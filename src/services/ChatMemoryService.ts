@@ -239,7 +239,8 @@ export declare namespace ChatMemoryService {
     readonly before?: number | undefined
     /**
      * Search every conversation of this user, never another user's. Each turn is labelled with its
-     * conversation. `before` applies to this conversation only.
+     * conversation. `before` applies to this conversation only. A conversation of another user is
+     * refused: the call fails with `DataValidationError` naming `options.userId`.
      */
     readonly userId?: string | undefined
   }
@@ -255,5 +256,10 @@ export declare namespace ChatMemoryService {
     readonly limit?: number | undefined
     /** Only messages with a seq below this one. */
     readonly before?: number | undefined
+    /**
+     * The caller's user. On a conversation of another user, the call fails with `DataValidationError`
+     * naming `options.userId`.
+     */
+    readonly userId?: string | undefined
   }
 }

@@ -63,6 +63,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   its own failures.
  * - `buildContext` fails only on store errors. An unknown or cleared conversation has an empty
  *   context: no messages, nothing omitted, the strategy's budget.
+ * - The context's `userId` is the conversation's (`ConversationInfo.userId`). The memory refuses a
+ *   read that names another user by it.
  * - With a budget, the context fits it whenever its protected part does. That part is the leading
  *   system messages, and the facts of a strategy that shows them; neither is trimmed.
  * - The context keeps the newest turns verbatim, at least the strategy's minimum when they fit. It

@@ -3,6 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, FastCheck as fc, type Layer, Option, Queue } from "effect"
+import { ConversationId } from "../../src/domain/ConversationId.js"
 import { factsText, omissionText, summaryText } from "../../src/domain/internal/contextText.js"
 import { groupTurns } from "../../src/domain/internal/turns.js"
 import { type MemoryContext } from "../../src/domain/MemoryContext.js"
@@ -337,6 +338,27 @@ export const strategyContract = <E>(
         yield* memory.awaitIdle()
         empty(yield* memory.getContext("cleared"))
         assert.deepStrictEqual(notFound(yield* Effect.exit(memory.stats("cleared"))), "cleared")
+      }).pipe(Effect.provide(subject.layer))
+    })
+
+    it.effect("the context names the conversation's user, and a read naming another user is refused", () => {
+      const subject = makeLayer(fixedSettings)
+      return Effect.gen(function*() {
+        const memory = yield* ChatMemoryService
+        const strategy = yield* MemoryManagementStrategy
+        yield* memory.addMessages("theirs", [
+          { role: "user", content: "My passport number is XP-998877." },
+          { role: "assistant", content: "Noted." }
+        ], { userId: "ana" })
+        yield* memory.addMessages("nobody's", [{ role: "user", content: "hello" }])
+        assert.strictEqual((yield* strategy.buildContext(ConversationId.make("theirs"))).userId, "ana")
+        assert.strictEqual((yield* strategy.buildContext(ConversationId.make("nobody's"))).userId, null)
+        assert.strictEqual((yield* memory.getContext("theirs", { userId: "ana" })).userId, "ana")
+        const refused = yield* Effect.flip(memory.getContext("theirs", { userId: "bob" }))
+        assert.strictEqual(
+          refused.message,
+          "ChatMemoryService.getContext: invalid options.userId: the conversation belongs to another user"
+        )
       }).pipe(Effect.provide(subject.layer))
     })
 

@@ -26,7 +26,8 @@ export const GetMessagesRequest = Schema.Struct({
   options: Schema.optionalWith(
     fromUntrusted(Schema.Struct({
       limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MaxPageSize))),
-      before: Schema.optional(Schema.Int.pipe(Schema.positive()))
+      before: Schema.optional(Schema.Int.pipe(Schema.positive())),
+      userId: Schema.optional(UserId)
     })),
     { exact: true }
   )

@@ -160,6 +160,17 @@ export const make = (options: Options = {}): Effect.Effect<
     const decodeSystemPrompt = decode(SystemPromptRequest, "ChatMemoryService.setSystemPrompt", "")
     const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
 
+    /** A call naming a user, on a conversation of another user: refused, as nothing of it may reach the caller. */
+    const anotherUser = (operation: string) =>
+      new DataValidationError({ operation, path: "options.userId", reason: "the conversation belongs to another user" })
+
+    /** Refuses a read naming a user, on a conversation of another user. One read, when a user is named. */
+    const ownedBy = (operation: string, conversationId: ConversationId, userId: UserId | undefined) =>
+      userId === undefined ? Effect.void : Effect.flatMap(
+        repository.getConversation(conversationId),
+        (info) => info.userId !== null && info.userId !== userId ? Effect.fail(anotherUser(operation)) : Effect.void
+      )
+
     /**
      * One context's settings from the call: budget, query, user. The stored settings come with the
      * strategy's window read (`RepositoryService.WindowRead.settings`), so they cost no extra read.
@@ -245,6 +256,7 @@ export const make = (options: Options = {}): Effect.Effect<
       getMessages: Effect.fn("ChatMemoryService.getMessages")(function*(conversationId, options) {
         const request = yield* decodeGet(options === undefined ? { conversationId } : { conversationId, options })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
+        yield* ownedBy("ChatMemoryService.getMessages", request.conversationId, request.options?.userId)
         return yield* repository.listMessages(request.conversationId, {
           before: request.options?.before,
           limit: request.options?.limit,
@@ -275,11 +287,7 @@ export const make = (options: Options = {}): Effect.Effect<
         const named = request.options?.userId
         if (named !== undefined && context.userId !== null && context.userId !== named) {
           // Refused after building: the conversation's user comes with the window read, in one round trip.
-          return yield* new DataValidationError({
-            operation: "ChatMemoryService.getContext",
-            path: "options.userId",
-            reason: "the conversation belongs to another user"
-          })
+          return yield* anotherUser("ChatMemoryService.getContext")
         }
         yield* omittedTurns(Effect.succeed(context.turnsOmitted))
         if (context.turnsOmitted > 0) {
@@ -346,6 +354,9 @@ export const make = (options: Options = {}): Effect.Effect<
           limit: request.options?.limit ?? 5
         }
         const userId = request.options?.userId
+        yield* ownedBy("ChatMemoryService.searchMemory", request.conversationId, userId).pipe(
+          Effect.catchTag("ConversationNotFoundError", () => Effect.void)
+        )
         return yield* searchTurns(
           repository,
           userId === undefined

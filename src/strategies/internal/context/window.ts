@@ -266,6 +266,7 @@ export const assemble = (
     }
     return new MemoryContext({
       conversationId: info.conversationId,
+      userId: info.userId,
       strategy: options.strategy,
       system,
       facts: preamble.facts,

@@ -157,7 +157,11 @@ const make = (
         Stream.flatMap(Stream.fromEffect(rowsOf(sql, params, transformRows)), (rows) => Stream.fromIterable(rows))
     }
 
-    const acquirer = Effect.as(Effect.acquireRelease(permit.take(1), () => permit.release(1)), connection)
+    // Waiting for the permit stays interruptible (a timeout behind a long transaction fires); once
+    // taken, it is released with the scope.
+    const acquirer = Effect.uninterruptibleMask((restore) =>
+      Effect.zipRight(restore(permit.take(1)), Effect.as(Effect.addFinalizer(() => permit.release(1)), connection))
+    )
     return yield* SqlClient.make({
       acquirer,
       transactionAcquirer: acquirer,

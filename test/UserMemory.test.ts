@@ -128,6 +128,22 @@ describe("memory across a user's conversations", () => {
         (yield* users.listConversations("tess", { limit: 1, before: at(5) })).map((e) => e.conversationId),
         ["kitchen"]
       )
+      // The next page: after the last entry of the previous one, as listed or as plain values.
+      const [first] = yield* users.listConversations("tess", { limit: 1 })
+      assert.deepStrictEqual((yield* users.listConversations("tess", { after: first })).map((e) => e.conversationId), [
+        "kitchen"
+      ])
+      const plain = {
+        conversationId: "delivery",
+        lastSaidAt: first === undefined ? "" : DateTime.formatIso(first.lastSaidAt)
+      }
+      assert.deepStrictEqual((yield* users.listConversations("tess", { after: plain })).map((e) => e.conversationId), [
+        "kitchen"
+      ])
+      const badPage = yield* Effect.flip(
+        users.listConversations("tess", { after: { ...plain, lastSaidAt: "yesterday" } })
+      )
+      assert.include(badPage.message, "options.after.lastSaidAt")
       yield* users.setFacts("tess", [{ key: "loyalty_tier", value: "Gold" }])
       assert.include((yield* users.getFacts("tess")).map((fact) => fact.value), "Gold")
       assert.include(contextText(yield* memory.getContext("another", { userId: "tess" })), "loyalty_tier: Gold (set ")

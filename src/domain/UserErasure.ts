@@ -17,5 +17,6 @@ export class UserErasure extends Schema.Class<UserErasure>("UserErasure")({
   userId: UserId,
   conversations: Schema.NonNegativeInt,
   messages: Schema.NonNegativeInt,
+  /** The facts about the user that held: a fact removed earlier is not counted. */
   facts: Schema.NonNegativeInt
 }) {}

@@ -31,7 +31,7 @@
  *
  * @since 0.2.0
  */
-import { Context, type Effect } from "effect"
+import { Context, type DateTime, type Effect } from "effect"
 import type { ConversationEntry } from "../domain/ConversationEntry.js"
 import type { FactCategory } from "../domain/Fact.js"
 import type { RecalledTurn } from "../domain/RecalledTurn.js"
@@ -110,8 +110,14 @@ export declare namespace UserMemoryService {
    * @category models
    */
   export interface ListOptions {
+    /** At most this many: 1 to 1000, 20 by default. */
     readonly limit?: number | undefined
-    /** Only conversations whose latest message was said before this ISO 8601 time: the next page. */
+    /**
+     * The next page: the conversations listed after this one, the last entry of the previous page.
+     * Conversations said at the same time are not skipped.
+     */
+    readonly after?: { readonly lastSaidAt: DateTime.Utc | string; readonly conversationId: string } | undefined
+    /** Only conversations whose latest message was said before this time (ISO 8601). */
     readonly before?: string | undefined
   }
 

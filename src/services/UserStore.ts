@@ -33,7 +33,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   nothing applies (`Stale`).
  * - `getFacts` returns the facts not removed, the latest said first.
  * - `listConversations` returns the user's conversations, latest message first, ties by id. It
- *   pages by `before`, keeping those whose latest message was said before it.
+ *   pages by `after`, keeping those listed after the given one, ties included. `before` keeps
+ *   those whose latest message was said before it.
  * - `searchMessages` ranks the messages of all the user's conversations at once, as
  *   `MessageIndex.searchMessages` ranks one conversation's. It never finds a summary or leading
  *   system message.
@@ -125,6 +126,8 @@ export declare namespace UserStore {
     readonly limit: number
     /** Only conversations whose latest message was said before this time. */
     readonly before?: DateTime.Utc | undefined
+    /** The next page: only the conversations listed after this one (ties of time go by id). */
+    readonly after?: { readonly lastSaidAt: DateTime.Utc; readonly conversationId: ConversationId } | undefined
   }
 
   /**

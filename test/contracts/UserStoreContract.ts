@@ -191,6 +191,32 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.deepStrictEqual([...page, ...next].map((entry) => entry.conversationId), [...ids].reverse())
     }))
 
+  it.effect("the list pages by `after` with no conversation skipped or repeated, however many were said at once", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("ties")
+      const ids: Array<ConversationId> = []
+      // Seven conversations, five of them said at the same minute (an import, say).
+      for (const [i, minute] of [5, 5, 5, 5, 5, 3, 8].entries()) {
+        const id = freshId(`tie-${i}`)
+        ids.push(id)
+        yield* store.repository.appendMessages(id, [said("user", `conversation ${i}`, minute)], { userId: user })
+      }
+      const all = yield* store.users.listConversations(user, { limit: 10 })
+      assert.lengthOf(all, 7)
+      for (const size of [1, 2, 3]) {
+        const pages: Array<ConversationId> = []
+        let after: { readonly lastSaidAt: DateTime.Utc; readonly conversationId: ConversationId } | undefined
+        for (let n = 0; n < 10; n++) {
+          const page = yield* store.users.listConversations(user, { limit: size, after })
+          pages.push(...page.map((entry) => entry.conversationId))
+          after = page.at(-1)
+          if (after === undefined) break
+        }
+        assert.deepStrictEqual(pages, all.map((entry) => entry.conversationId), `pages of ${size}`)
+      }
+    }))
+
   it.effect("a conversation is about its first user message past its system prompt, however far in", () =>
     Effect.gen(function*() {
       const store = yield* Store.get
@@ -327,7 +353,7 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       const erased = yield* store.users.erase(user)
       assert.deepStrictEqual(
         [erased.userId, erased.conversations, erased.messages, erased.facts],
-        [user, 2, 3, 2]
+        [user, 2, 3, 1]
       )
       for (const id of [a, b]) {
         assert.strictEqual((yield* Effect.flip(store.repository.getConversation(id)))._tag, "ConversationNotFoundError")

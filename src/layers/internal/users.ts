@@ -3,6 +3,8 @@
  * first stops the background work of the user's conversations.
  */
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import type { ConversationEntry } from "../../domain/ConversationEntry.js"
+import { ConversationId } from "../../domain/ConversationId.js"
 import { FactCategory } from "../../domain/Fact.js"
 import { Identifier, StorableString } from "../../domain/internal/storable.js"
 import { UserFact } from "../../domain/UserFact.js"
@@ -21,7 +23,14 @@ const ListRequest = Schema.Struct({
   options: Schema.optionalWith(
     Schema.Struct({
       limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000))),
-      before: Schema.optional(Schema.DateTimeUtc)
+      before: Schema.optional(Schema.DateTimeUtc),
+      // The last entry of the previous page, as it was listed: its other fields are not read.
+      after: Schema.optional(
+        Schema.Struct({
+          lastSaidAt: Schema.Union(Schema.DateTimeUtcFromSelf, Schema.DateTimeUtc),
+          conversationId: ConversationId
+        }).annotations({ parseOptions: { onExcessProperty: "ignore" } })
+      )
     }),
     { exact: true }
   )
@@ -84,7 +93,8 @@ export const make = Effect.gen(function*() {
       const request = yield* decodeList(options === undefined ? { userId } : { userId, options })
       return yield* users.listConversations(request.userId, {
         limit: request.options?.limit ?? 20,
-        before: request.options?.before
+        before: request.options?.before,
+        after: request.options?.after
       })
     }),
 
@@ -116,16 +126,15 @@ export const make = Effect.gen(function*() {
     erase: Effect.fn("UserMemoryService.erase")(function*(userId) {
       const request = yield* decodeUser("erase")({ userId })
       // Each conversation's background work stops first, so none writes after the erasure.
-      let before: DateTime.Utc | undefined
+      let after: ConversationEntry | undefined
       while (true) {
-        const page = yield* users.listConversations(request.userId, { limit: erasurePage, before })
+        const page = yield* users.listConversations(request.userId, { limit: erasurePage, after })
         for (const entry of page) {
           yield* strategy.forget(entry.conversationId)
           if (embedding !== undefined) yield* embedding.forget(entry.conversationId)
         }
-        const last = page.at(-1)
-        if (page.length < erasurePage || last === undefined) break
-        before = last.lastSaidAt
+        after = page.at(-1)
+        if (page.length < erasurePage || after === undefined) break
       }
       const erasure = yield* users.erase(request.userId)
       yield* Effect.logInfo("user erased").pipe(

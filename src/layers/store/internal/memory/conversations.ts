@@ -376,15 +376,36 @@ const sortedByRecency = (snapshot: Snapshot, userId: UserId): ReadonlyArray<Conv
   return sorted
 }
 
-/** The user's conversations, the latest said first (ties: by id); with `before`, those said before it. */
+/** Where a page of a user's conversations starts: after this one, in the order they are listed. */
+export interface After {
+  readonly lastSaidAt: DateTime.Utc
+  readonly conversationId: ConversationId
+}
+
+/** Whether `conversation` is listed after `after`: said before it, or at the same time with a later id. */
+const listedAfter = (conversation: Conversation, after: After): boolean => {
+  const at = conversation.lastSaidAt.epochMillis
+  return at < after.lastSaidAt.epochMillis ||
+    (at === after.lastSaidAt.epochMillis && conversation.info.conversationId > after.conversationId)
+}
+
+/**
+ * The user's conversations, the latest said first (ties: by id). With `before`, those said before
+ * it; with `after`, those listed after it.
+ */
 export const byRecency = (
   snapshot: Snapshot,
   userId: UserId,
-  query: { readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId } = {}
+  query: {
+    readonly before?: DateTime.Utc | undefined
+    readonly after?: After | undefined
+    readonly exclude?: ConversationId
+  } = {}
 ): ReadonlyArray<Conversation> =>
   sortedByRecency(snapshot, userId).filter((conversation) =>
     conversation.info.conversationId !== query.exclude &&
-    (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before))
+    (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before)) &&
+    (query.after === undefined || listedAfter(conversation, query.after))
   )
 
 /** Each conversation value's entry: a value never changes, and every context of its user lists it. */
@@ -394,7 +415,12 @@ const listed = new WeakMap<Conversation, ConversationEntry>()
 export const entries = (
   snapshot: Snapshot,
   userId: UserId,
-  query: { readonly limit: number; readonly before?: DateTime.Utc | undefined; readonly exclude?: ConversationId }
+  query: {
+    readonly limit: number
+    readonly before?: DateTime.Utc | undefined
+    readonly after?: After | undefined
+    readonly exclude?: ConversationId
+  }
 ): ReadonlyArray<ConversationEntry> => {
   if (query.limit <= 0) return []
   return byRecency(snapshot, userId, query).slice(0, query.limit).map((conversation) => {

@@ -57,7 +57,8 @@ export const make = ({ ref }: State): UserStore.Service =>
       Effect.map(Ref.get(ref), (snapshot) =>
         entries(snapshot, userId, {
           limit: Math.max(0, Math.min(1000, Math.floor(query.limit))),
-          before: query.before
+          before: query.before,
+          after: query.after
         })),
 
     searchMessages: (userId, query) =>
@@ -122,7 +123,10 @@ export const make = ({ ref }: State): UserStore.Service =>
           conversations = HashMap.remove(conversations, id)
           settings = HashMap.remove(settings, id)
         }
-        const erasure = new UserErasure({ userId, conversations: count, messages, facts: HashMap.size(user.facts) })
+        // Facts that hold: a removal is kept as a fact without a value, and is not one.
+        let facts = 0
+        for (const fact of HashMap.values(user.facts)) if (fact.value !== null) facts += 1
+        const erasure = new UserErasure({ userId, conversations: count, messages, facts })
         return [erasure, { conversations, settings, users: HashMap.remove(snapshot.users, userId) }]
       })
   })

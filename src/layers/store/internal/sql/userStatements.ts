@@ -88,7 +88,12 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
 
   // The index on `(user_id, last_said_at DESC, conversation_id)` gives the page in order.
   const selectEntries = SqlSchema.findAll({
-    Request: Schema.Struct({ user: Schema.String, limit: Schema.Number, before: Schema.NullOr(Schema.String) }),
+    Request: Schema.Struct({
+      user: Schema.String,
+      limit: Schema.Number,
+      before: Schema.NullOr(Schema.String),
+      after: Schema.NullOr(Schema.Struct({ at: Schema.String, id: Schema.String }))
+    }),
     Result: Rows.EntryRow,
     execute: (q) =>
       sql`SELECT c.conversation_id, c.created_at, c.last_said_at, c.message_count, ${
@@ -97,6 +102,9 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
         FROM chat_memory_conversations c
         WHERE c.user_id = ${q.user}${
         q.before === null ? sql.literal("") : sql` AND c.last_said_at < ${q.before}::timestamptz`
+      }${
+        q.after === null ? sql.literal("") : sql` AND (c.last_said_at < ${q.after.at}::timestamptz
+          OR (c.last_said_at = ${q.after.at}::timestamptz AND c.conversation_id COLLATE "C" > ${q.after.id}))`
       }
         ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C"
         LIMIT ${q.limit}`
@@ -188,9 +196,9 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
       ), leases AS (
         DELETE FROM chat_memory_leases WHERE conversation_id = ANY(${q.ids}::text[])
       ), facts AS (
-        DELETE FROM chat_memory_user_facts WHERE user_id = ${q.user} RETURNING 1
+        DELETE FROM chat_memory_user_facts WHERE user_id = ${q.user} RETURNING value
       )
-      SELECT count(*) AS facts FROM facts`
+      SELECT count(*) FILTER (WHERE value IS NOT NULL) AS facts FROM facts`
   })
 
   /**

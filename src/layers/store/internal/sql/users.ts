@@ -107,7 +107,10 @@ export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
         const rows = yield* statements.selectEntries({
           user: userId,
           limit,
-          before: query.before === undefined ? null : DateTime.formatIso(query.before)
+          before: query.before === undefined ? null : DateTime.formatIso(query.before),
+          after: query.after === undefined
+            ? null
+            : { at: DateTime.formatIso(query.after.lastSaidAt), id: query.after.conversationId }
         })
         return rows.map((row) => Rows.toEntry(userId, row))
       },

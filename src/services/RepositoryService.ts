@@ -215,6 +215,14 @@ export declare namespace RepositoryService {
      * The first turn may open with an assistant greeting instead of a user message.
      */
     readonly firstTurnRole: Role | null
+    /**
+     * The store's number for this life of the conversation, given by the append that creates it and
+     * never given again. Deleted and written again, the conversation has another: the
+     * compare-and-sets that take it (`SummaryStore.SummaryCommit.expected`,
+     * `UserStore.FactsCursor`) refuse work read from an earlier life. 0 for a conversation not
+     * stored yet.
+     */
+    readonly incarnation: number
     /** When the conversation started: its first message's `createdAt`. */
     readonly createdAt: DateTime.Utc
     /** When it was last written to. */

@@ -22,8 +22,10 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  *   none.
  * - Every operation on a conversation that does not exist fails with `ConversationNotFoundError`.
  *   A commit never creates one.
- * - The summary state changes only through `commitSummary`. It applies when the expected cursor
- *   and version are current, and is refused (`Stale`) otherwise.
+ * - The summary state changes only through `commitSummary`. It applies when the expected cursor,
+ *   version and, when given, incarnation are current, and is refused (`Stale`) otherwise. So a
+ *   summarization read before the conversation was deleted never lands in the conversation written
+ *   again under its id.
  * - An applied commit, in one transaction, moves the cursor forward, increments the version and
  *   writes its record. Its summary message and prune go in the same transaction. Pruned messages
  *   leave the log, the message index and the embeddings.
@@ -79,7 +81,12 @@ export declare namespace SummaryStore {
    */
   export interface SummaryCommit {
     readonly conversationId: ConversationId
-    readonly expected: { readonly cursor: number; readonly version: number }
+    readonly expected: {
+      readonly cursor: number
+      readonly version: number
+      /** The conversation's life the summarization read (`ConversationInfo.incarnation`), when known. */
+      readonly incarnation?: number | undefined
+    }
     readonly narrative: string
     readonly facts: ReadonlyArray<Fact>
     /** The per-chunk summaries of the `layered` mode (none in other modes). */

@@ -29,8 +29,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * - Concurrent merges of one user, from fibers or processes, lose no update. The result is the
  *   same in any order.
  * - With `cursor`, the facts apply only if the conversation's facts cursor is still at
- *   `cursor.expected`. The cursor then moves to `cursor.next` in the same transaction. Otherwise
- *   nothing applies (`Stale`).
+ *   `cursor.expected`, in the life `cursor.incarnation` when given. The cursor then moves to
+ *   `cursor.next` in the same transaction. Otherwise nothing applies (`Stale`).
  * - `getFacts` returns the facts not removed, the latest said first.
  * - `listConversations` returns the user's conversations, latest message first, ties by id. It
  *   pages by `after`, keeping those listed after the given one, ties included. `before` keeps
@@ -100,6 +100,8 @@ export declare namespace UserStore {
     readonly conversationId: ConversationId
     readonly expected: number
     readonly next: number
+    /** The conversation's life the facts were read from (`ConversationInfo.incarnation`), when known. */
+    readonly incarnation?: number | undefined
   }
 
   /**

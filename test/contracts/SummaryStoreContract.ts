@@ -91,6 +91,38 @@ export const summaryRepositoryContract = (it: Vitest.MethodsNonLive<Store.Ports>
       assert.strictEqual((yield* store.repository.listMessages(id, {})).length, 6)
     }))
 
+  it.effect("a summarization read before a deletion never commits to the conversation written again", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const id = freshId()
+      const messages = Array.makeBy(4, (i) => newMessage(i % 2 === 0 ? "user" : "assistant", `old secret ${i}`))
+      yield* store.repository.appendMessages(id, messages)
+      const before = yield* store.repository.getConversation(id)
+      assert.isAbove(before.incarnation, 0)
+      yield* store.repository.appendMessages(id, [newMessage("user", "one more")])
+      assert.strictEqual((yield* store.repository.getConversation(id)).incarnation, before.incarnation)
+      yield* store.repository.deleteConversation(id)
+      yield* store.repository.appendMessages(id, Array.makeBy(4, (i) => newMessage("user", `new ${i}`)))
+      const after = yield* store.repository.getConversation(id)
+      assert.notStrictEqual(after.incarnation, before.incarnation)
+      // The same cursor and version as the stale read: only the incarnation tells them apart.
+      const commit = (incarnation: number) =>
+        store.summaries.commitSummary({
+          conversationId: id,
+          expected: { cursor: 0, version: 0, incarnation },
+          narrative: "old secret 0 and old secret 2",
+          facts: [],
+          cursor: 2,
+          record: record(1, 2)
+        })
+      const stale = yield* commit(before.incarnation)
+      assert.strictEqual(stale._tag, "Stale")
+      const state = yield* store.summaries.getSummaryState(id)
+      assert.deepStrictEqual([state.cursor, state.version, state.narrative], [0, 0, ""])
+      assert.isEmpty(yield* store.summaries.listSummarizations(id))
+      assert.strictEqual((yield* commit(after.incarnation))._tag, "Committed")
+    }))
+
   it.effect("the summaryTruncated flag of a committed record round-trips, true and false", () =>
     Effect.gen(function*() {
       const store = yield* Store.get

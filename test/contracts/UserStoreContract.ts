@@ -163,6 +163,34 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.strictEqual(other._tag, "Stale")
     }))
 
+  it.effect("facts read before an erasure never merge into the conversation written again", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const user = freshUser("again")
+      const id = freshId("again")
+      yield* store.repository.appendMessages(id, [said("user", "my passport is XP-998877", 1)], { userId: user })
+      const read = yield* store.repository.getConversation(id)
+      yield* store.users.erase(user)
+      yield* store.repository.appendMessages(id, [said("user", "hello again", 5)], { userId: user })
+      const now = yield* store.repository.getConversation(id)
+      assert.notStrictEqual(now.incarnation, read.incarnation)
+      // The same facts cursor as the stale read: only the incarnation tells them apart.
+      const cursor = { conversationId: id, expected: read.factsCursor, next: 1 }
+      const stale = yield* store.users.mergeFacts(user, [fact("passport", "XP-998877", 1)], {
+        ...cursor,
+        incarnation: read.incarnation
+      })
+      assert.strictEqual(stale._tag, "Stale")
+      assert.isEmpty(yield* store.users.getFacts(user))
+      assert.strictEqual((yield* store.repository.getConversation(id)).factsCursor, 0)
+      const merged = yield* store.users.mergeFacts(user, [fact("greeting", "hello again", 5)], {
+        ...cursor,
+        incarnation: now.incarnation
+      })
+      assert.strictEqual(merged._tag, "Merged")
+      assert.deepStrictEqual((yield* store.users.getFacts(user)).map((f) => f.value), ["hello again"])
+    }))
+
   it.effect("the list: the user's conversations, the latest said first, paged by `before`", () =>
     Effect.gen(function*() {
       const store = yield* Store.get

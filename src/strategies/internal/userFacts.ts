@@ -105,7 +105,8 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
         const merged = yield* users.mergeFacts(info.userId, [...facts, ...removed], {
           conversationId,
           expected: info.factsCursor,
-          next: last.seq
+          next: last.seq,
+          incarnation: info.incarnation
         })
         return merged._tag === "Stale" || messages.length === pageSize
       })

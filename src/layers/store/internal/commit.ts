@@ -4,7 +4,20 @@
 import type { DateTime } from "effect"
 import { Message } from "../../../domain/Message.js"
 import * as SummaryState from "../../../domain/SummaryState.js"
+import type { RepositoryService } from "../../../services/RepositoryService.js"
 import type { SummaryStore } from "../../../services/SummaryStore.js"
+
+/**
+ * Whether a commit's expected state is the current one: its cursor, version and, when given, the
+ * conversation's incarnation.
+ */
+export const isExpected = (
+  commit: SummaryStore.SummaryCommit,
+  state: SummaryState.SummaryState,
+  info: RepositoryService.ConversationInfo
+): boolean =>
+  state.cursor === commit.expected.cursor && state.version === commit.expected.version &&
+  (commit.expected.incarnation === undefined || commit.expected.incarnation === info.incarnation)
 
 /** The values a commit writes when it is applied as `version`. */
 export interface CommitValues {

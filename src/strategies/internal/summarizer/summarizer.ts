@@ -130,7 +130,11 @@ export const make = (
           : undefined
         const result = yield* summaries.commitSummary({
           conversationId,
-          expected: { cursor: planned.state.cursor, version: planned.state.version },
+          expected: {
+            cursor: planned.state.cursor,
+            version: planned.state.version,
+            incarnation: planned.info.incarnation
+          },
           narrative: produced.narrative,
           facts: produced.facts,
           layers: produced.layers,

@@ -104,7 +104,9 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
         }
         // A conversation starts when its first message was said (`ConversationInfo.createdAt`).
         const start = newMessages[0]?.createdAt ?? now
-        const current = Option.getOrElse(existing, () => emptyConversation(conversationId, start))
+        // A new conversation takes the next incarnation: never one an earlier life of its id had.
+        const incarnations = Option.isSome(existing) ? snapshot.incarnations : snapshot.incarnations + 1
+        const current = Option.getOrElse(existing, () => emptyConversation(conversationId, start, incarnations))
         let { firstTurnRole, lastSeq, systemPrefixSeq, tokenCount } = current.info
         const roleCounts = { ...current.info.roleCounts }
         const added: Array<Message> = []
@@ -148,6 +150,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
           Either.right({ messages: added.map(readable), messageCount, userId: bound }),
           {
             ...snapshot,
+            incarnations,
             conversations: HashMap.set(snapshot.conversations, conversationId, next),
             users: bound === null || owner !== null
               ? snapshot.users
@@ -197,7 +200,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
       if (Option.isNone(conversation)) {
         if (query.userId === undefined) return yield* new ConversationNotFoundError({ conversationId })
         // A new conversation of the user named: what it starts from, from the same snapshot.
-        const fresh = emptyConversation(conversationId, yield* DateTime.now)
+        const fresh = emptyConversation(conversationId, yield* DateTime.now, 0)
         return {
           info: { ...fresh.info, userId: query.userId },
           state: fresh.state,
@@ -266,6 +269,7 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
           }
           const owner = Option.getOrNull(Option.map(HashMap.get(conversations, conversationId), (c) => c.info.userId))
           return [true, {
+            ...snapshot,
             conversations: HashMap.remove(conversations, conversationId),
             settings: HashMap.remove(settings, conversationId),
             users: owner === null ? users : HashMap.modify(users, owner, (user) => ({
@@ -279,10 +283,11 @@ export const make = ({ find, ref }: State): RepositoryService.Service =>
     })
   })
 
-/** A conversation before its first message. */
-const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc): Conversation => ({
+/** A conversation before its first message, in its life `incarnation`. */
+const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc, incarnation: number): Conversation => ({
   info: {
     conversationId,
+    incarnation,
     userId: null,
     factsCursor: 0,
     lastSeq: 0,

@@ -24,6 +24,8 @@ export interface Snapshot {
   readonly settings: HashMap.HashMap<ConversationId, ConversationSettings.ConversationSettings>
   /** What spans each user's conversations. */
   readonly users: HashMap.HashMap<UserId, User>
+  /** The last incarnation given to a conversation (`ConversationInfo.incarnation`). */
+  readonly incarnations: number
 }
 
 /** A user: the facts known about the user, by key (removals kept), and the user's conversations. */
@@ -66,7 +68,12 @@ export interface State {
 
 /** An empty store. */
 export const make: Effect.Effect<State> = Effect.map(
-  Ref.make<Snapshot>({ conversations: HashMap.empty(), settings: HashMap.empty(), users: HashMap.empty() }),
+  Ref.make<Snapshot>({
+    conversations: HashMap.empty(),
+    settings: HashMap.empty(),
+    users: HashMap.empty(),
+    incarnations: 0
+  }),
   (ref): State => {
     const withConversation = <A>(conversationId: ConversationId, f: (conversation: Conversation) => A) =>
       Effect.flatMap(

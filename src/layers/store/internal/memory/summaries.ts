@@ -5,7 +5,7 @@
 import { Chunk, DateTime, Effect, HashMap, Option, Ref } from "effect"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
 import { CommitResult, SummaryStore } from "../../../../services/SummaryStore.js"
-import { commitValues } from "../commit.js"
+import { commitValues, isExpected } from "../commit.js"
 import { type Conversation, type Snapshot, type State, stored } from "./state.js"
 
 /** The summary state over the store's data. */
@@ -27,7 +27,7 @@ export const make = ({ find, indexed, ref, withConversation }: State): SummarySt
           if (Option.isNone(found)) return [Option.none(), snapshot]
           const current = found.value
           const { state, info } = current
-          if (state.cursor !== commit.expected.cursor || state.version !== commit.expected.version) {
+          if (!isExpected(commit, state, info)) {
             return [Option.some(Option.some(CommitResult.Stale({ current: state }))), snapshot]
           }
           if (commit.cursor < state.cursor || commit.cursor > info.lastSeq) {

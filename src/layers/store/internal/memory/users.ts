@@ -31,7 +31,10 @@ export const make = ({ ref }: State): UserStore.Service =>
         let conversations = snapshot.conversations
         if (cursor !== undefined) {
           const conversation = ownConversation(snapshot, userId, cursor.conversationId)
-          if (Option.isNone(conversation) || conversation.value.info.factsCursor !== cursor.expected) {
+          if (
+            Option.isNone(conversation) || conversation.value.info.factsCursor !== cursor.expected ||
+            (cursor.incarnation !== undefined && conversation.value.info.incarnation !== cursor.incarnation)
+          ) {
             return [MergeResult.Stale(), snapshot]
           }
           conversations = HashMap.set(conversations, cursor.conversationId, {
@@ -127,7 +130,7 @@ export const make = ({ ref }: State): UserStore.Service =>
         let facts = 0
         for (const fact of HashMap.values(user.facts)) if (fact.value !== null) facts += 1
         const erasure = new UserErasure({ userId, conversations: count, messages, facts })
-        return [erasure, { conversations, settings, users: HashMap.remove(snapshot.users, userId) }]
+        return [erasure, { ...snapshot, conversations, settings, users: HashMap.remove(snapshot.users, userId) }]
       })
   })
 

@@ -4,7 +4,7 @@
 import { DateTime, Effect, Option } from "effect"
 import { ConversationNotFoundError } from "../../../../errors/ConversationNotFoundError.js"
 import { CommitResult, type SummaryStore } from "../../../../services/SummaryStore.js"
-import { commitValues } from "../commit.js"
+import { commitValues, isExpected } from "../commit.js"
 import * as Rows from "./rows.js"
 import type { Statements } from "./statements.js"
 
@@ -20,7 +20,7 @@ export const applyCommit = (statements: Statements) =>
       if (Option.isNone(row)) return yield* new ConversationNotFoundError({ conversationId })
       const info = Rows.toInfo(conversationId, row.value)
       const state = Rows.toState(conversationId, row.value)
-      if (state.cursor !== commit.expected.cursor || state.version !== commit.expected.version) {
+      if (!isExpected(commit, state, info)) {
         return CommitResult.Stale({ current: state })
       }
       // A cursor behind the current one or past the last message is a caller's bug, not a condition

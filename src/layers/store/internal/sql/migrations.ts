@@ -11,6 +11,7 @@ import { Migrator, SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import {
   createReadWindow,
+  readWindowIncarnation,
   readWindowNamed,
   readWindowOpening,
   readWindowSettings,
@@ -248,6 +249,17 @@ const saidAtDefault = Effect.gen(function*() {
   yield* sql`ALTER TABLE chat_memory_conversations ALTER COLUMN last_said_at SET DEFAULT now()`
 })
 
+// Each life of a conversation gets a number of its own from a sequence: the rows stored get theirs
+// now, and each new row (of any version's process) by default. The compare-and-sets of summaries and
+// facts check it, so work read before a deletion never lands in the conversation written again.
+const conversationIncarnation = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE SEQUENCE IF NOT EXISTS chat_memory_incarnations`
+  yield* sql`ALTER TABLE chat_memory_conversations
+    ADD COLUMN IF NOT EXISTS incarnation bigint NOT NULL DEFAULT nextval('chat_memory_incarnations')`
+  yield* readWindowIncarnation
+})
+
 /**
  * The migrations by id, in order. A database of an earlier version has run a prefix of them.
  */
@@ -267,7 +279,8 @@ export const migrations = {
   "13_inline_messages": inlineMessages,
   "14_read_window_opening": readWindowOpening,
   "15_user_search_function": createUserSearch,
-  "16_said_at_default": saidAtDefault
+  "16_said_at_default": saidAtDefault,
+  "17_conversation_incarnation": conversationIncarnation
 }
 
 /** Applies the pending migrations. A no-op on an up-to-date database. */

@@ -3,7 +3,7 @@
  * 7 reads the conversation's counters, state and window. Migration 8 adds its settings. Migration
  * 11 adds its user's facts and latest other conversations. Migration 12 also reads a new
  * conversation of the user a context names. Migration 14 reads each listed conversation's opening
- * in index order.
+ * in index order. Migration 17 adds the conversation's incarnation.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -13,10 +13,13 @@ import { Effect } from "effect"
  * user's sections. `named` also reads a new conversation of the user it names. `opening` reads as
  * `named`, with each listed conversation's first user message read by `opening`.
  */
-type Shape = "plain" | "settings" | "users" | "named" | "opening"
+type Shape = "plain" | "settings" | "users" | "named" | "opening" | "incarnation"
 
 /** Whether the function reads a new conversation of the user it names. */
-const readsNamed = (shape: Shape) => shape === "named" || shape === "opening"
+const readsNamed = (shape: Shape) => shape === "named" || shape === "opening" || shape === "incarnation"
+
+/** Whether the digest reads each listed conversation's opening in index order. */
+const readsOpening = (shape: Shape) => shape === "opening" || shape === "incarnation"
 
 /** Whether the function returns the user's sections. */
 const readsUser = (shape: Shape) => shape === "users" || readsNamed(shape)
@@ -88,22 +91,23 @@ export const opening = (u: string, c: string): string =>
 
 /** What a listed conversation of the digest was about, as each shape reads it. */
 const digestOpening = (shape: Shape): string =>
-  shape === "opening" ? opening("w.user_id", "d") : `coalesce((${scannedOpening("w.user_id", "d")}), '')`
+  readsOpening(shape) ? opening("w.user_id", "d") : `coalesce((${scannedOpening("w.user_id", "d")}), '')`
 
 /**
  * The conversation's row. If it is not stored and `p_user` names a user, it is a new conversation
  * of that user: no message, the initial summary state, started now. So a new conversation's context
  * is one read too, with its settings and user's sections.
  */
-const namedConversation = `cv AS (
+const namedConversation = (shape: Shape) =>
+  `cv AS (
         SELECT x.last_seq, x.message_count, x.system_count, x.user_count, x.assistant_count, x.tool_count,
           x.summary_count, x.token_count, x.system_prefix_seq, x.first_turn_role, x.narrative, x.facts, x.layers,
           x.summary_cursor, x.summary_version, x.summary_updated_at, x.created_at, x.updated_at, x.user_id,
-          x.facts_cursor
+          x.facts_cursor${shape === "incarnation" ? ", x.incarnation" : ""}
         FROM chat_memory_conversations x WHERE x.conversation_id = p_id
         UNION ALL
         SELECT 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL::text, '', '[]'::jsonb, '[]'::jsonb, 0, 0, NULL::timestamptz, now(),
-          now(), p_user, 0
+          now(), p_user, 0${shape === "incarnation" ? ", 0::bigint" : ""}
         WHERE p_user IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM chat_memory_conversations y WHERE y.conversation_id = p_id)
       ), `
@@ -151,18 +155,22 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
         ? ""
         : shape === "settings"
         ? ",\n      settings jsonb"
-        : ",\n      settings jsonb, user_id text, facts_cursor bigint, user_facts json, digest json"
+        : ",\n      settings jsonb, user_id text, facts_cursor bigint, user_facts json, digest json" +
+          (shape === "incarnation" ? ", incarnation bigint" : "")
     )
   })
     LANGUAGE plpgsql STABLE AS $$
     #variable_conflict use_column
     BEGIN
       RETURN QUERY
-      WITH ${sql.literal(readsNamed(shape) ? namedConversation : "")}c AS (
+      WITH ${sql.literal(readsNamed(shape) ? namedConversation(shape) : "")}c AS (
         SELECT cv.last_seq, cv.message_count, cv.system_count, cv.user_count, cv.assistant_count, cv.tool_count,
           cv.summary_count, cv.token_count, cv.system_prefix_seq, cv.first_turn_role, cv.narrative, cv.facts,
           cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,${
-    sql.literal(readsUser(shape) ? "\n          cv.user_id, cv.facts_cursor," : "")
+    sql.literal(
+      (readsUser(shape) ? "\n          cv.user_id, cv.facts_cursor," : "") +
+        (shape === "incarnation" ? " cv.incarnation," : "")
+    )
   }
           CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
             AS window_after,
@@ -211,7 +219,8 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
       shape === "plain"
         ? ""
         : ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" +
-          (readsUser(shape) ? userSections(digestOpening(shape)) : "")
+          (readsUser(shape) ? userSections(digestOpening(shape)) : "") +
+          (shape === "incarnation" ? ",\n        w.incarnation" : "")
     )
   }
       FROM w;
@@ -263,4 +272,14 @@ export const readWindowNamed = Effect.gen(function*() {
 export const readWindowOpening = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* readWindowFunction(sql, "opening")
+})
+
+// A conversation deleted and written again has another incarnation, and the window read returns
+// it, so a summarization read from one life never commits to the next. The function's columns
+// change, so it is dropped and created again.
+/** Migration 17: the window read with the conversation's incarnation. */
+export const readWindowIncarnation = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP FUNCTION IF EXISTS chat_memory_read_window(text, boolean, float8, boolean, integer, text)`
+  yield* readWindowFunction(sql, "incarnation")
 })

@@ -85,7 +85,9 @@ export const ConversationRow = Schema.Struct({
   updated_at: SqlTimestamp,
   /** The conversation's user, null for none (migration 10). */
   user_id: Schema.NullOr(UserId),
-  facts_cursor: SqlInt
+  facts_cursor: SqlInt,
+  /** The conversation's life (migration 17). */
+  incarnation: SqlInt
 })
 
 /** @internal */
@@ -94,11 +96,12 @@ export type ConversationRow = typeof ConversationRow.Type
 /** The columns `SELECT`ed for a conversation. */
 export const conversationColumns = "last_seq, message_count, system_count, user_count, assistant_count, tool_count, " +
   "summary_count, token_count, system_prefix_seq, first_turn_role, narrative, facts, layers, summary_cursor, " +
-  "summary_version, summary_updated_at, created_at, updated_at, user_id, facts_cursor"
+  "summary_version, summary_updated_at, created_at, updated_at, user_id, facts_cursor, incarnation"
 
 /** The counters of a conversation row. */
 export const toInfo = (conversationId: ConversationId, row: ConversationRow): RepositoryService.ConversationInfo => ({
   conversationId,
+  incarnation: row.incarnation,
   userId: row.user_id,
   factsCursor: row.facts_cursor,
   lastSeq: row.last_seq,

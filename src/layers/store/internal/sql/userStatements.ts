@@ -36,11 +36,12 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
   })
 
   // One statement, so no transaction around it. With a cursor, the conversation's row moves first,
-  // by compare-and-set: it must be the user's and still at `expected`. The facts are written only if
-  // it moved. Each fact is an upsert keeping the later-said value, this one on ties. So two merges of
-  // one user lose no update, whatever order their rows are locked in. Rows are written in key order,
-  // so two merges lock shared keys in the same order and cannot deadlock. The keys' earlier values
-  // come from the statement's snapshot, to tell which facts applied.
+  // by compare-and-set: it must be the user's, still at `expected`, in the life `incarnation` when
+  // given. The facts are written only if it moved. Each fact is an upsert keeping the later-said
+  // value, this one on ties. So two merges of one user lose no update, whatever order their rows are
+  // locked in. Rows are written in key order, so two merges lock shared keys in the same order and
+  // cannot deadlock. The keys' earlier values come from the statement's snapshot, to tell which
+  // facts applied.
   const merge = SqlSchema.findOne({
     Request: Schema.Struct({
       user: Schema.String,
@@ -48,6 +49,7 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
       conversationId: Schema.NullOr(Schema.String),
       expected: Schema.Number,
       next: Schema.Number,
+      incarnation: Schema.NullOr(Schema.Number),
       keys: Schema.Array(Schema.String),
       values: Schema.Array(Schema.NullOr(Schema.String)),
       categories: Schema.Array(Schema.String),
@@ -60,7 +62,9 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
       sql`WITH moved AS (
         UPDATE chat_memory_conversations SET facts_cursor = ${q.next}
         WHERE ${q.cursor} AND conversation_id = ${q.conversationId} AND user_id = ${q.user}
-          AND facts_cursor = ${q.expected}
+          AND facts_cursor = ${q.expected}${
+        q.incarnation === null ? sql.literal("") : sql` AND incarnation = ${q.incarnation}`
+      }
         RETURNING 1 AS found
       ), previous AS (
         SELECT f.key, f.said_at FROM chat_memory_user_facts f

@@ -82,6 +82,7 @@ export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
           conversationId: cursor?.conversationId ?? null,
           expected: cursor?.expected ?? 0,
           next: cursor?.next ?? 0,
+          incarnation: cursor?.incarnation ?? null,
           keys: rows.map((fact) => fact.key),
           values: rows.map((fact) => fact.value),
           categories: rows.map((fact) => fact.category),

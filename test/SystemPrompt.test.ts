@@ -59,6 +59,30 @@ const suite = (name: string, store: () => Layer.Layer<Store.Ports, unknown>) =>
           assert.include(tooLong.message, "text")
           assert.strictEqual((yield* memory.getSettings("c")).systemPrompts?.length, 2)
         }).pipe(Effect.provide(ChatMemoryTest.layer({ strategy, store: store() }))))
+
+      it.effect(`${strategy}: a prompt set before the first message is in the first context; setSettings keeps it`, () =>
+        Effect.gen(function*() {
+          const memory = yield* ChatMemoryService
+          yield* memory.setSystemPrompt("new", "You are the travel desk.")
+          const first = yield* memory.getContext("new")
+          assert.deepStrictEqual(first.system.map((m) => m.content), ["You are the travel desk."])
+          assert.isAbove(first.tokenCount, 0)
+          // Overrides and prompts set at once, in any order: none is lost, and the prompts stay.
+          yield* Effect.all([
+            memory.setSettings("new", { tokenBudget: 3000 }),
+            memory.setSystemPrompt("new", "You are the travel desk; answer in French."),
+            memory.setSettings("new", { tokenBudget: 3000, kRawTurns: 2 })
+          ], { concurrency: "unbounded" })
+          const settings = yield* memory.getSettings("new")
+          assert.deepStrictEqual(settings.systemPrompts?.map((p) => p.text), [
+            "You are the travel desk.",
+            "You are the travel desk; answer in French."
+          ])
+          assert.strictEqual(settings.tokenBudget, 3000)
+          yield* memory.addMessages("new", [{ role: "user", content: "Book TRV-4411." }])
+          const context = yield* memory.getContext("new")
+          assert.deepStrictEqual(context.system.map((m) => m.content), ["You are the travel desk; answer in French."])
+        }).pipe(Effect.provide(ChatMemoryTest.layer({ strategy, store: store() }))))
     }
   })
 

@@ -102,7 +102,7 @@ describe("ChatMemory.TestFaults", () => {
         ],
         [
           "RepositoryError getSettings",
-          "RepositoryError setSettings",
+          "RepositoryError updateSettings",
           "RepositoryError getFacts",
           "RepositoryError searchMessages"
         ]

@@ -129,7 +129,8 @@ const faultyStore = (store: Store.Store, armed: Ref.Ref<Armed>): Store.Store => 
     },
     settings: {
       getSettings: ofConversation("getSettings", settings.getSettings),
-      setSettings: ofConversation("setSettings", settings.setSettings)
+      setSettings: ofConversation("setSettings", settings.setSettings),
+      updateSettings: ofConversation("updateSettings", settings.updateSettings)
     },
     index: {
       searchMessages: ofConversation("searchMessages", index.searchMessages),

@@ -79,8 +79,9 @@ export const MaxPageSize = 10_000
  *   an empty context, so the first turn asks for its context like any other. Its budget, K and
  *   view come, by precedence, from the call's `tokenBudget`, the conversation's settings
  *   (`setSettings`), then the strategy's options.
- * - `setSettings` replaces the conversation's settings, also before its first message. An absent
- *   field returns to the default. `getSettings` returns them, empty when none are set.
+ * - `setSettings` replaces the conversation's overrides, also before its first message. An absent
+ *   field returns to the default; the system prompts stay. `getSettings` returns them, empty when
+ *   none are set. `setSettings` and `setSystemPrompt` are atomic: concurrent calls lose nothing.
  * - Other methods fail with `ConversationNotFoundError` on a conversation never written, or
  *   cleared, until `addMessages` creates it. `getContext`, `searchMemory` and the settings methods
  *   never do.
@@ -135,9 +136,10 @@ export declare namespace ChatMemoryService {
       options?: GetContextOptions
     ) => Effect.Effect<MemoryContext, DataValidationError | RepositoryError>
     /**
-     * Stores the conversation's overrides of the strategy's budget, K and view, and returns them.
-     * They replace any earlier ones, and an absent field returns to the default. Allowed before the
-     * first message. Cleared with the conversation.
+     * Stores the conversation's overrides of the strategy's budget, K and view, and returns the
+     * settings. They replace any earlier ones, and an absent field returns to the default. The
+     * records `strategy` and `systemPrompts` stay unless given. Allowed before the first message.
+     * Cleared with the conversation.
      */
     readonly setSettings: (
       conversationId: string,

@@ -21,6 +21,9 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * - `setSettings` replaces the whole set and returns what is stored. An absent field is cleared,
  *   and the empty settings store none. It may be called before the first append, and does not
  *   create the conversation.
+ * - `updateSettings` stores `f` of the current settings, as `setSettings` would, and returns them.
+ *   It is atomic per id: concurrent updates, from fibers or processes, lose none. `f` may run more
+ *   than once, and must not have effects.
  * - Appends and commits never change settings.
  * - Neither operation fails on an id that holds no conversation. They are the exception to the
  *   log's `ConversationNotFoundError` law.
@@ -60,6 +63,16 @@ export declare namespace SettingsStore {
     readonly setSettings: (
       conversationId: ConversationId,
       settings: ConversationSettings
+    ) => Effect.Effect<ConversationSettings, RepositoryError>
+    /**
+     * Replaces the conversation's settings with `f` of the current ones, atomically, and returns
+     * what is stored.
+     *
+     * @since 0.2.0
+     */
+    readonly updateSettings: (
+      conversationId: ConversationId,
+      f: (current: ConversationSettings) => ConversationSettings
     ) => Effect.Effect<ConversationSettings, RepositoryError>
   }
 }

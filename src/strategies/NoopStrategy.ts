@@ -6,6 +6,7 @@
 import { Effect, Layer } from "effect"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
+import { SettingsStore } from "../services/SettingsStore.js"
 import { assemble, emptyContext, emptyPreamble, noEvents, withCurrentSystem } from "./internal/context/window.js"
 
 /**
@@ -16,6 +17,7 @@ import { assemble, emptyContext, emptyPreamble, noEvents, withCurrentSystem } fr
  */
 export const make = Effect.gen(function*() {
   const repository = yield* RepositoryService
+  const settings = yield* SettingsStore
   return MemoryManagementStrategy.of({
     name: "noop",
     postAddMessagesHook: () => Effect.void,
@@ -36,7 +38,9 @@ export const make = Effect.gen(function*() {
         Effect.catchTag(
           effect,
           "ConversationNotFoundError",
-          () => Effect.succeed(emptyContext(conversationId, "noop", null))
+          // A system prompt set before the first message is its context's system message.
+          () =>
+            Effect.map(settings.getSettings(conversationId), (own) => emptyContext(conversationId, "noop", null, own))
         )
     ),
     awaitIdle: () => Effect.void,
@@ -64,7 +68,7 @@ export const make = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<MemoryManagementStrategy, never, RepositoryService> = Layer.effect(
+export const layer: Layer.Layer<MemoryManagementStrategy, never, RepositoryService | SettingsStore> = Layer.effect(
   MemoryManagementStrategy,
   make
 )

@@ -10,6 +10,7 @@ import type { DataValidationError } from "../errors/DataValidationError.js"
 import { decode } from "../errors/internal/decode.js"
 import { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
 import { RepositoryService } from "../services/RepositoryService.js"
+import { SettingsStore } from "../services/SettingsStore.js"
 import { assemble, emptyContext, emptyPreamble, noEvents, withCurrentSystem } from "./internal/context/window.js"
 
 /** Options of the sliding window. */
@@ -37,10 +38,11 @@ const decodeOptions = decode(Options, "SlidingWindowStrategy.make", "options")
  */
 export const make = (
   options: Partial<Options> = {}
-): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, RepositoryService> =>
+): Effect.Effect<MemoryManagementStrategy.Service, DataValidationError, RepositoryService | SettingsStore> =>
   Effect.gen(function*() {
     const { tokenBudget } = yield* decodeOptions({ ...defaults, ...options })
     const repository = yield* RepositoryService
+    const stored = yield* SettingsStore
     return MemoryManagementStrategy.of({
       name: "sliding-window",
       postAddMessagesHook: () => Effect.void,
@@ -60,12 +62,17 @@ export const make = (
           budget
         })
       }, (effect, conversationId, settings) =>
+        // Settings stored before the first message give its budget and system prompt.
         Effect.catchTag(effect, "ConversationNotFoundError", () =>
-          Effect.succeed(emptyContext(conversationId, "sliding-window", settings?.tokenBudget ?? tokenBudget)))),
-      awaitIdle: () =>
-        Effect.void,
-      forget: () =>
-        Effect.void,
+          Effect.map(stored.getSettings(conversationId), (own) =>
+            emptyContext(
+              conversationId,
+              "sliding-window",
+              settings?.tokenBudget ?? own.tokenBudget ?? tokenBudget,
+              own
+            )))),
+      awaitIdle: () => Effect.void,
+      forget: () => Effect.void,
       subscribe: noEvents
     })
   })
@@ -91,5 +98,5 @@ export const make = (
  */
 export const layer = (
   options: Partial<Options> = {}
-): Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService> =>
+): Layer.Layer<MemoryManagementStrategy, DataValidationError, RepositoryService | SettingsStore> =>
   Layer.effect(MemoryManagementStrategy, make(options))

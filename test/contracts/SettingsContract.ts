@@ -3,7 +3,7 @@
  * isolation, settings stored before the first message, and their removal with the conversation.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import * as ConversationSettings from "../../src/domain/ConversationSettings.js"
 import { empty as emptySettings, isEmpty } from "../../src/domain/internal/conversationSettings.js"
 import * as Store from "../../src/layers/store/Store.js"
@@ -74,6 +74,38 @@ export const settingsContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       const again = yield* repo.setSettings(id, settings({ view: "full" }))
       assert.deepStrictEqual(fieldsOf(again), { view: "full" })
       assert.deepStrictEqual(fieldsOf(yield* repo.getSettings(id)), { view: "full" })
+    }))
+
+  it.effect("updateSettings is atomic: concurrent updates of one id lose none, and empty settings store none", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const id = freshId("update")
+      // 40 updates at once, each adding one prompt to what it reads: all 40 are kept.
+      yield* Effect.forEach(
+        Array.from({ length: 40 }, (_, i) => i),
+        (i) =>
+          store.settings.updateSettings(id, (current) =>
+            settings({
+              ...current,
+              systemPrompts: [...(current.systemPrompts ?? []), {
+                text: `prompt ${i}`,
+                since: DateTime.unsafeMake(Date.UTC(2026, 0, 1, 0, i)),
+                tokenCount: 3
+              }]
+            })),
+        { concurrency: "unbounded", discard: true }
+      )
+      const texts = ((yield* store.settings.getSettings(id)).systemPrompts ?? []).map((p) => p.text)
+      assert.sameMembers(texts, Array.from({ length: 40 }, (_, i) => `prompt ${i}`))
+      const kept = yield* store.settings.updateSettings(id, (current) => settings({ ...current, tokenBudget: 900 }))
+      assert.deepStrictEqual([kept.tokenBudget, kept.systemPrompts?.length], [900, 40])
+      assert.isTrue(isEmpty(yield* store.settings.updateSettings(id, () => emptySettings)))
+      assert.deepStrictEqual(fieldsOf(yield* store.settings.getSettings(id)), {})
+      // An id that holds nothing is not found by a delete.
+      assert.strictEqual(
+        (yield* Effect.flip(store.repository.deleteConversation(id)))._tag,
+        "ConversationNotFoundError"
+      )
     }))
 
   it.effect("the settings of one conversation are never visible from another", () =>

@@ -103,7 +103,9 @@ export const make = (
         getSettings: (conversationId) =>
           Effect.zipRight(guard("getSettings", conversationId), settings.getSettings(conversationId)),
         setSettings: (conversationId, values) =>
-          Effect.zipRight(guard("setSettings", conversationId), settings.setSettings(conversationId, values))
+          Effect.zipRight(guard("setSettings", conversationId), settings.setSettings(conversationId, values)),
+        updateSettings: (conversationId, f) =>
+          Effect.zipRight(guard("updateSettings", conversationId), settings.updateSettings(conversationId, f))
       },
       index: {
         searchMessages: (conversationId, query) =>

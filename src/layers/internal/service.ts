@@ -340,7 +340,13 @@ export const make = (options: Options = {}): Effect.Effect<
       setSettings: Effect.fn("ChatMemoryService.setSettings")(function*(conversationId, settings) {
         const request = yield* decodeSetSettings({ conversationId, settings })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        return yield* settingsRepository.setSettings(request.conversationId, request.settings)
+        // The overrides are replaced; the records (`strategy`, `systemPrompts`) stay unless given.
+        return yield* settingsRepository.updateSettings(request.conversationId, (current) =>
+          new ConversationSettings({
+            ...(current.strategy === undefined ? {} : { strategy: current.strategy }),
+            ...(current.systemPrompts === undefined ? {} : { systemPrompts: current.systemPrompts }),
+            ...request.settings
+          }, { disableValidation: true }))
       }),
 
       searchMemory: Effect.fn("ChatMemoryService.searchMemory")(function*(conversationId, query, options) {
@@ -369,18 +375,18 @@ export const make = (options: Options = {}): Effect.Effect<
       setSystemPrompt: Effect.fn("ChatMemoryService.setSystemPrompt")(function*(conversationId, text) {
         const request = yield* decodeSystemPrompt({ conversationId, text })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        const current = yield* settingsRepository.getSettings(request.conversationId)
-        const prompts = current.systemPrompts ?? []
-        if (prompts.at(-1)?.text === request.text) return current
         const prompt = {
           text: request.text,
           since: yield* DateTime.now,
           tokenCount: yield* counter.countMessage({ content: request.text, metadata: {} })
         }
-        return yield* settingsRepository.setSettings(
-          request.conversationId,
-          new ConversationSettings({ ...current, systemPrompts: [...prompts, prompt] })
-        )
+        // One update: a concurrent call, here or in another process, loses neither prompt nor override.
+        return yield* settingsRepository.updateSettings(request.conversationId, (current) => {
+          const prompts = current.systemPrompts ?? []
+          return prompts.at(-1)?.text === request.text
+            ? current
+            : new ConversationSettings({ ...current, systemPrompts: [...prompts, prompt] }, { disableValidation: true })
+        })
       }),
 
       getSettings: Effect.fn("ChatMemoryService.getSettings")(function*(conversationId) {

@@ -64,7 +64,7 @@ export const make = (
     return {
       repository: Conversations.make(sql, statements),
       summaries: Summaries.make(sql, statements),
-      settings: Settings.make(statements),
+      settings: Settings.make(sql, statements),
       index: MessageIndex.make(sql),
       lease: yield* Lease.make(sql, {
         shared: (options.lock ?? "lease") !== "process",

@@ -4,6 +4,7 @@
  */
 import { Effect, Option, PubSub, type Scope } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
+import type { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { omissionText } from "../../domain/internal/contextText.js"
 import { withOverrides } from "../../domain/internal/overrides.js"
 import { groupTurns } from "../../domain/internal/turns.js"
@@ -230,7 +231,8 @@ export const makeWith = (
       conversationId: ConversationId,
       sections: RepositoryService.UserSections,
       options: SummarizationOptions,
-      query: string | undefined
+      query: string | undefined,
+      stored: ConversationSettings
     ) =>
       Effect.gen(function*() {
         const userId = sections.userId
@@ -242,7 +244,7 @@ export const makeWith = (
           digest: digestRoom
         })
         const context = withUser(
-          emptyContext(conversationId, view.name, options.tokenBudget),
+          emptyContext(conversationId, view.name, options.tokenBudget, stored),
           user,
           options.tokenBudget
         )
@@ -272,7 +274,7 @@ export const makeWith = (
           const query = overrides?.query
           // Not stored yet: a new conversation of the call's user. `info.lastSeq` is 0 only then.
           if (window.info.lastSeq === 0 && window.user !== null) {
-            return yield* newConversation(conversationId, window.user, options, query)
+            return yield* newConversation(conversationId, window.user, options, query, window.settings)
           }
           if (query === undefined || options.recall === "off") {
             return yield* policyContext(conversationId, window, options, false)
@@ -299,7 +301,7 @@ export const makeWith = (
           Effect.catchTag(effect, "ConversationNotFoundError", () =>
             Effect.flatMap(stored.getSettings(conversationId), (own) => {
               const options = withOverrides(withOverrides(settings, own), overrides)
-              const empty = emptyContext(conversationId, view.name, options.tokenBudget)
+              const empty = emptyContext(conversationId, view.name, options.tokenBudget, own)
               const userId = overrides?.userId
               return userId === undefined ? Effect.succeed(empty) : Effect.gen(function*() {
                 const sections = {
@@ -307,7 +309,7 @@ export const makeWith = (
                   facts: yield* users.getFacts(userId),
                   digest: yield* users.listConversations(userId, { limit: digestLimit })
                 }
-                return yield* newConversation(conversationId, sections, options, overrides?.query)
+                return yield* newConversation(conversationId, sections, options, overrides?.query, own)
               })
             }))
       ),

@@ -3,6 +3,8 @@
  * A context holds protected messages, an optional summary and facts, and the newest turns that fit.
  */
 import { Effect, Queue } from "effect"
+import type { ConversationId } from "../../../domain/ConversationId.js"
+import type { ConversationSettings } from "../../../domain/ConversationSettings.js"
 import type { Fact } from "../../../domain/Fact.js"
 import { groupTurns, messagesOf } from "../../../domain/internal/turns.js"
 import { MemoryContext } from "../../../domain/MemoryContext.js"
@@ -130,18 +132,22 @@ const countOmitted = (
  * or 1, and the time the prompt was given.
  */
 export const withCurrentSystem = <W extends RepositoryService.WindowRead>(window: W): W => {
-  const current = window.settings.systemPrompts?.at(-1)
-  if (current === undefined) return window
-  const message = new Message({
-    conversationId: window.info.conversationId,
-    seq: Math.max(1, window.info.systemPrefixSeq),
+  const message = currentSystem(window.info.conversationId, window.settings, window.info.systemPrefixSeq)
+  return message === undefined ? window : { ...window, system: [message] }
+}
+
+/** The current system prompt of the settings as the system message, at `seq` (1 at least). */
+const currentSystem = (conversationId: ConversationId, settings: ConversationSettings, seq: number) => {
+  const current = settings.systemPrompts?.at(-1)
+  return current === undefined ? undefined : new Message({
+    conversationId,
+    seq: Math.max(1, seq),
     role: "system",
     content: current.text,
     metadata: {},
     tokenCount: current.tokenCount,
     createdAt: current.since
   }, { disableValidation: true })
-  return { ...window, system: [message] }
 }
 
 /**
@@ -287,21 +293,24 @@ export const assemble = (
 
 /**
  * The context of a conversation that holds nothing, never written or cleared. An empty history is
- * not an error, so a conversation's first turn can ask for its context like any other.
+ * not an error, so a conversation's first turn can ask for its context like any other. A system
+ * prompt set before the first message (`settings`) is its system message.
  */
 export const emptyContext = (
   conversationId: RepositoryService.ConversationInfo["conversationId"],
   strategy: string,
-  budget: number | null
-): MemoryContext =>
-  new MemoryContext({
+  budget: number | null,
+  settings?: ConversationSettings
+): MemoryContext => {
+  const system = settings === undefined ? undefined : currentSystem(conversationId, settings, 1)
+  return new MemoryContext({
     conversationId,
     strategy,
-    system: [],
+    system: system === undefined ? [] : [system],
     facts: [],
     summary: null,
     recent: [],
-    tokenCount: 0,
+    tokenCount: system?.tokenCount ?? 0,
     tokenBudget: budget,
     turnsShown: 0,
     turnsOmitted: 0,
@@ -309,6 +318,7 @@ export const emptyContext = (
     summaryTruncated: false,
     summarizedUpTo: 0
   }, { disableValidation: true })
+}
 
 const sumMessages = (turns: ReadonlyArray<Turn>): number => turns.reduce((sum, turn) => sum + turn.messages.length, 0)
 

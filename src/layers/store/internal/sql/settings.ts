@@ -2,7 +2,9 @@
  * The SQL store's settings (`SettingsStore`): one JSON row per conversation, apart from its log, so
  * an id may hold settings before its first message.
  */
+import type { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
+import type { ConversationId } from "../../../../domain/ConversationId.js"
 import * as ConversationSettings from "../../../../domain/ConversationSettings.js"
 import { empty as emptySettings, isEmpty } from "../../../../domain/internal/conversationSettings.js"
 import { SettingsStore } from "../../../../services/SettingsStore.js"
@@ -19,8 +21,23 @@ const settingsJson = (settings: ConversationSettings.ConversationSettings) =>
   )
 
 /** The settings over the store's statements. */
-export const make = (statements: Statements): SettingsStore.Service =>
-  SettingsStore.of({
+export const make = (sql: SqlClient.SqlClient, statements: Statements): SettingsStore.Service => {
+  /** Stores `settings`: empty ones as none, so the id holds only what its log holds. */
+  const store = (conversationId: ConversationId, settings: ConversationSettings.ConversationSettings) =>
+    Effect.gen(function*() {
+      const json = yield* settingsJson(settings)
+      if (isEmpty(settings)) {
+        yield* statements.deleteSettings(conversationId)
+        return emptySettings
+      }
+      const now = DateTime.toDateUtc(yield* DateTime.now)
+      const stored = yield* statements.upsertSettings({ id: conversationId, settings: json, now })
+      // An upsert with RETURNING always returns its row.
+      if (Option.isNone(stored)) return yield* Effect.dieMessage("setSettings: the upsert returned no row")
+      return stored.value.settings
+    })
+
+  return SettingsStore.of({
     getSettings: Effect.fnUntraced(
       function*(conversationId) {
         const row = yield* statements.selectSettings(conversationId)
@@ -31,18 +48,21 @@ export const make = (statements: Statements): SettingsStore.Service =>
 
     setSettings: Effect.fnUntraced(
       function*(conversationId, settings) {
-        const json = yield* settingsJson(settings)
-        // Empty settings are stored as none, so the id holds only what its log holds.
-        if (isEmpty(settings)) {
-          yield* statements.deleteSettings(conversationId)
-          return emptySettings
-        }
-        const now = DateTime.toDateUtc(yield* DateTime.now)
-        const stored = yield* statements.upsertSettings({ id: conversationId, settings: json, now })
-        // An upsert with RETURNING always returns its row.
-        if (Option.isNone(stored)) return yield* Effect.dieMessage("setSettings: the upsert returned no row")
-        return stored.value.settings
+        return yield* store(conversationId, settings)
       },
       (effect, conversationId) => Effect.catchTags(effect, settingsErrors("setSettings", conversationId))
+    ),
+
+    // The id's row is locked for the transaction, made first if there is none, so concurrent
+    // updates of one id run one after another.
+    updateSettings: Effect.fnUntraced(
+      function*(conversationId, f) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const current = yield* statements.lockSettings(conversationId)
+          return yield* store(conversationId, f(Option.getOrElse(current, () => emptySettings)))
+        }))
+      },
+      (effect, conversationId) => Effect.catchTags(effect, settingsErrors("updateSettings", conversationId))
     )
   })
+}

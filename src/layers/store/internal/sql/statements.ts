@@ -387,6 +387,20 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
           user_id = COALESCE(EXCLUDED.user_id, s.user_id)
         RETURNING settings`
   })
+  // The id's settings, its row locked until the transaction ends. An id without settings gets an
+  // empty row to lock, which the transaction's write replaces or deletes.
+  const lockSettings = (id: ConversationId) =>
+    Effect.gen(function*() {
+      yield* sql`INSERT INTO chat_memory_settings (conversation_id, settings, updated_at)
+        VALUES (${id}, '{}'::jsonb, now()) ON CONFLICT (conversation_id) DO NOTHING`
+      const row = yield* lockedSettings(id)
+      return Option.map(row, (r) => r.settings)
+    })
+  const lockedSettings = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Rows.SettingsRow,
+    execute: (id) => sql`SELECT settings FROM chat_memory_settings WHERE conversation_id = ${id} FOR UPDATE`
+  })
   const deleteSettings = SqlSchema.findOne({
     Request: Schema.String,
     Result: Rows.FoundRow,
@@ -424,6 +438,7 @@ export const makeStatements = (sql: SqlClient.SqlClient) => {
     updateConversation,
     insertRecord,
     selectSettings,
+    lockSettings,
     upsertSettings,
     deleteSettings,
     deleteConversation

@@ -4,8 +4,8 @@
  * runs 40 turns over the memory, against the real OpenAI client and the local fake server, over
  * every store: the prompt within the budget at every call, every message stored once, a fact of
  * turn 3 recalled at turn 40; two requests on one chat at once, in one process and in two sharing
- * the store, lose and duplicate nothing. Then `streamText`, `generateObject`, `save`, clearing,
- * `get` and the time to live.
+ * the store, lose and duplicate nothing. Then `streamText` (also stopped at its finish part),
+ * `generateObject`, `save`, clearing, `get` and the time to live.
  */
 import { Chat, Prompt, Tool, Toolkit } from "@effect/ai"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
@@ -18,6 +18,7 @@ import {
   Duration,
   Effect,
   Exit,
+  Fiber,
   Layer,
   Option,
   Redacted,
@@ -465,6 +466,47 @@ describe("ChatPersistence: the rest of Chat", () => {
     }))
 })
 
+describe("ChatPersistence: streams stopped early", () => {
+  it.scoped("a consumer that stops at the finish part stores the exchange; one that stops before stores nothing", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const chat = yield* persistence.getOrCreate("stopped")
+        const parts = yield* Stream.runCollect(
+          chat.streamText({ prompt: "First" }).pipe(Stream.takeUntil((part) => part.type === "finish"))
+        )
+        assert.strictEqual([...parts].at(-1)?.type, "finish")
+        const first = [["user", "First", ""], ["assistant", "Noted: First", ""]]
+        assert.deepStrictEqual(yield* storedLog("stopped"), first)
+
+        // Stopped at its first text: the answer is not whole, so nothing is stored.
+        const head = yield* Stream.runHead(
+          chat.streamText({ prompt: "Second" }).pipe(Stream.filter((part) => part.type === "text-delta"))
+        )
+        assert.isTrue(Option.isSome(head))
+        assert.deepStrictEqual(yield* storedLog("stopped"), first)
+
+        // Interrupted before its finish part: nothing stored.
+        const reading = yield* Effect.makeLatch()
+        const fiber = yield* Effect.fork(Stream.runForEach(
+          chat.streamText({ prompt: "Third" }),
+          (part) => part.type === "text-delta" ? Effect.zipRight(reading.open, Effect.never) : Effect.void
+        ))
+        yield* reading.await
+        yield* Fiber.interrupt(fiber)
+        assert.deepStrictEqual(yield* storedLog("stopped"), first)
+
+        // The chat's calls go on: each stream gave its permit back.
+        yield* chat.generateText({ prompt: "Fourth" })
+        assert.deepStrictEqual(yield* storedLog("stopped"), [...first, ["user", "Fourth", ""], [
+          "assistant",
+          "Noted: Fourth",
+          ""
+        ]])
+      }).pipe(Effect.provide(yield* world))
+    }))
+})
+
 /** The in-memory store, but every append fails, as a lost connection would. */
 const FailingAppends: Layer.Layer<Store.Ports> = Store.layer(Effect.map(MemoryStore.make, (inner) => ({
   ...inner,
@@ -493,6 +535,26 @@ describe("ChatPersistence: a failing store", () => {
         )
         // Nothing stored, so the chat is as it was.
         assert.strictEqual((yield* Effect.flip(persistence.get("lost")))._tag, "ChatNotFoundError")
+      }).pipe(Effect.provide(world))
+    }))
+})
+
+describe("ChatPersistence: a failing store, streamed", () => {
+  it.scoped("a stream whose exchange cannot be stored dies with the memory's error, also stopped at its finish part", () =>
+    Effect.gen(function*() {
+      const world = yield* Layer.build(instance(FailingAppends).pipe(Layer.provideMerge(agentModel(model))))
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const chat = yield* persistence.getOrCreate("lost")
+        // Stopped at the finish part, then read whole: the second call ran, so the first freed the chat.
+        for (const stop of [true, false]) {
+          const stream = chat.streamText({ prompt: "Hello?" })
+          const exit = yield* Effect.exit(
+            Stream.runCollect(stop ? stream.pipe(Stream.takeUntil((part) => part.type === "finish")) : stream)
+          )
+          const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
+          assert.instanceOf(Option.getOrUndefined(defect), RepositoryError)
+        }
       }).pipe(Effect.provide(world))
     }))
 })

@@ -14,7 +14,8 @@
  * whole history is never rewritten, so calls from two processes interleave whole exchanges. A call
  * without user text (the tool loop's `prompt: []`) continues the turn. It resends what the chat's
  * last call sent and got back if nothing was stored since. Otherwise it gets the memory's context
- * for the turn's user message.
+ * for the turn's user message. `streamText` stores its exchange once the model's finish part has
+ * come through, even if the consumer stops reading there.
  *
  * `history` holds the memory's context for the chat, without recall. It is refreshed after each
  * call, so it never grows past the budget. `save` stores what the app appended to it. An emptied
@@ -28,7 +29,7 @@
 import * as Chat from "@effect/ai/Chat"
 import * as Prompt from "@effect/ai/Prompt"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
-import { Duration, Effect, Layer, Option, RcMap, Ref, Scope, Stream } from "effect"
+import { Channel, Chunk, Duration, Effect, Layer, Option, RcMap, Ref, Scope, Stream } from "effect"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
@@ -69,6 +70,13 @@ const editOf = (synced: Prompt.Prompt, history: Prompt.Prompt): Edit => {
   return history.content.length === synced.content.length
     ? { _tag: "None" }
     : { _tag: "Appended", messages: history.content.slice(synced.content.length) }
+}
+
+/** A call under way: the `Chat` it runs in, what that chat started with, the app's unsaved additions. */
+interface Turn {
+  readonly chat: Chat.Service
+  readonly initial: Prompt.Prompt
+  readonly appended: ReadonlyArray<Prompt.Message>
 }
 
 /** The text of the user messages among `messages`: the recall query of a call. */
@@ -225,11 +233,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         })
 
       /** Stores the call's exchange in one `addMessages`, then refreshes `history`. */
-      const finish = (turn: {
-        readonly chat: Chat.Service
-        readonly initial: Prompt.Prompt
-        readonly appended: ReadonlyArray<Prompt.Message>
-      }) =>
+      const finish = (turn: Turn) =>
         Effect.gen(function*() {
           const after = yield* Ref.get(turn.chat.history)
           const seq = yield* store(chatId, [...turn.appended, ...after.content.slice(turn.initial.content.length)])
@@ -291,15 +295,36 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         save,
         generateText: (options) => exchange("generateText", options.prompt, (chat) => chat.generateText(options)),
         generateObject: (options) => exchange("generateObject", options.prompt, (chat) => chat.generateObject(options)),
+        // The store is the release of the stream's own channel, as `Chat.streamText` sets its history:
+        // a stream's finalizer nested in `Stream.unwrap` loses its defect when the consumer stops early.
         streamText: (options) =>
-          Stream.unwrapScoped(
-            Effect.gen(function*() {
-              yield* acquire(chatId)
-              const turn = yield* Effect.orDie(begin("streamText", options.prompt))
-              // Stored when the stream ends. A failed or interrupted stream stores nothing.
-              return turn.chat.streamText(options).pipe(Stream.concat(Stream.execute(Effect.orDie(finish(turn)))))
-            })
-          ).pipe(Stream.withSpan("ChatPersistence.streamText", { attributes: { chatId } }))
+          Stream.fromChannel(Channel.acquireUseRelease(
+            // The scope holding the chat's permit, and the call's turn once the finish part came.
+            Effect.all({ scope: Scope.make(), finished: Ref.make(Option.none<Turn>()) }),
+            ({ finished, scope }) =>
+              Stream.toChannel(Stream.unwrap(Effect.gen(function*() {
+                yield* Scope.extend(acquire(chatId), scope)
+                const turn = yield* Effect.orDie(begin("streamText", options.prompt))
+                return turn.chat.streamText(options).pipe(
+                  Stream.mapChunksEffect((parts) =>
+                    Chunk.some(parts, (part) => part.type === "finish")
+                      ? Effect.as(Ref.set(finished, Option.some(turn)), parts)
+                      : Effect.succeed(parts)
+                  )
+                )
+              }))),
+            // Stored once the finish part has come through, also when the consumer stops reading there;
+            // a stream that failed or was interrupted before it stores nothing. This runs after `Chat`
+            // has set its history. The permit is given back whatever happened.
+            ({ finished, scope }, exit) =>
+              Effect.ensuring(
+                Effect.flatMap(
+                  Ref.get(finished),
+                  Option.match({ onNone: () => Effect.void, onSome: (turn) => Effect.orDie(finish(turn)) })
+                ),
+                Scope.close(scope, exit)
+              )
+          )).pipe(Stream.withSpan("ChatPersistence.streamText", { attributes: { chatId } }))
       }
       return persisted
     })

@@ -4,10 +4,11 @@
  * runs 40 turns over the memory, against the real OpenAI client and the local fake server, over
  * every store: the prompt within the budget at every call, every message stored once, a fact of
  * turn 3 recalled at turn 40; two requests on one chat at once, in one process and in two sharing
- * the store, lose and duplicate nothing. Then `streamText` (also stopped at its finish part),
- * `generateObject`, `save`, clearing, `get` and the time to live.
+ * the store, lose and duplicate nothing. Input refused before the model is called, files left out.
+ * Then `streamText` (also stopped at its finish part), `generateObject`, `save`, clearing, `get`
+ * and the time to live.
  */
-import { Chat, Prompt, Tool, Toolkit } from "@effect/ai"
+import { Chat, type LanguageModel, Prompt, Tool, Toolkit } from "@effect/ai"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
@@ -28,6 +29,7 @@ import {
   Stream
 } from "effect"
 import { recalledHeading } from "../src/domain/internal/recall.js"
+import { DataValidationError } from "../src/errors/DataValidationError.js"
 import { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
 import * as ChatPersistence from "../src/layers/ChatPersistence.js"
@@ -466,6 +468,74 @@ describe("ChatPersistence: the rest of Chat", () => {
     }))
 })
 
+describe("ChatPersistence: the call's input", () => {
+  it.scoped("what the memory would refuse is refused before the model is called, naming the field", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const fake = yield* Fake.FakeOpenAi
+        const chat = yield* persistence.getOrCreate("refused")
+        const calls: ReadonlyArray<readonly [string, Effect.Effect<unknown, unknown, LanguageModel.LanguageModel>]> = [
+          ["generateText", chat.generateText({ prompt: "" })],
+          ["generateObject", chat.generateObject({ prompt: "", schema: Schema.Struct({ topic: Schema.String }) })],
+          ["streamText", Stream.runDrain(chat.streamText({ prompt: "" }))]
+        ]
+        for (const [method, call] of calls) {
+          assert.strictEqual(
+            refusal(yield* Effect.exit(call)),
+            `Chat.${method}: invalid prompt[0].content: must not be empty (only an assistant message with tool calls may be)`
+          )
+        }
+        assert.strictEqual((yield* fake.requests).length, 0)
+        assert.strictEqual((yield* Effect.flip(persistence.get("refused")))._tag, "ChatNotFoundError")
+
+        // A message the app appended to the history is named by its place there.
+        yield* ask("refused", "Hello?")
+        const again = yield* persistence.getOrCreate("refused")
+        yield* Ref.update(again.history, Prompt.merge([{ role: "user", content: "" }]))
+        assert.strictEqual(
+          refusal(yield* Effect.exit(again.generateText({ prompt: "Anyone there?" }))),
+          "Chat.generateText: invalid history[2].content: must not be empty (only an assistant message with tool " +
+            "calls may be)"
+        )
+        assert.strictEqual((yield* fake.requests).length, 1)
+        // The chat goes on.
+        yield* Ref.set(again.history, Prompt.empty)
+        yield* again.generateText({ prompt: "Anyone there?" })
+        assert.strictEqual((yield* storedLog("refused")).length, 2)
+      }).pipe(Effect.provide(yield* world))
+    }))
+
+  it.scoped("a user message's files go to the model and are left out of the memory: its text is stored", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const fake = yield* Fake.FakeOpenAi
+        const chat = yield* persistence.getOrCreate("photos")
+        const photo = Prompt.makePart("file", { mediaType: "image/png", data: new Uint8Array([137, 80, 78, 71]) })
+        const question = "Is this the boat?"
+        let response = yield* chat.generateText({
+          prompt: [{ role: "user", content: [{ type: "text", text: question }, photo] }],
+          toolkit: Notes
+        })
+        while (response.toolCalls.length > 0) response = yield* chat.generateText({ prompt: [], toolkit: Notes })
+        assert.strictEqual(response.text, `Noted: ${question}`)
+        // Both steps of the turn were sent the photo.
+        for (const request of yield* fake.requests) assert.include(request.rawBody, "input_image")
+        assert.deepStrictEqual(yield* storedLog("photos"), turnLog(question))
+
+        // A message of files alone keeps a note of them, so its turn keeps its user message.
+        yield* chat.generateText({ prompt: [{ role: "user", content: [photo] }] })
+        assert.include((yield* fake.requests).at(-1)?.rawBody, "input_image")
+        assert.deepStrictEqual((yield* storedLog("photos")).slice(4), [
+          ["user", "[a file, image/png, not kept]", ""],
+          // The fake answers the last text it was sent.
+          ["assistant", `Noted: ${question}`, ""]
+        ])
+      }).pipe(Effect.provide(yield* world))
+    }))
+})
+
 describe("ChatPersistence: streams stopped early", () => {
   it.scoped("a consumer that stops at the finish part stores the exchange; one that stops before stores nothing", () =>
     Effect.gen(function*() {
@@ -558,6 +628,12 @@ describe("ChatPersistence: a failing store, streamed", () => {
       }).pipe(Effect.provide(world))
     }))
 })
+
+/** The message of the defect a refused call dies with: the memory's `DataValidationError`. */
+const refusal = (exit: Exit.Exit<unknown, unknown>): string => {
+  const defect = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.dieOption(exit.cause)) : undefined
+  return defect instanceof DataValidationError ? defect.message : `not refused: ${String(defect)}`
+}
 
 const emptyRequest: Fake.RecordedRequest = { method: "", url: "", headers: {}, body: {}, rawBody: "" }
 

@@ -11,11 +11,14 @@
  * Calls run one at a time per chat id in a process, each in a `Chat` of its own. A call sends the
  * memory's context for its user text (the recall query), then its new messages. The exchange (new
  * messages, the model's answer, tool calls and results) is then stored in one `addMessages`. The
- * whole history is never rewritten, so calls from two processes interleave whole exchanges. A call
- * without user text (the tool loop's `prompt: []`) continues the turn. It resends what the chat's
- * last call sent and got back if nothing was stored since. Otherwise it gets the memory's context
- * for the turn's user message. `streamText` stores its exchange once the model's finish part has
- * come through, even if the consumer stops reading there.
+ * whole history is never rewritten, so calls from two processes interleave whole exchanges. New
+ * messages the memory would refuse are refused before the model is called. A user message's file
+ * parts go to the model, not to the memory, which stores text.
+ *
+ * A call without a user message (the tool loop's `prompt: []`) continues the turn. It resends what
+ * the chat's last call sent and got back if nothing was stored since. Otherwise it gets the
+ * memory's context for the turn's user message. `streamText` stores its exchange once the model's
+ * finish part has come through, even if the consumer stops reading there.
  *
  * `history` holds the memory's context for the chat, without recall. It is refreshed after each
  * call, so it never grows past the budget. `save` stores what the app appended to it. An emptied
@@ -29,11 +32,27 @@
 import * as Chat from "@effect/ai/Chat"
 import * as Prompt from "@effect/ai/Prompt"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
-import { Channel, Chunk, Duration, Effect, Layer, Option, RcMap, Ref, Scope, Stream } from "effect"
+import {
+  Channel,
+  Chunk,
+  Duration,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  ParseResult,
+  RcMap,
+  Ref,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import type { MemoryContext } from "../domain/MemoryContext.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
-import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { formatPath } from "../errors/internal/decode.js"
+import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall } from "../services/ChatMemoryService.js"
 import { type PromptOptions, toPromptMessages } from "./ai/ContextPrompt.js"
+import { MessageInputs } from "./ai/MessageInputs.js"
 
 /**
  * The options of the layer.
@@ -79,7 +98,57 @@ interface Turn {
   readonly appended: ReadonlyArray<Prompt.Message>
 }
 
-/** The text of the user messages among `messages`: the recall query of a call. */
+/**
+ * A message as the memory keeps it. The memory stores text, so a user message's file parts are
+ * left out. A message of files alone keeps a note of each, so that its turn keeps its user message.
+ */
+const kept = (message: Prompt.Message): Prompt.Message => {
+  if (message.role !== "user" || !message.content.some((part) => part.type === "file")) return message
+  const texts = message.content.flatMap((part) => (part.type === "text" ? [part] : []))
+  const notes = message.content.flatMap((part) =>
+    part.type === "file" ? [Prompt.makePart("text", { text: `[a file, ${part.mediaType}, not kept]` })] : []
+  )
+  return Prompt.makeMessage("user", { content: texts.length > 0 ? texts : notes })
+}
+
+const decodeInputs = Schema.decodeUnknownEither(
+  MessageInputs({ maxMessages: MaxMessagesPerCall, maxInputs: MaxInputsPerCall }),
+  { errors: "first", onExcessProperty: "error" }
+)
+
+/**
+ * Refuses, before the model is called, the new messages `addMessages` would refuse after it: the
+ * app's unsaved additions to `history` (from index `at`), then the prompt's messages. The error
+ * names the field where the app wrote it.
+ */
+const checkInputs = (
+  operation: string,
+  appended: ReadonlyArray<Prompt.Message>,
+  at: number,
+  added: ReadonlyArray<Prompt.Message>
+): Effect.Effect<void, DataValidationError> =>
+  Either.match(decodeInputs([...appended, ...added].map(kept)), {
+    onRight: () => Effect.void,
+    onLeft: (error) => {
+      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+      const path = issue?.path ?? []
+      const [index, ...rest] = path
+      return Effect.fail(
+        new DataValidationError({
+          operation,
+          path: typeof index !== "number"
+            ? formatPath(path, "prompt")
+            : formatPath(
+              rest,
+              index < appended.length ? `history[${at + index}]` : `prompt[${index - appended.length}]`
+            ),
+          reason: issue?.message ?? "is invalid"
+        })
+      )
+    }
+  })
+
+/** The text of the user messages among `messages`, if any: the recall query of a call. */
 const userText = (messages: ReadonlyArray<Prompt.Message>): string | undefined => {
   const texts = messages.flatMap((message) =>
     message.role === "user" ? message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])) : []
@@ -156,12 +225,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const clear = (chatId: string) =>
     memory.clearMessages(chatId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.void))
 
-  /** Stores `messages` in one `addMessages`, returning the last stored seq, if any. */
+  /** Stores `messages` as the memory keeps them, in one `addMessages`, returning the last stored seq, if any. */
   const store = (chatId: string, messages: ReadonlyArray<Prompt.Message>) =>
     messages.length === 0
       ? Effect.succeed(Option.none<number>())
       : Effect.map(
-        memory.addMessages(chatId, messages, { userId: options.userOf?.(chatId) }),
+        memory.addMessages(chatId, messages.map(kept), { userId: options.userOf?.(chatId) }),
         (stored) => Option.fromNullable(stored.at(-1)?.seq)
       )
 
@@ -214,6 +283,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const begin = (method: string, raw: Prompt.RawInput) =>
         Effect.gen(function*() {
           const edit = yield* editOfHistory
+          const appended = edit._tag === "Appended" ? edit.messages : []
+          const added = Prompt.make(raw).content
+          yield* checkInputs(`Chat.${method}`, appended, (yield* Ref.get(synced)).content.length, added)
           if (edit._tag === "Cleared") {
             yield* clear(chatId)
             yield* Ref.set(sent, Option.none())
@@ -223,11 +295,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               `Chat.${method}: history was changed, not appended to; the memory keeps the conversation as stored`
             ).pipe(Effect.annotateLogs({ chatId }))
           }
-          const appended = edit._tag === "Appended" ? edit.messages : []
-          const query = userText([...appended, ...Prompt.make(raw).content])
-          const start = query === undefined
-            ? yield* continued
-            : contextPrompt(yield* contextFor(chatId, query), false, options)
+          const fresh = [...appended, ...added]
+          const start = fresh.some((message) => message.role === "user")
+            ? contextPrompt(yield* contextFor(chatId, userText(fresh)), false, options)
+            : yield* continued
           const initial = Prompt.merge(start, appended)
           return { chat: yield* Chat.fromPrompt(initial), initial, appended }
         })

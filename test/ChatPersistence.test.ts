@@ -4,9 +4,9 @@
  * runs 40 turns over the memory, against the real OpenAI client and the local fake server, over
  * every store: the prompt within the budget at every call, every message stored once, a fact of
  * turn 3 recalled at turn 40; two requests on one chat at once, in one process and in two sharing
- * the store, lose and duplicate nothing. Input refused before the model is called, files left out.
- * Then `streamText` (also stopped at its finish part), `generateObject`, `save`, clearing, `get`
- * and the time to live.
+ * the store, lose and duplicate nothing. A turn continued by its own chat while another request's
+ * steps interleave. Input refused before the model is called, files left out. Then `streamText`
+ * (also stopped at its finish part), `generateObject`, `save`, clearing, `get` and the time to live.
  */
 import { Chat, type LanguageModel, Prompt, Tool, Toolkit } from "@effect/ai"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
@@ -57,13 +57,17 @@ const Notes = Toolkit.make(Note)
 
 const NotesLive = Notes.toLayer({ note: () => Effect.succeed({ saved: true }) })
 
-/** One request of the app: the chat, the user's line, the tool loop until the model answers. */
-const app = (chatId: string, line: string) =>
+/**
+ * One request of the app: the chat, the user's line, the tool loop until the model answers.
+ * `between` is the app's own work between two steps (a UI update, a log line).
+ */
+const app = (chatId: string, line: string, between: Effect.Effect<void> = Effect.void) =>
   Effect.gen(function*() {
     const persistence = yield* Chat.Persistence
     const chat = yield* persistence.getOrCreate(chatId)
     let response = yield* chat.generateText({ prompt: line, toolkit: Notes })
     while (response.toolCalls.length > 0) {
+      yield* between
       response = yield* chat.generateText({ prompt: [], toolkit: Notes })
     }
     return { text: response.text, history: yield* Ref.get(chat.history) }
@@ -464,6 +468,73 @@ describe("ChatPersistence: the rest of Chat", () => {
         const refused = yield* Effect.flip(persistence.getOrCreate(""))
         assert.strictEqual(refused._tag, "PersistenceError")
         assert.include(causeMessage(refused), "invalid conversationId")
+      }).pipe(Effect.provide(yield* world))
+    }))
+})
+
+/** The tool calls a request sends back, by call id. */
+const callIds = (request: Fake.RecordedRequest): ReadonlyArray<string> =>
+  Fake.inputItems(request).flatMap((item) => "type" in item && item.type === "function_call" ? [item.call_id] : [])
+
+describe("ChatPersistence: a turn continued", () => {
+  it.scoped("two requests with a tool loop on one chat, their steps interleaved: each continues its own turn", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const fake = yield* Fake.FakeOpenAi
+        const [aStepped, bStepped, aDone] = yield* Effect.all([
+          Effect.makeLatch(),
+          Effect.makeLatch(),
+          Effect.makeLatch()
+        ])
+        // A's first step, B's first step, A's second, B's second: each request pauses between its
+        // steps, as an app updating its UI does.
+        const [a, b] = yield* Effect.all([
+          app("both", "Question A", Effect.zipRight(aStepped.open, bStepped.await)).pipe(Effect.zipLeft(aDone.open)),
+          Effect.zipRight(aStepped.await, app("both", "Question B", Effect.zipRight(bStepped.open, aDone.await)))
+        ], { concurrency: "unbounded" })
+        assert.strictEqual(a.text, "Noted: Question A")
+        assert.strictEqual(b.text, "Noted: Question B")
+
+        const requests = yield* fake.requests
+        assert.strictEqual(requests.length, 4)
+        const [, , aNext, bNext] = requests
+        // A's second step was sent A's turn: its question, its call and result, nothing of B's.
+        assert.strictEqual(Fake.userTexts(aNext ?? emptyRequest).at(-1), "Question A")
+        assert.notInclude(aNext?.rawBody, "Question B")
+        assert.deepStrictEqual(callIds(aNext ?? emptyRequest), ["call_1"])
+        // B's second step was sent B's turn, after what B's first step was sent (A's first step).
+        assert.strictEqual(Fake.userTexts(bNext ?? emptyRequest).at(-1), "Question B")
+        assert.deepStrictEqual(callIds(bNext ?? emptyRequest), ["call_1", "call_2"])
+        assert.notInclude(bNext?.rawBody, "Noted: Question A")
+
+        // Every message once; each answer is stored after what the other request stored meanwhile.
+        const [aTurn, bTurn] = [turnLog("Question A"), turnLog("Question B")]
+        assert.deepStrictEqual(yield* storedLog("both"), [
+          ...aTurn.slice(0, 3),
+          ...bTurn.slice(0, 3),
+          aTurn[3],
+          bTurn[3]
+        ])
+      }).pipe(Effect.provide(yield* world))
+    }))
+
+  it.scoped("a chat that cleared the conversation continues nothing of what it sent before", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const fake = yield* Fake.FakeOpenAi
+        const chat = yield* persistence.getOrCreate("restarted")
+        const first = yield* chat.generateText({ prompt: "Question A", toolkit: Notes })
+        assert.strictEqual(first.toolCalls.length, 1)
+        yield* Ref.set(chat.history, Prompt.empty)
+        yield* chat.save
+        // Written again, by other requests, past the seq this chat's last exchange had.
+        yield* ask("restarted", "Question B")
+        yield* ask("restarted", "Question C")
+        yield* chat.generateText({ prompt: [], toolkit: Notes })
+        const request = (yield* fake.requests).at(-1)
+        assert.notInclude(request?.rawBody, "Question A")
+        assert.strictEqual(Fake.userTexts(request ?? emptyRequest).at(-1), "Question C")
       }).pipe(Effect.provide(yield* world))
     }))
 })

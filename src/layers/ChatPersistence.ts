@@ -16,9 +16,11 @@
  * parts go to the model, not to the memory, which stores text.
  *
  * A call without a user message (the tool loop's `prompt: []`) continues the turn. It resends what
- * the chat's last call sent and got back if nothing was stored since. Otherwise it gets the
- * memory's context for the turn's user message. `streamText` stores its exchange once the model's
- * finish part has come through, even if the consumer stops reading there.
+ * the chat's last call sent and got back, while that exchange is in the stored conversation,
+ * whatever other calls stored since. A chat without a last exchange of its own (a fresh
+ * `getOrCreate`, another process) gets the memory's context for the turn's user message.
+ * `streamText` stores its exchange once the model's finish part has come through, even if the
+ * consumer stops reading there.
  *
  * `history` holds the memory's context for the chat, without recall. It is refreshed after each
  * call, so it never grows past the budget. `save` stores what the app appended to it. An emptied
@@ -96,6 +98,12 @@ interface Turn {
   readonly chat: Chat.Service
   readonly initial: Prompt.Prompt
   readonly appended: ReadonlyArray<Prompt.Message>
+}
+
+/** What a chat's last call sent and got back, and the seq of the last message it stored. */
+interface Sent {
+  readonly prompt: Prompt.Prompt
+  readonly seq: number
 }
 
 /**
@@ -236,18 +244,26 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
   /** The seq of the chat's last message, if any. */
   const lastSeq = (chatId: string) =>
-    memory.getMessages(chatId, { limit: 1 }).pipe(
+    memory.getMessages(chatId, { limit: 1, userId: options.userOf?.(chatId) }).pipe(
       Effect.map((messages) => Option.fromNullable(messages.at(-1)?.seq)),
       Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(Option.none<number>()))
     )
+
+  /**
+   * Whether `previous`, a chat's last exchange, is still in the stored conversation: the log
+   * reaches its seq. A conversation cleared elsewhere and written again past that seq passes too,
+   * until the store gives each life of a conversation an identity of its own.
+   */
+  const sameLife = (chatId: string, previous: Sent) =>
+    Effect.map(lastSeq(chatId), Option.exists((seq) => seq >= previous.seq))
 
   const toPersisted = (chatId: string) =>
     Effect.gen(function*() {
       // This `Chat` holds and exports the history. Each call runs in a `Chat` of its own.
       const base = yield* Chat.empty
       const synced = yield* Ref.make(Prompt.empty)
-      // What this chat's last call sent and got back, and the seq of the last message it stored.
-      const sent = yield* Ref.make(Option.none<{ readonly prompt: Prompt.Prompt; readonly seq: number }>())
+      // Discarded when this chat clears the conversation, or saves: it then continues no exchange.
+      const sent = yield* Ref.make(Option.none<Sent>())
 
       /** Sets `history` to the memory's context for the chat. */
       const refresh = Effect.flatMap(contextFor(chatId, undefined), (context) => {
@@ -259,14 +275,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
       /**
        * The prompt a call without user message continues. It is what this chat last sent and got
-       * back, if nothing was stored since, in any process. Otherwise it is the memory's context for
-       * the turn's user message.
+       * back, while that exchange is in the stored conversation: its turn, whatever other calls
+       * stored since (its answer is stored after theirs). A chat without one gets the memory's
+       * context for the turn's user message.
        */
       const continued = Effect.gen(function*() {
         const previous = yield* Ref.get(sent)
-        if (Option.isSome(previous) && Option.contains(yield* lastSeq(chatId), previous.value.seq)) {
-          return previous.value.prompt
-        }
+        if (Option.isSome(previous) && (yield* sameLife(chatId, previous.value))) return previous.value.prompt
         const context = yield* contextFor(chatId, undefined)
         const turnStart = context.recent.filter((message) => message.role === "user").at(-1)
         return contextPrompt(

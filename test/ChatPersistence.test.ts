@@ -5,8 +5,9 @@
  * every store: the prompt within the budget at every call, every message stored once, a fact of
  * turn 3 recalled at turn 40; two requests on one chat at once, in one process and in two sharing
  * the store, lose and duplicate nothing. A turn continued by its own chat while another request's
- * steps interleave. Input refused before the model is called, files left out. Then `streamText`
- * (also stopped at its finish part), `generateObject`, `save`, clearing, `get` and the time to live.
+ * steps interleave, or by a fresh chat, from the log, whole. Input refused before the model is
+ * called, files left out. Then `streamText` (also stopped at its finish part), `generateObject`,
+ * `save`, clearing, `get` and the time to live.
  */
 import { Chat, type LanguageModel, Prompt, Tool, Toolkit } from "@effect/ai"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
@@ -29,6 +30,7 @@ import {
   Stream
 } from "effect"
 import { recalledHeading } from "../src/domain/internal/recall.js"
+import type { AnyInput } from "../src/domain/Message.js"
 import { DataValidationError } from "../src/errors/DataValidationError.js"
 import { RepositoryError } from "../src/errors/RepositoryError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
@@ -472,9 +474,23 @@ describe("ChatPersistence: the rest of Chat", () => {
     }))
 })
 
+/** A turn whose tool loop another request takes up, with a chat of its own: the model's answer. */
+const handedOver = (chatId: string, said: string) =>
+  Effect.gen(function*() {
+    const persistence = yield* Chat.Persistence
+    const first = yield* (yield* persistence.getOrCreate(chatId)).generateText({ prompt: said, toolkit: Notes })
+    assert.strictEqual(first.toolCalls.length, 1)
+    const next = yield* (yield* persistence.getOrCreate(chatId)).generateText({ prompt: [], toolkit: Notes })
+    return next.text
+  })
+
 /** The tool calls a request sends back, by call id. */
 const callIds = (request: Fake.RecordedRequest): ReadonlyArray<string> =>
   Fake.inputItems(request).flatMap((item) => "type" in item && item.type === "function_call" ? [item.call_id] : [])
+
+/** A user line over the budget (400) on its own. */
+const long = "Please keep my notes on the harbour survey. " +
+  "The tide came in early and the boats were moved twice. ".repeat(40)
 
 describe("ChatPersistence: a turn continued", () => {
   it.scoped("two requests with a tool loop on one chat, their steps interleaved: each continues its own turn", () =>
@@ -535,6 +551,68 @@ describe("ChatPersistence: a turn continued", () => {
         const request = (yield* fake.requests).at(-1)
         assert.notInclude(request?.rawBody, "Question A")
         assert.strictEqual(Fake.userTexts(request ?? emptyRequest).at(-1), "Question C")
+      }).pipe(Effect.provide(yield* world))
+    }))
+
+  it.scoped("a chat without a last exchange of its own continues the turn from the log, whole, over the budget too", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const fake = yield* Fake.FakeOpenAi
+        const memory = yield* ChatMemoryService
+        const short = "Where did the boats go?"
+        assert.strictEqual(yield* handedOver("handed", short), `Noted: ${short}`)
+        yield* memory.awaitIdle("handed")
+        assert.strictEqual(yield* handedOver("handed", long), `Noted: ${long}`)
+        // The memory's context leaves the long turn out: it is over the budget on its own.
+        const context = yield* memory.getContext("handed", { query: long })
+        assert.isFalse(context.recent.some((message) => message.content === long))
+
+        const requests = yield* fake.requests
+        assert.strictEqual(requests.length, 4)
+        for (const [said, request, call] of [[short, requests[1], "call_1"], [long, requests[3], "call_3"]] as const) {
+          // The turn, once: its line, then its call and its result, last.
+          const items = Fake.inputItems(request ?? emptyRequest)
+          assert.strictEqual(Fake.userTexts(request ?? emptyRequest).filter((text) => text === said).length, 1)
+          assert.strictEqual(Fake.userTexts(request ?? emptyRequest).at(-1), said)
+          assert.deepStrictEqual(callIds(request ?? emptyRequest).filter((id) => id === call), [call])
+          assert.deepStrictEqual(Fake.toolOutputs(request ?? emptyRequest).at(-1)?.callId, call)
+          assert.deepStrictEqual(items.at(-1), {
+            type: "function_call_output",
+            call_id: call,
+            output: "{\"saved\":true}"
+          })
+        }
+        // No note counts the turn that is sent as omitted.
+        assert.notInclude(requests[3]?.rawBody, "2 earlier turns")
+        assert.deepStrictEqual(yield* storedLog("handed"), [...turnLog(short), ...turnLog(long)])
+      }).pipe(Effect.provide(yield* world))
+    }))
+
+  it.scoped("a turn longer than a page of the log is read back whole", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const fake = yield* Fake.FakeOpenAi
+        const memory = yield* ChatMemoryService
+        const question = "Note each of these."
+        const calls = Array.from({ length: 40 }, (_, i) => `call_${i + 1}`)
+        yield* memory.addMessages("paged", [
+          { role: "user", content: question },
+          ...calls.flatMap((id): ReadonlyArray<AnyInput> => [
+            { role: "assistant", content: "", metadata: { toolCalls: [{ id, name: "note", params: { text: id } }] } },
+            {
+              role: "tool",
+              content: JSON.stringify({ saved: true }),
+              metadata: { toolCallId: id, toolName: "note", contentFormat: "json" }
+            }
+          ])
+        ])
+        const chat = yield* (yield* Chat.Persistence).getOrCreate("paged")
+        const response = yield* chat.generateText({ prompt: [], toolkit: Notes })
+        assert.strictEqual(response.text, `Noted: ${question}`)
+        const request = (yield* fake.requests)[0] ?? emptyRequest
+        assert.deepStrictEqual(Fake.userTexts(request), [question])
+        assert.deepStrictEqual(callIds(request), calls)
+        assert.strictEqual(Fake.toolOutputs(request).length, calls.length)
       }).pipe(Effect.provide(yield* world))
     }))
 })

@@ -18,9 +18,9 @@
  * A call without a user message (the tool loop's `prompt: []`) continues the turn. It resends what
  * the chat's last call sent and got back, while that exchange is in the stored conversation,
  * whatever other calls stored since. A chat without a last exchange of its own (a fresh
- * `getOrCreate`, another process) gets the memory's context for the turn's user message.
- * `streamText` stores its exchange once the model's finish part has come through, even if the
- * consumer stops reading there.
+ * `getOrCreate`, another process) gets the memory's context for the conversation's last turn, then
+ * that turn whole, read from the log. `streamText` stores its exchange once the model's finish part
+ * has come through, even if the consumer stops reading there.
  *
  * `history` holds the memory's context for the chat, without recall. It is refreshed after each
  * call, so it never grows past the budget. `save` stores what the app appended to it. An emptied
@@ -35,6 +35,7 @@ import * as Chat from "@effect/ai/Chat"
 import * as Prompt from "@effect/ai/Prompt"
 import { PersistenceBackingError } from "@effect/experimental/Persistence"
 import {
+  Array as Arr,
   Channel,
   Chunk,
   Duration,
@@ -49,7 +50,8 @@ import {
   Scope,
   Stream
 } from "effect"
-import type { MemoryContext } from "../domain/MemoryContext.js"
+import { MemoryContext } from "../domain/MemoryContext.js"
+import type { Message } from "../domain/Message.js"
 import { DataValidationError } from "../errors/DataValidationError.js"
 import { formatPath } from "../errors/internal/decode.js"
 import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall } from "../services/ChatMemoryService.js"
@@ -182,6 +184,28 @@ const contextPrompt = (context: MemoryContext, continuing: boolean, options: Opt
   return Prompt.make(messages)
 }
 
+/**
+ * The context with the turn a call continues shown whole, last. What the context showed of the
+ * turn is left out of `recent` and `recalled`, so nothing is sent twice. A turn the context left
+ * out no longer counts as omitted, so the omission note does not name it.
+ */
+const withTurn = (context: MemoryContext, turn: Arr.NonEmptyReadonlyArray<Message>): MemoryContext => {
+  const start = Arr.headNonEmpty(turn).seq
+  const shown = context.recent.some((message) => message.seq >= start)
+  const omitted = shown ? [] : turn.filter((message) => message.seq > context.summarizedUpTo)
+  return new MemoryContext({
+    ...context,
+    recent: [...context.recent.filter((message) => message.seq < start), ...turn],
+    recalled: context.recalled.filter((recalled) => recalled.conversationId !== undefined || recalled.toSeq < start),
+    turnsOmitted: omitted.length > 0 ? Math.max(0, context.turnsOmitted - 1) : context.turnsOmitted,
+    messagesOmitted: Math.max(0, context.messagesOmitted - omitted.length)
+  })
+}
+
+/** Messages read per page, and at most, to find the start of the turn a call continues. */
+const turnPage = 50
+const turnBound = 1_000
+
 /** A finite time to live is refused: the memory keeps a conversation until it is cleared. */
 const checkTimeToLive = (operation: string, timeToLive: Duration.DurationInput | undefined) =>
   timeToLive === undefined || !Duration.isFinite(Duration.decode(timeToLive))
@@ -230,6 +254,27 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const contextFor = (chatId: string, query: string | undefined) =>
     memory.getContext(chatId, { query, tokenBudget: options.tokenBudget, userId: options.userOf?.(chatId) })
 
+  /**
+   * The conversation's last turn, from its last user message to the end, read back a page at a
+   * time. Empty when the log holds no user message within `turnBound` messages of its end.
+   */
+  const lastTurn = (chatId: string) =>
+    Effect.gen(function*() {
+      const userId = options.userOf?.(chatId)
+      let after: ReadonlyArray<Message> = []
+      let before: number | undefined = undefined
+      while (after.length < turnBound) {
+        const page: ReadonlyArray<Message> = yield* memory.getMessages(chatId, { limit: turnPage, before, userId })
+        const start = Arr.findLastIndex(page, (message) => message.role === "user")
+        if (Option.isSome(start)) return [...page.slice(start.value), ...after]
+        const first = page[0]
+        if (first === undefined || page.length < turnPage) return []
+        after = [...page, ...after]
+        before = first.seq
+      }
+      return []
+    }).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.succeed([])))
+
   const clear = (chatId: string) =>
     memory.clearMessages(chatId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.void))
 
@@ -277,18 +322,18 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
        * The prompt a call without user message continues. It is what this chat last sent and got
        * back, while that exchange is in the stored conversation: its turn, whatever other calls
        * stored since (its answer is stored after theirs). A chat without one gets the memory's
-       * context for the turn's user message.
+       * context for the conversation's last turn, then that turn whole, read from the log, even
+       * when it is over the budget, since the model must see the calls it made.
        */
       const continued = Effect.gen(function*() {
         const previous = yield* Ref.get(sent)
         if (Option.isSome(previous) && (yield* sameLife(chatId, previous.value))) return previous.value.prompt
-        const context = yield* contextFor(chatId, undefined)
-        const turnStart = context.recent.filter((message) => message.role === "user").at(-1)
-        return contextPrompt(
-          turnStart === undefined ? context : yield* contextFor(chatId, turnStart.content),
-          true,
-          options
-        )
+        const turn = yield* lastTurn(chatId)
+        if (!Arr.isNonEmptyReadonlyArray(turn)) {
+          return contextPrompt(yield* contextFor(chatId, undefined), false, options)
+        }
+        const context = yield* contextFor(chatId, Arr.headNonEmpty(turn).content)
+        return contextPrompt(withTurn(context, turn), true, options)
       })
 
       /**

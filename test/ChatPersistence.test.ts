@@ -554,6 +554,27 @@ describe("ChatPersistence: a turn continued", () => {
       }).pipe(Effect.provide(yield* world))
     }))
 
+  it.scoped("a chat whose conversation another chat cleared, and others wrote again past its seq, continues nothing of it", () =>
+    Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const persistence = yield* Chat.Persistence
+        const fake = yield* Fake.FakeOpenAi
+        const chat = yield* persistence.getOrCreate("shared")
+        const first = yield* chat.generateText({ prompt: "Secret HUNTER2, please note it", toolkit: Notes })
+        assert.strictEqual(first.toolCalls.length, 1)
+        // Another chat object of the same id clears it; other requests write it again, past the seq.
+        const other = yield* persistence.getOrCreate("shared")
+        yield* Ref.set(other.history, Prompt.empty)
+        yield* other.save
+        yield* ask("shared", "Question B")
+        yield* ask("shared", "Question C")
+        yield* chat.generateText({ prompt: [], toolkit: Notes })
+        const request = (yield* fake.requests).at(-1)
+        assert.notInclude(request?.rawBody, "HUNTER2")
+        assert.notInclude(JSON.stringify(yield* storedLog("shared")), "HUNTER2")
+      }).pipe(Effect.provide(yield* world))
+    }))
+
   it.scoped("a chat without a last exchange of its own continues the turn from the log, whole, over the budget too", () =>
     Effect.gen(function*() {
       yield* Effect.gen(function*() {

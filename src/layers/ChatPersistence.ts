@@ -38,6 +38,7 @@ import {
   Array as Arr,
   Channel,
   Chunk,
+  DateTime,
   Duration,
   Effect,
   Either,
@@ -102,10 +103,11 @@ interface Turn {
   readonly appended: ReadonlyArray<Prompt.Message>
 }
 
-/** What a chat's last call sent and got back, and the seq of the last message it stored. */
+/** What a chat's last call sent and got back, and the last message it stored. */
 interface Sent {
   readonly prompt: Prompt.Prompt
-  readonly seq: number
+  /** The last message it stored. */
+  readonly last: Message
 }
 
 /**
@@ -278,29 +280,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const clear = (chatId: string) =>
     memory.clearMessages(chatId).pipe(Effect.catchTag("ConversationNotFoundError", () => Effect.void))
 
-  /** Stores `messages` as the memory keeps them, in one `addMessages`, returning the last stored seq, if any. */
+  /** Stores `messages` as the memory keeps them, in one `addMessages`, returning the last stored, if any. */
   const store = (chatId: string, messages: ReadonlyArray<Prompt.Message>) =>
     messages.length === 0
-      ? Effect.succeed(Option.none<number>())
+      ? Effect.succeed(Option.none<Message>())
       : Effect.map(
         memory.addMessages(chatId, messages.map(kept), { userId: options.userOf?.(chatId) }),
-        (stored) => Option.fromNullable(stored.at(-1)?.seq)
+        (stored) => Option.fromNullable(stored.at(-1))
       )
 
-  /** The seq of the chat's last message, if any. */
-  const lastSeq = (chatId: string) =>
-    memory.getMessages(chatId, { limit: 1, userId: options.userOf?.(chatId) }).pipe(
-      Effect.map((messages) => Option.fromNullable(messages.at(-1)?.seq)),
-      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(Option.none<number>()))
-    )
-
   /**
-   * Whether `previous`, a chat's last exchange, is still in the stored conversation: the log
-   * reaches its seq. A conversation cleared elsewhere and written again past that seq passes too,
-   * until the store gives each life of a conversation an identity of its own.
+   * Whether `previous`, a chat's last exchange, is still in the stored conversation: the log holds
+   * the message it stored last, at its seq, as written. A conversation cleared and written again
+   * holds another there (or none), whoever cleared it.
    */
   const sameLife = (chatId: string, previous: Sent) =>
-    Effect.map(lastSeq(chatId), Option.exists((seq) => seq >= previous.seq))
+    memory.getMessages(chatId, { before: previous.last.seq + 1, limit: 1, userId: options.userOf?.(chatId) }).pipe(
+      Effect.map(Arr.some((message) =>
+        message.seq === previous.last.seq && message.content === previous.last.content &&
+        message.role === previous.last.role && DateTime.Equivalence(message.createdAt, previous.last.createdAt)
+      )),
+      Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(false))
+    )
 
   const toPersisted = (chatId: string) =>
     Effect.gen(function*() {
@@ -367,8 +368,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const finish = (turn: Turn) =>
         Effect.gen(function*() {
           const after = yield* Ref.get(turn.chat.history)
-          const seq = yield* store(chatId, [...turn.appended, ...after.content.slice(turn.initial.content.length)])
-          yield* Ref.set(sent, Option.map(seq, (seq) => ({ prompt: after, seq })))
+          const last = yield* store(chatId, [...turn.appended, ...after.content.slice(turn.initial.content.length)])
+          yield* Ref.set(sent, Option.map(last, (last) => ({ prompt: after, last })))
           yield* refresh
         })
 

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Ref, Scope } from "effect"
 import { ConversationId } from "../src/domain/ConversationId.js"
-import { makeJobs } from "../src/strategies/internal/summarizer/jobs.js"
+import { makeJobs, Pending } from "../src/strategies/internal/summarizer/jobs.js"
 
 const a = ConversationId.make("a")
 const b = ConversationId.make("b")
@@ -28,6 +28,25 @@ describe("background jobs", () => {
       yield* jobs.awaitIdle(a)
       assert.strictEqual(yield* Ref.get(runs), 2)
       assert.isFalse(yield* jobs.isRunning(a))
+    }))
+
+  it.scoped("a run that leaves work pending runs again, until it leaves none; awaitIdle waits for it", () =>
+    Effect.gen(function*() {
+      const order = yield* Ref.make<ReadonlyArray<string>>([])
+      const jobs = yield* makeJobs(
+        (id) =>
+          Ref.modify(order, (seen) => {
+            const next = [...seen, id]
+            // "a" has three runs of work, "b" one.
+            return [id === a && next.filter((x) => x === a).length < 3 ? Pending : undefined, next]
+          }),
+        { concurrency: 1 }
+      )
+      yield* jobs.trigger(a)
+      yield* jobs.trigger(b)
+      yield* jobs.awaitIdle()
+      const seen = yield* Ref.get(order)
+      assert.deepStrictEqual([seen.filter((x) => x === a).length, seen.filter((x) => x === b).length], [3, 1])
     }))
 
   it.scoped("a request made as a run finishes is never dropped", () =>

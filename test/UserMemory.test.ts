@@ -8,8 +8,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, FastCheck as fc, TestClock } from "effect"
 import { contextText } from "../src/cli/Eval.js"
+import { ConversationId } from "../src/domain/ConversationId.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { RepositoryService } from "../src/services/RepositoryService.js"
 import { UserMemoryService } from "../src/services/UserMemoryService.js"
 
 const memory = (strategy: "summarization" | "hierarchical" = "summarization") =>
@@ -82,6 +84,22 @@ describe("memory across a user's conversations", () => {
       for (const value of ["07700 900461", "14 Larch Road"]) {
         assert.isTrue(fresh.userFacts.some((fact) => (fact.value ?? "").includes(value)), value)
       }
+    }).pipe(Effect.provide(memory())))
+
+  it.effect("a long history written at once is read whole for what is known about the user", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 5, 1))
+      const memory = yield* ChatMemoryService
+      const repository = yield* RepositoryService
+      // More pages than a run reads (8 of 200 messages): the job runs again until none is left.
+      const said = Array.from({ length: 1000 }, (_, i) => exchange(1 + (i % 28), `Note ${i}: item IT-${i}.`, "Noted."))
+        .flat()
+      yield* memory.addMessages("imported", [...said, { role: "user", content: "And one more?" }], { userId: "tess" })
+      yield* memory.awaitIdle()
+      const info = yield* repository.getConversation(ConversationId.make("imported"))
+      assert.strictEqual(info.lastSeq, 2001)
+      // Every answered turn read; the last user message waits for its answer.
+      assert.strictEqual(info.factsCursor, 2000)
     }).pipe(Effect.provide(memory())))
 
   it.effect("another user is refused by name, and nothing of the call is stored", () =>

@@ -17,7 +17,7 @@ import { RepositoryService } from "../../services/RepositoryService.js"
 import { SkillService } from "../../services/SkillService.js"
 import { UserStore } from "../../services/UserStore.js"
 import type { SummarizationOptions } from "./options.js"
-import { makeJobs } from "./summarizer/jobs.js"
+import { makeJobs, Pending } from "./summarizer/jobs.js"
 
 /** The most messages one page reads. A longer backlog takes several pages. */
 const pageSize = 200
@@ -111,16 +111,18 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
         return merged._tag === "Stale" || messages.length === pageSize
       })
 
-    const run = (conversationId: ConversationId): Effect.Effect<void> =>
+    const run = (conversationId: ConversationId): Effect.Effect<typeof Pending | undefined> =>
       Effect.gen(function*() {
-        // A few pages a run; a job asked again runs once more.
-        for (let i = 0; i < 8; i++) if (!(yield* page(conversationId))) return
+        // A few pages a run, then the other conversations' turn: a longer backlog runs again after.
+        for (let i = 0; i < 8; i++) if (!(yield* page(conversationId))) return undefined
+        return Pending
       }).pipe(
         Effect.catchAll((error) =>
           error._tag === "ConversationNotFoundError"
-            ? Effect.void
+            ? Effect.succeed(undefined)
             : Effect.logWarning("learning what is known about the user failed; the turns stay pending").pipe(
-              Effect.annotateLogs({ conversationId, error: error.message })
+              Effect.annotateLogs({ conversationId, error: error.message }),
+              Effect.as(undefined)
             )
         ),
         Effect.withSpan("UserFacts.learn", { attributes: { conversationId } })

@@ -10,6 +10,9 @@ import type { ConversationId } from "../../../domain/ConversationId.js"
 /** Whether a conversation's job runs, and whether another run was asked for meanwhile. */
 type Status = "running" | "rerun"
 
+/** What a run answers when it left work for a later run. */
+export const Pending = "pending"
+
 /** The jobs of a strategy. */
 export interface Jobs {
   /** Starts the job of a conversation, or asks the running one to run once more. Never waits. */
@@ -27,12 +30,13 @@ export interface Jobs {
 /**
  * Makes the jobs that run `run` per conversation, `concurrency` conversations at a time, or all
  * at once without it. The others wait their turn holding nothing. So many due conversations
- * neither flood the model and the store, nor find them busy and give up. `run` must handle its
+ * neither flood the model and the store, nor find them busy and give up. A run that answers
+ * `Pending` left work for later: it runs again after the others' turn. `run` must handle its
  * own failures, as nobody joins a daemon fiber. A defect is logged here, so the conversation can
  * be triggered again. Closing the scope interrupts every job.
  */
 export const makeJobs = (
-  run: (conversationId: ConversationId) => Effect.Effect<void>,
+  run: (conversationId: ConversationId) => Effect.Effect<unknown>,
   options: { readonly concurrency?: number | undefined } = {}
 ) =>
   Effect.gen(function*() {
@@ -52,6 +56,11 @@ export const makeJobs = (
 
     const safeRun = (conversationId: ConversationId) =>
       run(conversationId).pipe(
+        Effect.flatMap((outcome) =>
+          outcome === Pending
+            ? Ref.update(status, HashMap.set<ConversationId, Status>(conversationId, "rerun"))
+            : Effect.void
+        ),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)

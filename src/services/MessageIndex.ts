@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import type { DateTime, Effect } from "effect"
 import { Context } from "effect"
 import type { ConversationId } from "../domain/ConversationId.js"
 import type { Message } from "../domain/Message.js"
@@ -34,7 +34,8 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * - `pendingEmbeddings` lists, oldest first, the messages `searchMessages` could find that come
  *   after the newest message embedded under the model.
  * - `storeEmbeddings` keeps vectors of messages that still exist, replacing one stored for the same
- *   message. A vector for a gone message, or of an unknown conversation, is dropped.
+ *   message. A vector for a gone message, or of an unknown conversation, is dropped. So is one
+ *   whose `createdAt` is not its message's: the conversation was deleted and written again.
  * - `searchEmbeddings` ranks one conversation's embedded messages below `query.before` by cosine
  *   similarity to the query vector, best first, with scores in [-1, 1].
  * - It never returns vectors of other models or conversations, or of pruned or deleted messages.
@@ -146,6 +147,13 @@ export declare namespace MessageIndex {
     readonly seq: number
     /** Finite numbers. Stores keep it normalised to unit length. */
     readonly vector: ReadonlyArray<number>
+    /**
+     * The `createdAt` of the message the vector was made from, when known. The vector is kept only
+     * for that message, never for another written at its seq after the conversation was deleted.
+     *
+     * @since 0.2.0
+     */
+    readonly createdAt?: DateTime.Utc | undefined
   }
 
   /**

@@ -4,7 +4,7 @@
  * or deletes.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { DateTime, Effect, FastCheck as fc } from "effect"
 import type { ConversationId } from "../../src/domain/ConversationId.js"
 import * as Store from "../../src/layers/store/Store.js"
 import { MessageIndex } from "../../src/services/MessageIndex.js"
@@ -154,6 +154,43 @@ export const embeddingContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.deepStrictEqual(
         yield* store.index.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 }),
         []
+      )
+    }))
+
+  it.effect("vectors read before a deletion never attach to the messages written again at their seqs", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const id = freshId("vectors")
+      const at = (minute: number) => DateTime.unsafeMake(Date.UTC(2026, 0, 1, 0, minute))
+      const said = (role: "user" | "assistant", content: string, minute: number) => ({
+        ...newMessage(role, content),
+        createdAt: at(minute)
+      })
+      yield* store.repository.appendMessages(id, [said("user", "old secret", 1), said("assistant", "noted", 2)])
+      const read = yield* store.index.pendingEmbeddings(id, { model, limit: 10 })
+      yield* store.repository.deleteConversation(id)
+      yield* store.repository.appendMessages(id, [said("user", "a new start", 5), said("assistant", "welcome", 6)])
+      // The vectors of the deleted messages, by the times they were read with: dropped.
+      yield* store.index.storeEmbeddings(
+        id,
+        model,
+        read.map((message, i) => ({ seq: message.seq, vector: axis(5, i), createdAt: message.createdAt }))
+      )
+      assert.deepStrictEqual(seqsOf(yield* store.index.pendingEmbeddings(id, { model, limit: 10 })), [1, 2])
+      assert.deepStrictEqual(
+        yield* store.index.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 10 }),
+        []
+      )
+      // The new messages' own vectors are kept.
+      const fresh = yield* store.index.pendingEmbeddings(id, { model, limit: 10 })
+      yield* store.index.storeEmbeddings(
+        id,
+        model,
+        fresh.map((message, i) => ({ seq: message.seq, vector: axis(5, i), createdAt: message.createdAt }))
+      )
+      assert.deepStrictEqual(
+        seqsOf(yield* store.index.searchEmbeddings(id, { model, vector: axis(5, 0), before: 100, limit: 1 })),
+        [1]
       )
     }))
 

@@ -69,8 +69,13 @@ export class MessageLog {
 
   /** Whether a message with `seq` is held. */
   has(seq: number): boolean {
-    const i = this.indexAfter(seq - 1)
-    return this.at(i)?.seq === seq
+    return this.get(seq) !== undefined
+  }
+
+  /** The message with `seq`, if held. */
+  get(seq: number): Message | undefined {
+    const message = this.at(this.indexAfter(seq - 1))
+    return message?.seq === seq ? message : undefined
   }
 
   /** The messages at indexes `[start, end)`, mapped by `f`. */

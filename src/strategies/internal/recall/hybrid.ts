@@ -256,7 +256,7 @@ export const makeHybrid = (
           pending.map((message, i) => {
             const k = position.get(i)
             const vector = k === undefined || verdicts[k] !== undefined ? [] : vectors[k] ?? []
-            return { seq: message.seq, vector }
+            return { seq: message.seq, vector, createdAt: message.createdAt }
           })
         )
         if (reference !== undefined) yield* Ref.update(dimension, (current) => current ?? reference)

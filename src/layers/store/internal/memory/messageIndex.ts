@@ -39,7 +39,14 @@ export const make = ({ indexed, withConversation }: State): MessageIndex.Service
       yield* withConversation(
         conversationId,
         (conversation) =>
-          conversation.vectors.put(model, embeddings.filter(({ seq }) => conversation.messages.has(seq)))
+          conversation.vectors.put(
+            model,
+            embeddings.filter(({ createdAt, seq }) => {
+              const message = conversation.messages.get(seq)
+              return message !== undefined &&
+                (createdAt === undefined || message.createdAt.epochMillis === createdAt.epochMillis)
+            })
+          )
       )
     }),
 

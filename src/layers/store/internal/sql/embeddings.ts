@@ -6,7 +6,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { DateTime, Effect, Schema } from "effect"
 import type { ConversationId } from "../../../../domain/ConversationId.js"
 import type { MessageIndex } from "../../../../services/MessageIndex.js"
 import { clampLimit } from "../search.js"
@@ -42,13 +42,22 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
   // The conversation's row is read `FOR SHARE` first, since a concurrent delete or user binding
   // locks it. Either the vectors commit first, and that delete or binding then covers them. Or they
   // come after it: they find their messages gone, or take the user from their messages.
-  const insert = (id: string, model: string, seqs: ReadonlyArray<number>, vectors: ReadonlyArray<string>) =>
+  // A vector whose message's time is given is kept only for that message: one written at its seq
+  // after the conversation was deleted has another.
+  const insert = (
+    id: string,
+    model: string,
+    seqs: ReadonlyArray<number>,
+    vectors: ReadonlyArray<string>,
+    times: ReadonlyArray<string | null>
+  ) =>
     sql.withTransaction(Effect.gen(function*() {
       yield* sql`SELECT 1 FROM chat_memory_conversations WHERE conversation_id = ${id} FOR SHARE`
       yield* sql`INSERT INTO chat_memory_embeddings (conversation_id, model, seq, vector, user_id)
         SELECT ${id}, ${model}, v.seq, v.vector::real[], m.user_id
-        FROM unnest(${seqs}::bigint[], ${vectors}::text[]) AS v(seq, vector)
+        FROM unnest(${seqs}::bigint[], ${vectors}::text[], ${times}::timestamptz[]) AS v(seq, vector, created_at)
         JOIN chat_memory_messages m ON m.conversation_id = ${id} AND m.seq = v.seq
+          AND (v.created_at IS NULL OR m.created_at = v.created_at)
         ON CONFLICT (conversation_id, model, seq) DO UPDATE SET vector = EXCLUDED.vector`
     }))
 
@@ -88,7 +97,10 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         conversationId,
         model,
         embeddings.map((embedding) => embedding.seq),
-        embeddings.map((embedding) => arrayText(normalize(embedding.vector)))
+        embeddings.map((embedding) => arrayText(normalize(embedding.vector))),
+        embeddings.map((embedding) =>
+          embedding.createdAt === undefined ? null : DateTime.formatIso(embedding.createdAt)
+        )
       )),
     search: (conversationId: ConversationId, query: MessageIndex.VectorQuery) => {
       const vector = normalize(query.vector)

@@ -78,7 +78,7 @@ const unless = <A>(given: boolean, config: Config.Config<A>): Config.Config<A | 
  * hybrid recall needs them for the embedding model.
  */
 const serverAsWritten = Config.all({
-  apiKey: Config.option(Config.string(openAiApiKey.name)),
+  apiKey: Config.option(Config.redacted(openAiApiKey.name)),
   apiUrl: Config.option(Config.string(openAiBaseUrl.name))
 })
 
@@ -92,7 +92,7 @@ interface Server {
 
 /** The server the written variables name, checked as `openAi` checks them. */
 const serverOf = (written: Written): Either.Either<Server, ConfigError.ConfigError> => {
-  const apiKey = Option.filter(written.apiKey, (key) => key.trim().length > 0)
+  const apiKey = Option.filter(written.apiKey, (key) => Redacted.value(key).trim().length > 0)
   if (Option.isSome(written.apiUrl) && !isHttpUrl(written.apiUrl.value)) {
     return Either.left(
       ConfigError.InvalidData([openAiBaseUrl.name], "must be an http(s) URL, e.g. http://localhost:11434/v1")
@@ -100,7 +100,7 @@ const serverOf = (written: Written): Either.Either<Server, ConfigError.ConfigErr
   }
   if (Option.isNone(apiKey) && Option.isNone(written.apiUrl)) return Either.left(missingServer())
   return Either.right({
-    ...(Option.isSome(apiKey) ? { apiKey: Redacted.make(apiKey.value) } : {}),
+    ...(Option.isSome(apiKey) ? { apiKey: apiKey.value } : {}),
     ...(Option.isSome(written.apiUrl) ? { apiUrl: written.apiUrl.value } : {})
   })
 }

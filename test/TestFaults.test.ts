@@ -4,10 +4,12 @@
  */
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer, Metric, TestClock } from "effect"
 import { recalledText } from "../src/domain/internal/recall.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
+import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
+import * as Metrics from "../src/strategies/internal/metrics.js"
 import { conceptVectors } from "./fixtures/conceptVectors.js"
 
 /** An app's turn: stores the line, answers from the context, says sorry when the store fails. */
@@ -86,6 +88,27 @@ describe("ChatMemory.TestFaults", () => {
       yield* (yield* ChatMemory.TestFaults).failSummarizer
       assert.strictEqual(yield* foldFailure("c3"), "SkillExecutionError")
     }).pipe(Effect.scoped, Effect.provide(Folding)))
+
+  it.effect("a failing summarizer: what is known about a user waits, counted, and is learned after heal", () =>
+    Effect.gen(function*() {
+      const faults = yield* ChatMemory.TestFaults
+      const memory = yield* ChatMemory.ChatMemoryService
+      const users = yield* ChatMemory.UserMemoryService
+      const failures = Effect.map(Metric.value(Metrics.userFactsFailures), (state) => state.count)
+      const before = yield* failures
+      yield* faults.failSummarizer
+      yield* memory.addMessages("u5-chat", turn(1), { userId: "u5" })
+      yield* memory.awaitIdle()
+      assert.strictEqual((yield* failures) - before, 1)
+      assert.isEmpty(yield* users.getFacts("u5"))
+      // The turns stayed pending: the next write reads them with its own.
+      yield* faults.heal
+      yield* memory.addMessages("u5-chat", turn(2), { userId: "u5" })
+      yield* memory.awaitIdle()
+      const read = yield* ScriptedSkill.ScriptedSkill
+      const extractions = (yield* read.calls).filter((call) => call.skill === "extractFacts")
+      assert.include(JSON.stringify(extractions.at(-1)?.input.turns), "ORD-1001")
+    }).pipe(Effect.provide(ChatMemory.layerTest())))
 
   it.effect("failStore fails every port of the store: settings, the user's facts, the summary's commit", () =>
     Effect.gen(function*() {

@@ -99,3 +99,9 @@ export const embeddingFailures = Metric.counter("chat_memory_embedding_failures_
     "recall went on lexically",
   incremental: true
 })
+
+/** Extractions of what is known about a user that failed: their turns stay pending, read again on the next write. */
+export const userFactsFailures = Metric.counter("chat_memory_user_facts_failures_total", {
+  description: "Extractions of what is known about a user that failed; their turns stay pending",
+  incremental: true
+})

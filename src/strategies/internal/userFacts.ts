@@ -16,6 +16,7 @@ import { UserFact } from "../../domain/UserFact.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
 import { SkillService } from "../../services/SkillService.js"
 import { UserStore } from "../../services/UserStore.js"
+import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
 import { makeJobs, Pending } from "./summarizer/jobs.js"
 
@@ -122,6 +123,7 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
             ? Effect.succeed(undefined)
             : Effect.logWarning("learning what is known about the user failed; the turns stay pending").pipe(
               Effect.annotateLogs({ conversationId, error: error.message }),
+              Effect.zipRight(Metrics.userFactsFailures(Effect.succeed(1))),
               Effect.as(undefined)
             )
         ),

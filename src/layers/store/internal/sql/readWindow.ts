@@ -18,6 +18,9 @@ type Shape = "plain" | "settings" | "users" | "named" | "opening" | "incarnation
 /** Whether the function reads a new conversation of the user it names. */
 const readsNamed = (shape: Shape) => shape === "named" || shape === "opening" || shape === "incarnation"
 
+/** Whether the function returns the conversation's incarnation. */
+const readsIncarnation = (shape: Shape) => shape === "incarnation"
+
 /** Whether the digest reads each listed conversation's opening in index order. */
 const readsOpening = (shape: Shape) => shape === "opening" || shape === "incarnation"
 
@@ -103,11 +106,11 @@ const namedConversation = (shape: Shape) =>
         SELECT x.last_seq, x.message_count, x.system_count, x.user_count, x.assistant_count, x.tool_count,
           x.summary_count, x.token_count, x.system_prefix_seq, x.first_turn_role, x.narrative, x.facts, x.layers,
           x.summary_cursor, x.summary_version, x.summary_updated_at, x.created_at, x.updated_at, x.user_id,
-          x.facts_cursor${shape === "incarnation" ? ", x.incarnation" : ""}
+          x.facts_cursor${readsIncarnation(shape) ? ", x.incarnation" : ""}
         FROM chat_memory_conversations x WHERE x.conversation_id = p_id
         UNION ALL
         SELECT 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL::text, '', '[]'::jsonb, '[]'::jsonb, 0, 0, NULL::timestamptz, now(),
-          now(), p_user, 0${shape === "incarnation" ? ", 0::bigint" : ""}
+          now(), p_user, 0${readsIncarnation(shape) ? ", 0::bigint" : ""}
         WHERE p_user IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM chat_memory_conversations y WHERE y.conversation_id = p_id)
       ), `
@@ -156,7 +159,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
         : shape === "settings"
         ? ",\n      settings jsonb"
         : ",\n      settings jsonb, user_id text, facts_cursor bigint, user_facts json, digest json" +
-          (shape === "incarnation" ? ", incarnation bigint" : "")
+          (readsIncarnation(shape) ? ", incarnation bigint" : "")
     )
   })
     LANGUAGE plpgsql STABLE AS $$
@@ -169,7 +172,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
           cv.layers, cv.summary_cursor, cv.summary_version, cv.summary_updated_at, cv.created_at, cv.updated_at,${
     sql.literal(
       (readsUser(shape) ? "\n          cv.user_id, cv.facts_cursor," : "") +
-        (shape === "incarnation" ? " cv.incarnation," : "")
+        (readsIncarnation(shape) ? " cv.incarnation," : "")
     )
   }
           CASE WHEN p_cursor THEN GREATEST(cv.summary_cursor, cv.system_prefix_seq) ELSE cv.system_prefix_seq END
@@ -220,7 +223,7 @@ const readWindowFunction = (sql: SqlClient.SqlClient, shape: Shape) =>
         ? ""
         : ",\n        (SELECT s.settings FROM chat_memory_settings s WHERE s.conversation_id = p_id)" +
           (readsUser(shape) ? userSections(digestOpening(shape)) : "") +
-          (shape === "incarnation" ? ",\n        w.incarnation" : "")
+          (readsIncarnation(shape) ? ",\n        w.incarnation" : "")
     )
   }
       FROM w;

@@ -125,6 +125,31 @@ describe("background jobs", () => {
       assert.strictEqual(yield* Ref.get(runs), 1)
     }))
 
+  it.scoped("a run interrupted from within finishes: the conversation runs again on its next request", () =>
+    Effect.gen(function*() {
+      const runs = yield* Ref.make(0)
+      // The first run joins a child fiber that was interrupted, as a race's loser is.
+      const jobs = yield* makeJobs(() =>
+        Effect.flatMap(
+          Ref.updateAndGet(runs, (n) => n + 1),
+          (n) =>
+            n > 1 ?
+              Effect.void :
+              Effect.flatMap(
+                Effect.fork(Effect.never),
+                (child) => Effect.zipRight(Fiber.interrupt(child), Fiber.join(child))
+              )
+        )
+      )
+      yield* jobs.trigger(a)
+      yield* jobs.awaitIdle(a)
+      assert.isFalse(yield* jobs.isRunning(a))
+      yield* jobs.trigger(a)
+      yield* jobs.awaitIdle(a)
+      assert.strictEqual(yield* Ref.get(runs), 2)
+      assert.isFalse(yield* jobs.isRunning(a))
+    }))
+
   it.scoped("cancel interrupts the run and drops its rerun", () =>
     Effect.gen(function*() {
       const runs = yield* Ref.make(0)

@@ -113,6 +113,11 @@ describe("memory across a user's conversations", () => {
         write.message,
         "ChatMemoryService.addMessages: invalid options.userId: the conversation belongs to another user"
       )
+      // An empty write names the conversation too: refused the same way.
+      const empty = yield* Effect.flip(memory.addMessages("kitchen", [], { userId: "Tess" }))
+      assert.strictEqual(empty.message, write.message)
+      assert.deepStrictEqual(yield* memory.addMessages("kitchen", [], { userId: "tess" }), [])
+      assert.deepStrictEqual(yield* memory.addMessages("unwritten", [], { userId: "Tess" }), [])
       const read = yield* Effect.flip(memory.getContext("kitchen", { userId: "Tess" }))
       assert.include(read.message, "options.userId")
       assert.strictEqual((yield* memory.getMessages("kitchen")).length, 4)

@@ -50,7 +50,7 @@ const rowTests = (it: Vitest.MethodsNonLive<Store.Ports | SqlClient.SqlClient>) 
       assert.deepStrictEqual([sizes.content, sizes.search], [sizes.content_raw, sizes.search_raw])
     }))
 
-  it.effect("the search across a user's conversations is a function that runs without JIT", () =>
+  it.effect("the search across a user's conversations runs without JIT; it and the window read keep one plan", () =>
     Effect.gen(function*() {
       const store = yield* Store.get
       const sql = yield* SqlClient.SqlClient
@@ -61,10 +61,16 @@ const rowTests = (it: Vitest.MethodsNonLive<Store.Ports | SqlClient.SqlClient>) 
       })
       const hits = yield* store.users.searchMessages(user, { text: "ORD-2024-88417", limit: 5 })
       assert.deepStrictEqual(hits.map((hit) => [hit.conversationId, hit.seq]), [[id, 1]])
-      const rows = yield* sql`SELECT unnest(proconfig) AS setting FROM pg_proc
-        WHERE oid = to_regproc('chat_memory_user_search')`
-      const settings = yield* Schema.decodeUnknown(Schema.Array(Schema.Struct({ setting: Schema.String })))(rows)
-      assert.deepStrictEqual(settings.map((row) => row.setting), ["jit=off"])
+      const settingsOf = (name: string) =>
+        sql`SELECT unnest(proconfig) AS setting FROM pg_proc WHERE oid = to_regproc(${name}) ORDER BY 1`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ setting: Schema.String })))),
+          Effect.map((rows) => rows.map((row) => row.setting))
+        )
+      assert.deepStrictEqual(yield* settingsOf("chat_memory_user_search"), [
+        "jit=off",
+        "plan_cache_mode=force_generic_plan"
+      ])
+      assert.deepStrictEqual(yield* settingsOf("chat_memory_read_window"), ["plan_cache_mode=force_generic_plan"])
     }))
 }
 

@@ -203,7 +203,13 @@ export const make = (options: Options = {}): Effect.Effect<
           })
         }
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        if (request.messages.length === 0) return []
+        if (request.messages.length === 0) {
+          // Nothing to store, but a call naming another user is refused as a write would be.
+          yield* ownedBy("ChatMemoryService.addMessages", request.conversationId, userId).pipe(
+            Effect.catchTag("ConversationNotFoundError", () => Effect.void)
+          )
+          return []
+        }
         // The write's time, given to every message without one.
         const now = yield* DateTime.now
         for (const { message, source } of request.messages) {

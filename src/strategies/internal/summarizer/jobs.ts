@@ -61,10 +61,13 @@ export const makeJobs = (
             ? Ref.update(status, HashMap.set<ConversationId, Status>(conversationId, "rerun"))
             : Effect.void
         ),
+        // The fiber's own interruption (cancel, close) skips this handler. An interruption from
+        // within the run, such as a child fiber's, ends the run like a defect does: the run
+        // finishes, so the conversation can run again.
         Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logError("background job died", cause).pipe(Effect.annotateLogs({ conversationId }))
+          (Cause.isInterruptedOnly(cause)
+            ? Effect.logWarning("background job interrupted from within", cause)
+            : Effect.logError("background job died", cause)).pipe(Effect.annotateLogs({ conversationId }))
         )
       )
 

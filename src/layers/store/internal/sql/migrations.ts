@@ -260,6 +260,19 @@ const conversationIncarnation = Effect.gen(function*() {
   yield* readWindowIncarnation
 })
 
+// PL/pgSQL plans a statement again at every call while it estimates a custom plan cheaper than the
+// generic one. It did so for user-scoped reads, which then spent a millisecond or more planning.
+// The two functions find rows by key (a conversation, a user) within bounds read from the rows
+// themselves, so the generic plan reads the same indexes whatever the arguments. A migration that
+// recreates either function sets this again.
+const genericPlans = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER FUNCTION chat_memory_read_window(text, boolean, float8, boolean, integer, text)
+    SET plan_cache_mode = force_generic_plan`
+  yield* sql`ALTER FUNCTION chat_memory_user_search(text, text[], text, bigint, integer)
+    SET plan_cache_mode = force_generic_plan`
+})
+
 /**
  * The migrations by id, in order. A database of an earlier version has run a prefix of them.
  */
@@ -280,7 +293,8 @@ export const migrations = {
   "14_read_window_opening": readWindowOpening,
   "15_user_search_function": createUserSearch,
   "16_said_at_default": saidAtDefault,
-  "17_conversation_incarnation": conversationIncarnation
+  "17_conversation_incarnation": conversationIncarnation,
+  "18_generic_plans": genericPlans
 }
 
 /** Applies the pending migrations. A no-op on an up-to-date database. */

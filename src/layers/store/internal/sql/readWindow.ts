@@ -3,7 +3,8 @@
  * 7 reads the conversation's counters, state and window. Migration 8 adds its settings. Migration
  * 11 adds its user's facts and latest other conversations. Migration 12 also reads a new
  * conversation of the user a context names. Migration 14 reads each listed conversation's opening
- * in index order. Migration 17 adds the conversation's incarnation.
+ * in index order. Migration 17 adds the conversation's incarnation. Migration 18 keeps its plan
+ * generic (`plan_cache_mode`), so a migration that recreates it sets that again.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

@@ -133,10 +133,11 @@ const searchBody = `WITH convs AS MATERIALIZED (
       LIMIT p_limit`
 
 /**
- * Migration 15: the search as a PL/pgSQL function. Its plan is made once per session, and it runs
- * without JIT compilation. A user with thousands of others in the database gets a plan estimated
- * past `jit_above_cost`, and compiling it took ten times as long as running it. A database keeps
- * what a migration created, so changing the search takes a new migration that recreates it.
+ * Migration 15: the search as a PL/pgSQL function, run without JIT compilation. A user with
+ * thousands of others in the database gets a plan estimated past `jit_above_cost`, and compiling it
+ * took ten times as long as running it. Migration 18 makes its plan once per session
+ * (`plan_cache_mode`). A database keeps what a migration created, so changing the search takes a
+ * new migration that recreates it and sets both again.
  */
 export const createUserSearch = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

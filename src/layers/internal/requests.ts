@@ -1,16 +1,17 @@
 /**
- * The requests the service decodes at its edge, one per operation. A bad argument fails with a
- * `DataValidationError` naming its field before anything runs.
+ * The requests the service decodes at its edge, one per operation, and their decoders. A bad
+ * argument fails with a `DataValidationError` naming its field before anything runs.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { ContextSettings } from "../../domain/ContextSettings.js"
 import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { MaxContentLength } from "../../domain/internal/messageLimits.js"
 import { fromUntrusted, StorableString } from "../../domain/internal/storable.js"
 import { UserId } from "../../domain/UserId.js"
+import { decode } from "../../errors/internal/decode.js"
 import { MaxInputsPerCall, MaxMessagesPerCall, MaxPageSize } from "../../services/ChatMemoryService.js"
-import { MessageInputs } from "../ai/MessageInputs.js"
+import { decodePlainInputs, MessageInputs } from "../ai/MessageInputs.js"
 
 export const AddMessagesRequest = Schema.Struct({
   conversationId: ConversationId,
@@ -77,3 +78,25 @@ export const SetSettingsRequest = Schema.Struct({
 })
 
 export const AwaitIdleRequest = Schema.Struct({ conversationId: Schema.optionalWith(ConversationId, { exact: true }) })
+
+export const isConversationId = Schema.is(ConversationId)
+
+const decodeAddRequest = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
+/** Skips the guarded decoding for the common call: a valid id and plain `{ role, content }` messages. */
+export const decodeAdd = (request: { readonly conversationId: unknown; readonly messages: unknown }) => {
+  if (isConversationId(request.conversationId)) {
+    const plain = decodePlainInputs(request.messages, Math.min(MaxMessagesPerCall, MaxInputsPerCall))
+    if (plain !== undefined) return Effect.succeed({ conversationId: request.conversationId, messages: plain })
+  }
+  return decodeAddRequest(request)
+}
+export const decodeAddOptions = decode(AddOptions, "ChatMemoryService.addMessages", "")
+export const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
+export const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
+export const decodeContext = decode(GetContextRequest, "ChatMemoryService.getContext", "")
+export const decodeSetSettings = decode(SetSettingsRequest, "ChatMemoryService.setSettings", "")
+export const decodeGetSettings = decode(ConversationRequest, "ChatMemoryService.getSettings", "")
+export const decodeSystemPrompt = decode(SystemPromptRequest, "ChatMemoryService.setSystemPrompt", "")
+export const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
+export const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
+export const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")

@@ -15,7 +15,6 @@ import {
   type Scope,
   Stream
 } from "effect"
-import { ConversationId } from "../../domain/ConversationId.js"
 import { ConversationSettings } from "../../domain/ConversationSettings.js"
 import { ConversationStats } from "../../domain/ConversationStats.js"
 import { createdAtProblem } from "../../domain/internal/messageLimits.js"
@@ -25,7 +24,7 @@ import { type NewMessage } from "../../domain/Message.js"
 import { type UserId } from "../../domain/UserId.js"
 import { DataValidationError } from "../../errors/DataValidationError.js"
 import { decode } from "../../errors/internal/decode.js"
-import { ChatMemoryService, MaxInputsPerCall, MaxMessagesPerCall } from "../../services/ChatMemoryService.js"
+import { ChatMemoryService } from "../../services/ChatMemoryService.js"
 import { MemoryManagementStrategy } from "../../services/MemoryManagementStrategy.js"
 import { MessageIndex } from "../../services/MessageIndex.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
@@ -35,19 +34,21 @@ import { TokenCounter } from "../../services/TokenCounter.js"
 import { type UserMemoryService } from "../../services/UserMemoryService.js"
 import { UserStore } from "../../services/UserStore.js"
 import { EmbeddingJobs, searchTurns } from "../../strategies/Recall.js"
-import { decodePlainInputs } from "../ai/MessageInputs.js"
+import { anotherUser, ownedBy } from "./ownership.js"
 import { makePrefixTracker } from "./prefixTracker.js"
 import {
-  AddMessagesRequest,
-  AddOptions,
-  AwaitIdleRequest,
-  ConversationRequest,
-  GetContextRequest,
-  GetMessagesRequest,
-  SearchRequest,
-  SetSettingsRequest,
-  StatsRequest,
-  SystemPromptRequest
+  decodeAdd,
+  decodeAddOptions,
+  decodeClear,
+  decodeContext,
+  decodeGet,
+  decodeGetSettings,
+  decodeIdle,
+  decodeSearch,
+  decodeSetSettings,
+  decodeStats,
+  decodeSystemPrompt,
+  isConversationId
 } from "./requests.js"
 import * as Users from "./users.js"
 
@@ -64,8 +65,6 @@ const prefixChanges = Metric.counter("chat_memory_context_prefix_changes_total",
     "Contexts whose prompt prefix changed from the previous context of the conversation (a prefix-cache miss)",
   incremental: true
 })
-
-const isConversationId = Schema.is(ConversationId)
 
 /**
  * The options of the service.
@@ -140,36 +139,9 @@ export const make = (options: Options = {}): Effect.Effect<
       Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), publish)))
     yield* forward(yield* strategy.subscribe)
     if (embedding !== undefined) yield* forward(yield* embedding.subscribe)
-    const decodeStats = decode(StatsRequest, "ChatMemoryService.stats", "")
     const prefixes = makePrefixTracker()
 
-    const decodeAddRequest = decode(AddMessagesRequest, "ChatMemoryService.addMessages", "")
-    /** Skips the guarded decoding for the common call: a valid id and plain `{ role, content }` messages. */
-    const decodeAdd = (request: { readonly conversationId: unknown; readonly messages: unknown }) => {
-      if (isConversationId(request.conversationId)) {
-        const plain = decodePlainInputs(request.messages, Math.min(MaxMessagesPerCall, MaxInputsPerCall))
-        if (plain !== undefined) return Effect.succeed({ conversationId: request.conversationId, messages: plain })
-      }
-      return decodeAddRequest(request)
-    }
-    const decodeGet = decode(GetMessagesRequest, "ChatMemoryService.getMessages", "")
-    const decodeClear = decode(ConversationRequest, "ChatMemoryService.clearMessages", "")
-    const decodeContext = decode(GetContextRequest, "ChatMemoryService.getContext", "")
-    const decodeSetSettings = decode(SetSettingsRequest, "ChatMemoryService.setSettings", "")
-    const decodeGetSettings = decode(ConversationRequest, "ChatMemoryService.getSettings", "")
-    const decodeSystemPrompt = decode(SystemPromptRequest, "ChatMemoryService.setSystemPrompt", "")
-    const decodeSearch = decode(SearchRequest, "ChatMemoryService.searchMemory", "")
-
-    /** A call naming a user, on a conversation of another user: refused, as nothing of it may reach the caller. */
-    const anotherUser = (operation: string) =>
-      new DataValidationError({ operation, path: "options.userId", reason: "the conversation belongs to another user" })
-
-    /** Refuses a read naming a user, on a conversation of another user. One read, when a user is named. */
-    const ownedBy = (operation: string, conversationId: ConversationId, userId: UserId | undefined) =>
-      userId === undefined ? Effect.void : Effect.flatMap(
-        repository.getConversation(conversationId),
-        (info) => info.userId !== null && info.userId !== userId ? Effect.fail(anotherUser(operation)) : Effect.void
-      )
+    const owned = ownedBy(repository)
 
     /**
      * One context's settings from the call: budget, query, user. The stored settings come with the
@@ -187,8 +159,6 @@ export const make = (options: Options = {}): Effect.Effect<
       query: call?.query,
       userId: call?.userId
     })
-    const decodeAddOptions = decode(AddOptions, "ChatMemoryService.addMessages", "")
-    const decodeIdle = decode(AwaitIdleRequest, "ChatMemoryService.awaitIdle", "")
 
     return ChatMemoryService.of({
       addMessages: Effect.fn("ChatMemoryService.addMessages")(function*(conversationId, messages, options) {
@@ -205,9 +175,7 @@ export const make = (options: Options = {}): Effect.Effect<
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         if (request.messages.length === 0) {
           // Nothing to store, but a call naming another user is refused as a write would be.
-          yield* ownedBy("ChatMemoryService.addMessages", request.conversationId, userId).pipe(
-            Effect.catchTag("ConversationNotFoundError", () => Effect.void)
-          )
+          yield* owned("ChatMemoryService.addMessages", request.conversationId, userId)
           return []
         }
         // The write's time, given to every message without one.
@@ -234,13 +202,7 @@ export const make = (options: Options = {}): Effect.Effect<
         }
         const appended = yield* repository.appendMessages(request.conversationId, prepared, { userId }).pipe(
           Effect.catchTag("DataValidationError", (refused) =>
-            Effect.fail(
-              new DataValidationError({
-                operation: "ChatMemoryService.addMessages",
-                path: "options.userId",
-                reason: refused.reason
-              })
-            ))
+            Effect.fail(anotherUser("ChatMemoryService.addMessages", refused.reason)))
         )
         yield* publishLazily(() =>
           new MessagesAdded({
@@ -255,14 +217,16 @@ export const make = (options: Options = {}): Effect.Effect<
           addedMessagesCount: appended.messages.length,
           totalMessagesCount: appended.messageCount
         })
-        if (embedding !== undefined) yield* embedding.afterWrite(request.conversationId)
+        if (embedding !== undefined) {
+          yield* embedding.afterWrite(request.conversationId)
+        }
         return appended.messages
       }),
 
       getMessages: Effect.fn("ChatMemoryService.getMessages")(function*(conversationId, options) {
         const request = yield* decodeGet(options === undefined ? { conversationId } : { conversationId, options })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
-        yield* ownedBy("ChatMemoryService.getMessages", request.conversationId, request.options?.userId)
+        yield* owned("ChatMemoryService.getMessages", request.conversationId, request.options?.userId)
         return yield* repository.listMessages(request.conversationId, {
           before: request.options?.before,
           limit: request.options?.limit,
@@ -274,7 +238,9 @@ export const make = (options: Options = {}): Effect.Effect<
         const request = yield* decodeClear({ conversationId })
         yield* Effect.annotateCurrentSpan("conversationId", request.conversationId)
         yield* strategy.forget(request.conversationId)
-        if (embedding !== undefined) yield* embedding.forget(request.conversationId)
+        if (embedding !== undefined) {
+          yield* embedding.forget(request.conversationId)
+        }
         yield* repository.deleteConversation(request.conversationId)
         yield* prefixes.forget(request.conversationId)
         yield* Effect.logDebug("conversation cleared").pipe(
@@ -314,7 +280,9 @@ export const make = (options: Options = {}): Effect.Effect<
           )
         }
         const prefixChanged = yield* prefixes.record(context.conversationId, context.prefixVersion)
-        if (prefixChanged) yield* prefixChanges(Effect.succeed(1))
+        if (prefixChanged) {
+          yield* prefixChanges(Effect.succeed(1))
+        }
         yield* publishLazily(() =>
           new ContextBuilt({
             conversationId: context.conversationId,
@@ -366,9 +334,7 @@ export const make = (options: Options = {}): Effect.Effect<
           limit: request.options?.limit ?? 5
         }
         const userId = request.options?.userId
-        yield* ownedBy("ChatMemoryService.searchMemory", request.conversationId, userId).pipe(
-          Effect.catchTag("ConversationNotFoundError", () => Effect.void)
-        )
+        yield* owned("ChatMemoryService.searchMemory", request.conversationId, userId)
         return yield* searchTurns(
           repository,
           userId === undefined
@@ -404,7 +370,9 @@ export const make = (options: Options = {}): Effect.Effect<
       awaitIdle: Effect.fn("ChatMemoryService.awaitIdle")(function*(conversationId) {
         const request = yield* decodeIdle(conversationId === undefined ? {} : { conversationId })
         yield* strategy.awaitIdle(request.conversationId)
-        if (embedding !== undefined) yield* embedding.awaitIdle(request.conversationId)
+        if (embedding !== undefined) {
+          yield* embedding.awaitIdle(request.conversationId)
+        }
       }),
 
       stats: Effect.fn("ChatMemoryService.stats")(function*(conversationId) {
@@ -424,7 +392,8 @@ export const make = (options: Options = {}): Effect.Effect<
           contextTokens: context.tokenCount,
           compressionRatio: info.tokenCount / Math.max(1, context.tokenCount),
           summarizations: records.length,
-          summarizerInputTokens: records.reduce((n, record) => n + record.inputTokens, 0),
+          summarizerInputTokens: records.reduce((n, record) =>
+            n + record.inputTokens, 0),
           summarizerOutputTokens: records.reduce((n, record) => n + record.outputTokens, 0),
           summariesTruncated: records.filter((record) => record.summaryTruncated).length,
           summarizedUpTo: state.cursor,

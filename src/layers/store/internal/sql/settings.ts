@@ -46,12 +46,8 @@ export const make = (sql: SqlClient.SqlClient, statements: Statements): Settings
       (effect, conversationId) => Effect.catchTags(effect, settingsErrors("getSettings", conversationId))
     ),
 
-    setSettings: Effect.fnUntraced(
-      function*(conversationId, settings) {
-        return yield* store(conversationId, settings)
-      },
-      (effect, conversationId) => Effect.catchTags(effect, settingsErrors("setSettings", conversationId))
-    ),
+    setSettings: (conversationId, settings) =>
+      Effect.catchTags(store(conversationId, settings), settingsErrors("setSettings", conversationId)),
 
     // The id's row is locked for the transaction, made first if there is none, so concurrent
     // updates of one id run one after another.

@@ -17,6 +17,7 @@ import { DataValidationError } from "../../../../errors/DataValidationError.js"
 import { RepositoryService } from "../../../../services/RepositoryService.js"
 import { MessageLog } from "../log.js"
 import { SearchIndex } from "../searchIndex.js"
+import { UserSearchIndex } from "../userSearchIndex.js"
 import { VectorIndex } from "../vectors.js"
 import { windowStart } from "../window.js"
 import {
@@ -307,8 +308,12 @@ const emptyConversation = (conversationId: ConversationId, now: DateTime.Utc, in
   lastSaidAt: now
 })
 
-/** A user with no facts and no conversation. */
-export const emptyUser: User = { facts: HashMap.empty(), conversations: HashSet.empty() }
+/** A user with no facts and no conversation, and an index of its own. */
+export const newUser = (): User => ({
+  facts: HashMap.empty(),
+  conversations: HashSet.empty(),
+  search: new UserSearchIndex()
+})
 
 /** The user's record with one more conversation. */
 const withConversation = (
@@ -316,7 +321,7 @@ const withConversation = (
   userId: UserId,
   conversationId: ConversationId
 ): User => {
-  const user = Option.getOrElse(HashMap.get(users, userId), () => emptyUser)
+  const user = Option.getOrElse(HashMap.get(users, userId), newUser)
   return { ...user, conversations: HashSet.add(user.conversations, conversationId) }
 }
 
@@ -407,11 +412,13 @@ export const byRecency = (
     readonly exclude?: ConversationId
   } = {}
 ): ReadonlyArray<Conversation> =>
-  sortedByRecency(snapshot, userId).filter((conversation) =>
-    conversation.info.conversationId !== query.exclude &&
-    (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before)) &&
-    (query.after === undefined || listedAfter(conversation, query.after))
-  )
+  query.exclude === undefined && query.before === undefined && query.after === undefined
+    ? sortedByRecency(snapshot, userId)
+    : sortedByRecency(snapshot, userId).filter((conversation) =>
+      conversation.info.conversationId !== query.exclude &&
+      (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before)) &&
+      (query.after === undefined || listedAfter(conversation, query.after))
+    )
 
 /** Each conversation value's entry: a value never changes, and every context of its user lists it. */
 const listed = new WeakMap<Conversation, ConversationEntry>()

@@ -15,6 +15,7 @@ import { ConversationNotFoundError } from "../../../../errors/ConversationNotFou
 import type { RepositoryService } from "../../../../services/RepositoryService.js"
 import type { MessageLog } from "../log.js"
 import type { SearchIndex } from "../searchIndex.js"
+import type { UserSearchIndex } from "../userSearchIndex.js"
 import type { VectorIndex } from "../vectors.js"
 
 /** Everything the store holds. */
@@ -28,10 +29,14 @@ export interface Snapshot {
   readonly incarnations: number
 }
 
-/** A user: the facts known about the user, by key (removals kept), and the user's conversations. */
+/**
+ * A user: the facts known about the user, by key (removals kept), the user's conversations, and
+ * the index of their messages, brought up to date when the user's conversations are searched.
+ */
 export interface User {
   readonly facts: HashMap.HashMap<string, UserFact>
   readonly conversations: HashSet.HashSet<ConversationId>
+  readonly search: UserSearchIndex
 }
 
 /** One conversation: its log and everything kept beside it, deleted with it. */

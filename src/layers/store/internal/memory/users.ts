@@ -8,9 +8,7 @@ import { UserErasure } from "../../../../domain/UserErasure.js"
 import type { UserFact } from "../../../../domain/UserFact.js"
 import type { UserId } from "../../../../domain/UserId.js"
 import { MergeResult, UserStore } from "../../../../services/UserStore.js"
-import { recentSpan } from "../search.js"
-import { SearchIndex } from "../searchIndex.js"
-import { byRecency, emptyUser, entries, liveFacts, turnRange } from "./conversations.js"
+import { byRecency, entries, liveFacts, newUser, turnRange } from "./conversations.js"
 import { type Conversation, readable, type Snapshot, type State } from "./state.js"
 
 /** Whether `fact` replaces `current`: said later, or at the same time and merged later. */
@@ -42,7 +40,7 @@ export const make = ({ ref }: State): UserStore.Service =>
             info: { ...conversation.value.info, factsCursor: cursor.next }
           })
         }
-        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), () => emptyUser)
+        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), newUser)
         let known = user.facts
         const applied: Array<UserFact> = []
         for (const fact of facts) {
@@ -65,35 +63,12 @@ export const make = ({ ref }: State): UserStore.Service =>
         })),
 
     searchMessages: (userId, query) =>
-      Effect.map(Ref.get(ref), (snapshot) => {
-        const user = HashMap.get(snapshot.users, userId)
-        if (Option.isNone(user)) return []
-        const parts: Array<
-          {
-            readonly key: ConversationId
-            readonly index: SearchIndex
-            readonly before: number
-            readonly recent: boolean
-          }
-        > = []
-        // The user's conversations, the one said last first: those that hold the user's newest
-        // `recentSpan` messages are where the newest messages holding a common term are looked for.
-        let newer = 0
-        for (const conversation of byRecency(snapshot, userId)) {
-          const { info, messages, search } = conversation
+      Effect.map(Ref.get(ref), (snapshot) =>
+        Option.match(HashMap.get(snapshot.users, userId), {
+          onNone: () => [],
           // Synced with this snapshot, synchronously: no other fiber sees a half-updated index.
-          search.sync(messages, info.systemPrefixSeq)
-          const id = info.conversationId
-          const before = query.current?.conversationId === id ? query.current.before : Number.MAX_SAFE_INTEGER
-          parts.push({ key: id, index: search, before, recent: newer < recentSpan })
-          newer += info.messageCount
-        }
-        return SearchIndex.searchAcross(parts, query).map((hit) => ({
-          conversationId: hit.key,
-          seq: hit.seq,
-          score: hit.score
-        }))
-      }),
+          onSome: (user) => user.search.search(byRecency(snapshot, userId), query)
+        })),
 
     readTurns: (userId, query) =>
       Effect.map(Ref.get(ref), (snapshot) => {
@@ -113,7 +88,7 @@ export const make = ({ ref }: State): UserStore.Service =>
 
     erase: (userId) =>
       Ref.modify(ref, (snapshot): readonly [UserErasure, Snapshot] => {
-        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), () => emptyUser)
+        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), newUser)
         let conversations = snapshot.conversations
         let settings = snapshot.settings
         let count = 0

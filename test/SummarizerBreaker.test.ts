@@ -2,6 +2,7 @@
  * The summarizer's breaker: a skill that keeps failing is left alone after `breakerFailures`
  * failed summarizations in a row, nothing is lost meanwhile, and after the cool-down one call is
  * let through, whose success closes the breaker and wakes the conversations held back meanwhile.
+ * Learning what is known about a user calls the skill through the same breaker.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Queue, TestClock } from "effect"
@@ -10,6 +11,7 @@ import { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import { defaultSummary } from "../src/layers/skills/internal/scripted.js"
 import * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
+import { UserMemoryService } from "../src/services/UserMemoryService.js"
 import * as SummarizationStrategy from "../src/strategies/SummarizationStrategy.js"
 import { summarizingMemory } from "./fixtures/layers.js"
 
@@ -242,4 +244,50 @@ describe("the summarizer's breaker", () => {
       assert.strictEqual(error._tag, "DataValidationError")
       assert.include(error.message, "breakerFailures")
     }))
+
+  it.scoped("learning what is known about a user goes through the same breaker, and learns the turns held back", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const users = yield* UserMemoryService
+      const events = yield* memory.subscribe
+      const extractions = Effect.map(
+        Effect.flatMap(ScriptedSkill.ScriptedSkill, (skill) => skill.calls),
+        (calls) => calls.filter((call) => call.skill === "extractFacts").length
+      )
+      const userTurn = (i: number) =>
+        Effect.zipRight(
+          memory.addMessages("u-c", turn(i), { userId: "u" }),
+          memory.awaitIdle("u-c")
+        )
+      // Three failed extractions in a row open the breaker: the summarizer's, for the same skill.
+      for (let i = 1; i <= 3; i++) yield* userTurn(i)
+      const opened = (yield* waitFor(events, "SummarizerUnavailable")).at(-1)
+      assert.strictEqual(opened?._tag === "SummarizerUnavailable" ? opened.failures : 0, 3)
+      assert.strictEqual(yield* extractions, 3)
+      // While it cools down, turns are stored and the skill is left alone.
+      yield* userTurn(4)
+      yield* userTurn(5)
+      assert.strictEqual(yield* extractions, 3)
+      assert.isEmpty(yield* users.getFacts("u"))
+      // After the cool-down, the next write's call answers: every turn since the first is learned.
+      yield* TestClock.adjust("30 seconds")
+      yield* userTurn(6)
+      assert.strictEqual(yield* extractions, 4)
+      assert.include((yield* waitFor(events, "SummarizerRecovered")).map((event) => event._tag), "SummarizerRecovered")
+      const facts = yield* users.getFacts("u")
+      assert.deepStrictEqual(facts.map((fact) => [fact.key, fact.value]), [
+        ["orders", "ORD-1001 ORD-1002 ORD-1003 ORD-1004 ORD-1005 ORD-1006"]
+      ])
+      assert.strictEqual(yield* summarizeCalls, 0)
+    }).pipe(Effect.provide(summarizingMemory({ ...options, tokenBudget: 4000, chunkSummarizeThreshold: 4000 }, {
+      extractFacts: (input, n) =>
+        n <= 3 ? Effect.fail(refused) : Effect.succeed({
+          facts: [{
+            key: "orders",
+            value: input.turns.flatMap((t) => t.messages.flatMap((m) => m.content.match(/ORD-\d+/g) ?? [])).join(" "),
+            category: "ENTITY" as const
+          }],
+          narrative: ""
+        })
+    }))))
 })

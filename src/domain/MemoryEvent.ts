@@ -106,10 +106,11 @@ export class SummarizationFailed extends Schema.TaggedClass<SummarizationFailed>
 }) {}
 
 /**
- * The summarizer's breaker opened: `failures` summarizations in a row failed on the skill, after
- * their retries. Background summarizations stop calling it for `retryInMillis`. Then one call is
- * let through, and its success closes the breaker (`SummarizerRecovered`). Messages are stored
- * meanwhile, and contexts announce the turns the waiting summary does not cover.
+ * The summarizer's breaker opened: `failures` calls in a row failed on the skill, after their
+ * retries. Background summarizations, and the learning of what is known about users, stop calling
+ * it for `retryInMillis`. Then one call is let through, and its success closes the breaker
+ * (`SummarizerRecovered`). Messages are stored meanwhile, and contexts announce the turns the
+ * waiting summary does not cover.
  *
  * @since 0.1.0
  * @category schemas
@@ -128,8 +129,8 @@ export class SummarizerUnavailable extends Schema.TaggedClass<SummarizerUnavaila
 }) {}
 
 /**
- * A summarization succeeded while the summarizer's breaker was open. The breaker is closed again,
- * and background summarizations call the skill.
+ * A skill call succeeded while the summarizer's breaker was open. The breaker is closed again,
+ * and the background jobs call the skill.
  *
  * @since 0.1.0
  * @category schemas

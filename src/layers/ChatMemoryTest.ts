@@ -25,6 +25,8 @@ import * as ApproximateTokenCounter from "./tokens/ApproximateTokenCounter.js"
 /**
  * The test memory's options: the strategy (`summarization` by default) and its knobs, the
  * summarizer's script (deterministic answers by default), the store, and the embedding model.
+ * Skill calls are not retried unless `retries` says so: a failure shows at once, and a test that
+ * holds the clock still (`TestClock`) waits on no retry.
  *
  * @since 0.1.0
  * @category models
@@ -218,7 +220,9 @@ const faultyEmbeddings = (inner: EmbeddingModel.Service, armed: Ref.Ref<Armed>):
 export const layer = <E = never, R = never>(
   options: Options<E, R> = {}
 ): Layer.Layer<ChatMemoryLive.Services | ScriptedSkill.ScriptedSkill | Faults, DataValidationError | E, R> => {
-  const { embeddings, script, store, ...strategy } = options
+  const { embeddings, script, store, ...knobs } = options
+  // A fault shows at once: no retry waits on a clock a test may hold still.
+  const strategy = { retries: 0, ...knobs }
   return Layer.unwrapEffect(Effect.map(makeFaults, ({ armed, faults }) => {
     const ports = Store.layer(Effect.map(Store.get, (inner) => faultyStore(inner, armed))).pipe(
       Layer.provide(store ?? MemoryStore.layer)

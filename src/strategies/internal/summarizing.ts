@@ -30,6 +30,7 @@ import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
 import { withRecall } from "./recall/block.js"
 import { conversationSource, userSource } from "./recall/search.js"
+import * as Breaker from "./summarizer/breaker.js"
 import { interruptOnClose, type Jobs, makeJobs } from "./summarizer/jobs.js"
 import { loadBuffer, summaryTokens, trigger } from "./summarizer/plan.js"
 import type * as Producers from "./summarizer/producers.js"
@@ -77,9 +78,11 @@ export const makeWith = (
     const hybrid = settings.recall === "hybrid" && (yield* requireHybridIndex(view.name))
     // The summary and facts shown on every read are counted once per text, not once per read.
     const shownCounter = yield* memoCounter(yield* TokenCounter)
-    const summarizer = yield* Summarizer.make(settings, producer, publish)
+    // One breaker for the skill: a skill that keeps failing is left alone by both background jobs.
+    const breaker = yield* Breaker.make(settings, publish)
+    const summarizer = yield* Summarizer.make(settings, producer, publish, breaker)
     // What is known about a conversation's user is also learned in the background.
-    const userFacts = yield* makeUserFacts(settings)
+    const userFacts = yield* makeUserFacts(settings, breaker)
     // A job ends with the conversations the paused summarizer held back; their jobs start.
     const jobs: Jobs = yield* makeJobs(
       (conversationId) =>

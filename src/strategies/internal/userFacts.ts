@@ -5,7 +5,7 @@
  * by its source message, and the removals the skill names. The merge moves the cursor in the same
  * transaction, so a turn is read once, whatever runs at the same time.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
 import type { Fact } from "../../domain/Fact.js"
 import { factsNamedIn } from "../../domain/internal/facts.js"
@@ -18,7 +18,9 @@ import { SkillService } from "../../services/SkillService.js"
 import { UserStore } from "../../services/UserStore.js"
 import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
+import type * as Breaker from "./summarizer/breaker.js"
 import { makeJobs, Pending } from "./summarizer/jobs.js"
+import { callSkill } from "./summarizer/producers.js"
 
 /** The most messages one page reads. A longer backlog takes several pages. */
 const pageSize = 200
@@ -56,8 +58,11 @@ const toUserFact = (
 /** A fact about the user as the skill reads it: its sources are in other conversations. */
 const toFact = (fact: UserFact): Fact => ({ key: fact.key, value: fact.value ?? "", category: fact.category })
 
-/** The jobs that learn what is known about users, one conversation at a time. */
-export const makeUserFacts = (settings: SummarizationOptions) =>
+/**
+ * The jobs that learn what is known about users, one conversation at a time. Their skill calls go
+ * through `breaker`, the summarizer's: a skill that keeps failing is left alone by both.
+ */
+export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.Breaker) =>
   Effect.gen(function*() {
     const repository = yield* RepositoryService
     const users = yield* UserStore
@@ -74,15 +79,29 @@ export const makeUserFacts = (settings: SummarizationOptions) =>
         const last = turns[turns.length - 1]?.messages.at(-1)
         if (last === undefined) return false
         const known = yield* users.getFacts(info.userId)
-        const output = yield* skill.extractFacts({
+        const extracted = yield* breaker.guard(
           conversationId,
-          existingSummary: { _tag: "None" },
-          existingFacts: factsNamedIn(known.map(toFact), turns),
-          turns,
-          // The narrative would be dropped: the skill writes none.
-          maxTokens: 0,
-          maxFactTokens: factTokens
-        }).pipe(Effect.timeout(settings.skillTimeout))
+          callSkill(
+            settings,
+            "extract-facts",
+            skill.extractFacts({
+              conversationId,
+              existingSummary: { _tag: "None" },
+              existingFacts: factsNamedIn(known.map(toFact), turns),
+              turns,
+              // The narrative would be dropped: the skill writes none.
+              maxTokens: 0,
+              maxFactTokens: factTokens
+            })
+          )
+        )
+        if (Option.isNone(extracted)) {
+          // The skill is left alone for now: the turns stay pending, read by the next write's run.
+          yield* Effect.logDebug("skill paused by its breaker; learning what is known about the user waits")
+            .pipe(Effect.annotateLogs({ conversationId }))
+          return false
+        }
+        const output = extracted.value
         const bySeq = new Map(messages.map((message) => [message.seq, message]))
         const byKey = new Map(known.map((fact) => [fact.key, fact]))
         // New or changed, or said again in these turns (its date moves on).

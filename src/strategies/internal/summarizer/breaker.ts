@@ -1,7 +1,8 @@
 /**
- * The summarizer's circuit breaker. After `breakerFailures` failed summarizations in a row, it stops
+ * The summarizer's circuit breaker. After `breakerFailures` failed skill calls in a row, it stops
  * calling the skill for `breakerCooldown`. Then it lets one call through (half-open), and closes
- * on its success. There is one per summarizer, so one per skill a strategy calls.
+ * on its success. A strategy has one, for its skill: its summaries and what it learns about users
+ * go through it.
  */
 import { Cause, Clock, Duration, Effect, Exit, Option, Ref } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"

@@ -16,7 +16,7 @@ import { SummaryStore } from "../../../services/SummaryStore.js"
 import { TokenCounter } from "../../../services/TokenCounter.js"
 import * as Metrics from "../metrics.js"
 import type { SummarizationOptions } from "../options.js"
-import * as Breaker from "./breaker.js"
+import type * as Breaker from "./breaker.js"
 import { makePlanner, summaryTokens } from "./plan.js"
 import type { Producer } from "./producers.js"
 import { sanitizeOutput } from "./sanitize.js"
@@ -72,13 +72,15 @@ const heldError = (held: Breaker.Held) =>
   })
 
 /**
- * Builds a strategy's summarizer from its settings, the producer of its mode, and where its events
- * go. The summary store, the lease and the counter are taken once, here.
+ * Builds a strategy's summarizer from its settings, the producer of its mode, where its events go,
+ * and the breaker of the skill it calls. The summary store, the lease and the counter are taken
+ * once, here.
  */
 export const make = (
   settings: SummarizationOptions,
   producer: Producer,
-  publish: (event: MemoryEvent) => Effect.Effect<void>
+  publish: (event: MemoryEvent) => Effect.Effect<void>,
+  breaker: Breaker.Breaker
 ): Effect.Effect<
   Summarizer,
   never,
@@ -89,7 +91,6 @@ export const make = (
     const lease = yield* SummarizationLease
     const counter = yield* TokenCounter
     const plan = yield* makePlanner(settings, producer)
-    const breaker = yield* Breaker.make(settings, publish)
     /** Conversations whose summarization the breaker held back since it last let calls through. */
     const waiting = yield* Ref.make(HashSet.empty<ConversationId>())
 

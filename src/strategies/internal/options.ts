@@ -121,10 +121,11 @@ export const Options = Schema.Struct({
    */
   breakerCooldown: PositiveDuration,
   /**
-   * How many conversations this strategy summarizes at once in the background. The others wait
-   * their turn, holding no lock or connection. It bounds the concurrent calls to the summarizer
-   * model and the summarization locks held. If the store caps its lock holders
-   * (`maxLockConnections`), keep this at most that cap, or jobs beyond it find the lock busy.
+   * How many conversations this strategy summarizes at once in the background, and as many for
+   * each other background job: learning what is known about users, and embedding messages with
+   * hybrid recall. The others wait their turn, holding no lock or connection. It bounds the
+   * summarization locks held. If the store caps its lock holders (`maxLockConnections`), keep this
+   * at most that cap, or jobs beyond it find the lock busy.
    */
   summarizationConcurrency: SummarizationConcurrency,
   /**

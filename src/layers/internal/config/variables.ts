@@ -249,8 +249,9 @@ export const variables = {
     "MEMORY_SUMMARIZATION_CONCURRENCY",
     integer(knob.summarizationConcurrency),
     summarizing.summarizationConcurrency,
-    "conversations one process summarizes at once in the background (1–1000); the others wait for a turn, " +
-      "holding no lock or connection"
+    "conversations one process summarizes at once in the background (1–1000), and as many for each other " +
+      "background job (what is learned about users, embeddings); the others wait for a turn, holding no lock or " +
+      "connection"
   ),
   maxMessageLength: numberOf(
     "MEMORY_MAX_MESSAGE_LENGTH",

@@ -114,21 +114,55 @@ export class Postings extends MiniSearch<Document> {
     return this._fieldLength.get(shortId)?.[0] ?? 1
   }
 
-  /** A candidate's BM25 score under `plan`, given each term's postings. */
-  score(
-    plan: ReadonlyArray<{ readonly idf: number }>,
-    postings: ReadonlyArray<ReadonlyMap<number, number>>,
-    shortId: number,
-    average: number
-  ): number {
+  /**
+   * What a search for `text` reads: each query term's postings and weight, and the mean length.
+   * Undefined when the text holds no term or the index no document.
+   */
+  plan(text: string): Plan | undefined {
+    const terms = Search.queryTerms(text)
+    const documents = this.documentCount
+    if (terms.length === 0 || documents === 0) return undefined
+    const postings = terms.map((term) => this.postings(term))
+    const weights = Search.plan(postings.map((p) => p.size), documents)
+    return {
+      postings,
+      weights,
+      average: this.averageLength(),
+      common: postings.filter((_, t) => weights[t]?.rare === false)
+    }
+  }
+
+  /** The documents (short ids) that hold a rare term of `plan` and that `keep` keeps. */
+  rare(plan: Plan, keep: (shortId: number) => boolean): Set<number> {
+    const found = new Set<number>()
+    plan.weights.forEach((term, t) => {
+      if (!term.rare) return
+      for (const shortId of plan.postings[t]?.keys() ?? []) if (keep(shortId)) found.add(shortId)
+    })
+    return found
+  }
+
+  /** A document's BM25 score under `plan`. */
+  score(plan: Plan, shortId: number): number {
     const length = this.documentLength(shortId)
     let score = 0
-    plan.forEach((term, t) => {
-      const frequency = postings[t]?.get(shortId)
-      if (frequency !== undefined) score += Search.bm25(term.idf, frequency, length, average)
+    plan.weights.forEach((term, t) => {
+      const frequency = plan.postings[t]?.get(shortId)
+      if (frequency !== undefined) score += Search.bm25(term.idf, frequency, length, plan.average)
     })
     return score
   }
+}
+
+/** A search's reading of an index (`Postings.plan`). */
+export interface Plan {
+  /** Each query term's postings, by short id. */
+  readonly postings: ReadonlyArray<ReadonlyMap<number, number>>
+  /** Each query term's weight, and whether it is rare (`Search.plan`). */
+  readonly weights: ReadonlyArray<{ readonly idf: number; readonly rare: boolean }>
+  readonly average: number
+  /** The postings of the common terms: a message holding only those is found among the newest. */
+  readonly common: ReadonlyArray<ReadonlyMap<number, number>>
 }
 
 /**
@@ -194,16 +228,27 @@ export class LogFollower {
   }
 
   /**
-   * Calls `f` on the newest seqs below `before`, newest first, within `Search.recentWindow` of the
-   * newest, while it returns true.
+   * Adds to `candidates` the newest messages below `before` (within `Search.recentWindow` of the
+   * newest) that hold a common term of `plan`, at most `budget` of them. How many it added.
    */
-  newest(before: number, f: (seq: number) => boolean): void {
+  addNewest(
+    plan: Plan,
+    before: number,
+    shortIdOf: (seq: number) => number | undefined,
+    candidates: Set<number>,
+    budget: number
+  ): number {
     const floor = Math.min(before - 1, this.seen) - Search.recentWindow
-    for (let i = this.seqs.length - 1; i >= this.head; i--) {
+    let added = 0
+    for (let i = this.seqs.length - 1; i >= this.head && added < budget; i--) {
       const seq = this.seqs[i]
       if (seq === undefined || seq <= floor) break
       if (seq >= before) continue
-      if (!f(seq)) return
+      const shortId = shortIdOf(seq)
+      if (shortId === undefined || !plan.common.some((found) => found.has(shortId))) continue
+      candidates.add(shortId)
+      added += 1
     }
+    return added
   }
 }

@@ -31,38 +31,18 @@ export class SearchIndex {
 
   /** The best matches of `query`, best first (ties: the newer first). */
   search(query: MessageIndex.SearchQuery): Array<MessageIndex.SearchHit> {
-    const terms = Search.queryTerms(query.text)
-    const documents = this.index.documentCount
-    if (terms.length === 0 || documents === 0) return []
-    const postings = terms.map((term) => this.index.postings(term))
-    const plan = Search.plan(postings.map((p) => p.size), documents)
-    const average = this.index.averageLength()
+    const plan = this.index.plan(query.text)
     const before = Number.isNaN(query.before) ? 0 : query.before
-    if (before <= 1) return []
-    const candidates = new Set<number>()
-    plan.forEach((term, t) => {
-      if (!term.rare) return
-      for (const shortId of postings[t]?.keys() ?? []) {
-        const seq = this.index.idOf(shortId)
-        if (seq !== undefined && seq < before) candidates.add(shortId)
-      }
-    })
+    if (plan === undefined || before <= 1) return []
+    const candidates = this.index.rare(plan, (shortId) => (this.index.idOf(shortId) ?? before) < before)
     // Messages that hold only common terms: the newest of them.
-    const common = postings.filter((_, t) => plan[t]?.rare === false)
-    if (common.length > 0) {
-      let recent = 0
-      this.follower.newest(before, (seq) => {
-        const shortId = this.index.shortIdOf(seq)
-        if (shortId === undefined || !common.some((p) => p.has(shortId))) return true
-        candidates.add(shortId)
-        recent += 1
-        return recent < Search.recentCandidates
-      })
+    if (plan.common.length > 0) {
+      this.follower.addNewest(plan, before, (seq) => this.index.shortIdOf(seq), candidates, Search.recentCandidates)
     }
     const hits: Array<MessageIndex.SearchHit> = []
     for (const shortId of candidates) {
       const seq = this.index.idOf(shortId)
-      if (seq !== undefined) hits.push({ seq, score: this.index.score(plan, postings, shortId, average) })
+      if (seq !== undefined) hits.push({ seq, score: this.index.score(plan, shortId) })
     }
     hits.sort((x, y) => y.score - x.score || y.seq - x.seq)
     return hits.slice(0, Search.clampLimit(query.limit))

@@ -80,22 +80,13 @@ export class UserSearchIndex {
       current?.conversationId === part.conversationId
         ? (Number.isNaN(current.before) ? 0 : current.before)
         : Number.MAX_SAFE_INTEGER
-    const terms = Search.queryTerms(query.text)
-    const documents = this.index.documentCount
-    if (terms.length === 0 || documents === 0) return []
-    const postings = terms.map((term) => this.index.postings(term))
-    const plan = Search.plan(postings.map((p) => p.size), documents)
-    const average = this.index.averageLength()
-    const candidates = new Set<number>()
-    plan.forEach((term, t) => {
-      if (!term.rare) return
-      for (const shortId of postings[t]?.keys() ?? []) {
-        const document = this.documents.get(shortId)
-        if (document !== undefined && document.seq < beforeOf(document.part)) candidates.add(shortId)
-      }
+    const plan = this.index.plan(query.text)
+    if (plan === undefined) return []
+    const candidates = this.index.rare(plan, (shortId) => {
+      const document = this.documents.get(shortId)
+      return document !== undefined && document.seq < beforeOf(document.part)
     })
-    const common = postings.filter((_, t) => plan[t]?.rare === false)
-    if (common.length > 0) {
+    if (plan.common.length > 0) {
       let recent = 0
       let newer = 0
       for (const [p, part] of parts.entries()) {
@@ -103,20 +94,20 @@ export class UserSearchIndex {
         newer += conversations[p]?.info.messageCount ?? 0
         const before = beforeOf(part)
         if (before <= 1) continue
-        part.follower.newest(before, (seq) => {
-          const shortId = part.shortIds.get(seq)
-          if (shortId === undefined || !common.some((found) => found.has(shortId))) return true
-          candidates.add(shortId)
-          recent += 1
-          return recent < Search.recentCandidates
-        })
+        recent += part.follower.addNewest(
+          plan,
+          before,
+          (seq) => part.shortIds.get(seq),
+          candidates,
+          Search.recentCandidates - recent
+        )
       }
     }
     const hits: Array<{ readonly part: Part; readonly seq: number; readonly score: number }> = []
     for (const shortId of candidates) {
       const document = this.documents.get(shortId)
       if (document === undefined) continue
-      hits.push({ part: document.part, seq: document.seq, score: this.index.score(plan, postings, shortId, average) })
+      hits.push({ part: document.part, seq: document.seq, score: this.index.score(plan, shortId) })
     }
     hits.sort((x, y) => y.score - x.score || y.seq - x.seq || x.part.order - y.part.order)
     return hits.slice(0, Search.clampLimit(query.limit)).map((hit) => ({

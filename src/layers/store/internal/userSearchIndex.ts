@@ -56,6 +56,7 @@ export class UserSearchIndex {
   private readonly index = new Postings()
   /** The conversation values followed, by incarnation. */
   private readonly parts = new Map<number, Part>()
+  /** Each document by its short id (the postings' key). */
   private readonly documents = new Map<number, Document>()
   private nextId = 1
   private syncs = 0

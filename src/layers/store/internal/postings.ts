@@ -219,14 +219,6 @@ export class LogFollower {
     return dropped
   }
 
-  /** Calls `f` on every seq handed on and not dropped. */
-  forEach(f: (seq: number) => void): void {
-    for (let i = this.head; i < this.seqs.length; i++) {
-      const seq = this.seqs[i]
-      if (seq !== undefined) f(seq)
-    }
-  }
-
   /**
    * Adds to `candidates` the newest messages below `before` (within `Search.recentWindow` of the
    * newest) that hold a common term of `plan`, at most `budget` of them. How many it added.

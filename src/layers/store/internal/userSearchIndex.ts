@@ -124,27 +124,22 @@ export class UserSearchIndex {
     const stamp = ++this.syncs
     let dropped = false
     this.ordered = conversations.map(({ info, messages }, order) => {
-      let part = this.parts.get(info.incarnation)
-      if (part === undefined) {
-        part = new Part(info.conversationId)
-        this.parts.set(info.incarnation, part)
-      }
-      const found = part
-      found.stamp = stamp
-      found.order = order
-      const removed = found.follower.sync(
+      const part = this.partOf(info)
+      part.stamp = stamp
+      part.order = order
+      const removed = part.follower.sync(
         messages,
         info.systemPrefixSeq,
-        (seq, text) => this.add(found, seq, text),
-        (seq) => this.drop(found, seq)
+        (seq, text) => this.add(part, seq, text),
+        (seq) => this.drop(part, seq)
       )
       dropped ||= removed
-      return found
+      return part
     })
     if (this.parts.size > conversations.length) {
       for (const [incarnation, part] of this.parts) {
         if (part.stamp === stamp) continue
-        part.follower.forEach((seq) => this.drop(part, seq))
+        for (const seq of part.shortIds.keys()) this.drop(part, seq)
         this.parts.delete(incarnation)
         dropped = true
       }
@@ -153,6 +148,15 @@ export class UserSearchIndex {
     if (dropped) this.index.compact()
     this.synced = conversations
     return this.ordered
+  }
+
+  /** The part that follows the conversation value, made on its first sync. */
+  private partOf(info: Searched["info"]): Part {
+    const known = this.parts.get(info.incarnation)
+    if (known !== undefined) return known
+    const part = new Part(info.conversationId)
+    this.parts.set(info.incarnation, part)
+    return part
   }
 
   private add(part: Part, seq: number, text: string): void {

@@ -8,8 +8,9 @@ import { UserErasure } from "../../../../domain/UserErasure.js"
 import type { UserFact } from "../../../../domain/UserFact.js"
 import type { UserId } from "../../../../domain/UserId.js"
 import { MergeResult, UserStore } from "../../../../services/UserStore.js"
-import { byRecency, entries, liveFacts, newUser, turnRange } from "./conversations.js"
+import { newUser, turnRange } from "./conversations.js"
 import { type Conversation, readable, type Snapshot, type State } from "./state.js"
+import { entries, liveFacts, sortedByRecency } from "./userViews.js"
 
 /** Whether `fact` replaces `current`: said later, or at the same time and merged later. */
 const replaces = (fact: UserFact, current: UserFact | undefined): boolean =>
@@ -67,7 +68,7 @@ export const make = ({ ref }: State): UserStore.Service =>
         Option.match(HashMap.get(snapshot.users, userId), {
           onNone: () => [],
           // Synced with this snapshot, synchronously: no other fiber sees a half-updated index.
-          onSome: (user) => user.search.search(byRecency(snapshot, userId), query)
+          onSome: (user) => user.search.search(sortedByRecency(snapshot, userId), query)
         })),
 
     readTurns: (userId, query) =>
@@ -88,7 +89,11 @@ export const make = ({ ref }: State): UserStore.Service =>
 
     erase: (userId) =>
       Ref.modify(ref, (snapshot): readonly [UserErasure, Snapshot] => {
-        const user = Option.getOrElse(HashMap.get(snapshot.users, userId), newUser)
+        const found = HashMap.get(snapshot.users, userId)
+        if (Option.isNone(found)) {
+          return [new UserErasure({ userId, conversations: 0, messages: 0, facts: 0 }), snapshot]
+        }
+        const user = found.value
         let conversations = snapshot.conversations
         let settings = snapshot.settings
         let count = 0

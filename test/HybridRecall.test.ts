@@ -6,9 +6,10 @@
  */
 import { EmbeddingModel } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, type Duration, Effect, Either, Layer, Metric, Redacted, Schema } from "effect"
+import { Chunk, ConfigProvider, type Duration, Effect, Either, Layer, Metric, Queue, Redacted, Schema } from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { recalledText } from "../src/domain/internal/recall.js"
+import * as UserId from "../src/domain/UserId.js"
 import * as ChatMemoryConfig from "../src/layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../src/layers/ChatMemoryLive.js"
 import * as OpenAiEmbeddings from "../src/layers/embeddings/OpenAiEmbeddings.js"
@@ -16,6 +17,7 @@ import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
 import { MessageIndex } from "../src/services/MessageIndex.js"
+import { UserMemoryService } from "../src/services/UserMemoryService.js"
 import * as Metrics from "../src/strategies/internal/metrics.js"
 import { fuse } from "../src/strategies/internal/recall/hybrid.js"
 import * as Recall from "../src/strategies/Recall.js"
@@ -148,6 +150,35 @@ describe("hybrid recall", () => {
       assert.include(recalledText(exact.recalled), "$1,240.00")
     }).pipe(Effect.provide(hybridMemory(embeddings))))
 
+  it.scoped("a new conversation of a user recalls by meaning what the user said in an earlier one, never another's", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const users = yield* UserMemoryService
+      const [user, stranger] = [UserId.UserId.make("hybrid-user"), UserId.UserId.make("hybrid-user-stranger")]
+      const earlier = ConversationId.make("hybrid-user-earlier")
+      yield* memory.addMessages(earlier, [...chatter(1), ...planted, ...chatter(2)], { userId: user })
+      yield* memory.addMessages(ConversationId.make("hybrid-user-theirs"), planted, { userId: stranger })
+      yield* memory.awaitIdle()
+      const fresh = yield* memory.getContext(ConversationId.make("hybrid-user-new"), { query: byMeaning, userId: user })
+      const found = fresh.recalled.find((turn) => recalledText([turn]).includes("junction 14"))
+      assert.strictEqual(found?.conversationId, earlier)
+      // By words alone, the user's conversations hold no answer to the question.
+      const store = yield* Store.get
+      const stalled = (yield* store.repository.listMessages(earlier, {})).find((m) => m.content.includes("stalled"))
+      const lexical = yield* store.users.searchMessages(user, { text: byMeaning, limit: 10, meaning: false })
+      assert.isFalse(lexical.some((hit) => hit.conversationId === earlier && hit.seq === stalled?.seq))
+      // The user's own search finds it the same way.
+      const searched = yield* users.search(user, byMeaning)
+      assert.include(recalledText(searched.slice(0, 1)), "junction 14")
+      assert.isTrue(searched.every((turn) => turn.conversationId === earlier))
+      // A user with no conversation recalls nothing, by meaning or by words.
+      const nobody = yield* memory.getContext(ConversationId.make("hybrid-user-nobody"), {
+        query: byMeaning,
+        userId: UserId.UserId.make("hybrid-user-nobody")
+      })
+      assert.isEmpty(nobody.recalled)
+    }).pipe(Effect.provide(hybridMemory(embeddings))))
+
   it.scoped("messages are embedded in the background, in batches, under the configured model", () =>
     Effect.gen(function*() {
       const memory = yield* ChatMemoryService
@@ -184,6 +215,32 @@ describe("hybrid recall", () => {
       const pending = yield* store.index.pendingEmbeddings(downId, { model: embeddingModel, limit: 100 })
       assert.strictEqual(pending[0]?.seq, 1)
       assert.strictEqual((yield* store.repository.getConversation(downId)).messageCount, 2 * 40 + 4)
+    }).pipe(Effect.provide(hybridMemory(() => Fake.error(500, "embeddings are down")))))
+
+  it.scoped("a failing model leaves a user's search by words: the user's hits, the failure counted", () =>
+    Effect.gen(function*() {
+      const memory = yield* ChatMemoryService
+      const users = yield* UserMemoryService
+      const user = UserId.UserId.make("hybrid-user-down")
+      const earlier = ConversationId.make("hybrid-user-down-earlier")
+      yield* memory.addMessages(earlier, [...chatter(1), ...planted], { userId: user })
+      yield* memory.awaitIdle()
+      const events = yield* memory.subscribe
+      const queryBefore = yield* failuresAt("query")
+      // A new conversation's context, and the user's own search, made for no conversation.
+      const fresh = yield* memory.getContext(ConversationId.make("hybrid-user-down-new"), { query: byId, userId: user })
+      assert.include(recalledText(fresh.recalled), "$1,240.00")
+      const searched = yield* users.search(user, byId)
+      assert.include(recalledText(searched.slice(0, 1)), "$1,240.00")
+      assert.strictEqual(yield* failuresAt("query"), queryBefore + 2)
+      // Published for the conversation the context was made for; the user's search names none.
+      const published = Chunk.toArray(yield* Queue.takeAll(events)).flatMap((event) =>
+        event._tag === "EmbeddingFailed" ? [[event.conversationId, event.stage]] : []
+      )
+      assert.deepStrictEqual(
+        published,
+        [["hybrid-user-down-new", "query"]]
+      )
     }).pipe(Effect.provide(hybridMemory(() => Fake.error(500, "embeddings are down")))))
 
   it.scopedLive("a model that never answers holds up neither writes nor contexts", () =>

@@ -11,6 +11,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, it } from "@effect/vitest"
 import { Array, Effect, Layer, Redacted, Ref, Schema } from "effect"
 import type * as ConversationId from "../src/domain/ConversationId.js"
+import * as UserId from "../src/domain/UserId.js"
 import { candidateBudget, recentCandidates, recentWindow } from "../src/layers/store/internal/search.js"
 import { sampleSize } from "../src/layers/store/internal/sql/search.js"
 import { turnReach } from "../src/layers/store/internal/sql/statements.js"
@@ -56,8 +57,15 @@ const rowsRead = (node: PlanNode): number =>
       node["Actual Loops"]
   )
 
-/** Runs `effect`, then each statement it sent again under `EXPLAIN (ANALYZE, FORMAT JSON)`. */
-const explained = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) =>
+/**
+ * Runs `effect`, then each statement it sent again under `EXPLAIN (ANALYZE, FORMAT JSON)`, with the
+ * scans of `relation`.
+ */
+const explained = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  effect: Effect.Effect<A, E, R>,
+  relation = "chat_memory_messages"
+) =>
   Effect.gen(function*() {
     const compiled = yield* Ref.make<ReadonlyArray<readonly [string, ReadonlyArray<unknown>]>>([])
     const result = yield* effect.pipe(
@@ -70,7 +78,7 @@ const explained = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E
         Effect.flatMap(sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`, params), decodeExplain),
         ([{ "QUERY PLAN": [{ Plan }] }]) => Plan
       ))
-    return { result, scans: plans.flatMap(nodes).filter((node) => node["Relation Name"] === "chat_memory_messages") }
+    return { result, scans: plans.flatMap(nodes).filter((node) => node["Relation Name"] === relation) }
   })
 
 /**
@@ -176,5 +184,48 @@ describePostgres("recall's plans on PostgreSQL", (base) => {
         assert.deepStrictEqual(fresh, stale)
       }),
     120_000
+  )
+
+  it.scoped(
+    "a search by meaning across a user's conversations reads the vectors of the scan limit, no more",
+    () =>
+      Effect.gen(function*() {
+        const url = Redacted.make(yield* freshSchemaUrl(base))
+        const context = yield* Layer.build(SqlStore.layer().pipe(Layer.provideMerge(PgClient.layer({ url }))))
+        const [store, sql] = yield* Effect.provide(Effect.all([Store.get, SqlClient.SqlClient]), context)
+        const userId = UserId.UserId.make("plan-user")
+        const [conversations, length, scanLimit] = [12, 100, 250]
+        for (let c = 0; c < conversations; c++) {
+          const id = freshId(`plan-user-${c}`)
+          yield* store.repository.appendMessages(id, Array.range(0, length - 1).map(message), { userId })
+          yield* store.index.storeEmbeddings(
+            id,
+            "plan-model",
+            Array.range(1, length).map((seq) => ({ seq, vector: [1, (seq % 7) / 7, c / conversations, 0.5] }))
+          )
+        }
+        yield* sql`ANALYZE`
+        const search = yield* explained(
+          sql,
+          store.users.searchEmbeddings(userId, { model: "plan-model", vector: [1, 0, 0, 0], limit, scanLimit }),
+          "chat_memory_embeddings"
+        )
+        assert.lengthOf(search.result, limit)
+        assert.deepStrictEqual(search.scans.filter((node) => node["Node Type"] === "Seq Scan"), [])
+        assert.isAtMost(search.scans.reduce((sum, node) => sum + rowsRead(node), 0), scanLimit)
+        // Every vector is read when the limit covers them all.
+        const all = yield* explained(
+          sql,
+          store.users.searchEmbeddings(userId, {
+            model: "plan-model",
+            vector: [1, 0, 0, 0],
+            limit,
+            scanLimit: conversations * length
+          }),
+          "chat_memory_embeddings"
+        )
+        assert.strictEqual(all.scans.reduce((sum, node) => sum + rowsRead(node), 0), conversations * length)
+      }),
+    60_000
   )
 })

@@ -384,15 +384,24 @@ const hybrid = (bench: BenchRun): string => {
         ["x vs the shortest", "right"],
         ["storing 64 vectors", "right"]
       ],
-      section.stores.flatMap((s) =>
-        s.rows.map((r, i) => [
+      section.stores.flatMap((s) => [
+        ...s.rows.map((r, i) => [
           s.store,
           int(r.messages),
           ms(r.search),
           i === 0 ? "" : times(r.search / (s.rows[0]?.search ?? r.search)),
           ms(r.store64)
-        ])
-      )
+        ]),
+        ...(s.user === undefined ? [] : [[
+          s.store,
+          `a user's ${int(s.user.messages)} in ${int(s.user.conversations)} conversations, the newest ${
+            int(s.user.scanLimit)
+          } compared`,
+          ms(s.user.search),
+          times(s.user.search / (s.rows[0]?.search ?? s.user.search)),
+          ""
+        ]])
+      ])
     )
   ].join("\n")
 }

@@ -96,7 +96,14 @@ const Hybrid = Schema.Struct({
   dimensions: Schema.Number,
   stores: Schema.Array(Schema.Struct({
     store: Schema.String,
-    rows: Schema.Array(Schema.Struct({ messages: Schema.Number, search: Schema.Number, store64: Schema.Number }))
+    rows: Schema.Array(Schema.Struct({ messages: Schema.Number, search: Schema.Number, store64: Schema.Number })),
+    /** A search across a user's conversations; runs before it was measured have none. */
+    user: Schema.optional(Schema.Struct({
+      conversations: Schema.Number,
+      messages: Schema.Number,
+      scanLimit: Schema.Number,
+      search: Schema.Number
+    }))
   }))
 })
 

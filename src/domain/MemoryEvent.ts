@@ -195,7 +195,8 @@ type EmbeddingFaultReason = typeof EmbeddingFaultReason.Type
  * context failed for it. A bad vector is never stored.
  *
  * - `stage: "query"`: a context's or `searchMemory`'s query had no usable vector, so recall was
- *   lexical for it.
+ *   lexical for it. A search of a user's conversations made for none (`UserMemoryService.search`)
+ *   is counted and logged instead.
  * - `stage: "index"`: a background batch failed, and its messages stay pending for a later write.
  *   Or some of its vectors were unusable, and those messages are found by their words only.
  *

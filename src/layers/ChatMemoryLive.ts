@@ -10,10 +10,11 @@ import type { DataValidationError } from "../errors/DataValidationError.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import type * as ChatMemoryService from "../services/ChatMemoryService.js"
 import type { MemoryManagementStrategy } from "../services/MemoryManagementStrategy.js"
-import { MessageIndex } from "../services/MessageIndex.js"
+import type { MessageIndex } from "../services/MessageIndex.js"
 import type { SkillService } from "../services/SkillService.js"
 import type { TokenCounter } from "../services/TokenCounter.js"
 import type { UserMemoryService } from "../services/UserMemoryService.js"
+import type { UserStore } from "../services/UserStore.js"
 import * as HierarchicalStrategy from "../strategies/HierarchicalStrategy.js"
 import * as NoopStrategy from "../strategies/NoopStrategy.js"
 import * as Recall from "../strategies/Recall.js"
@@ -199,22 +200,22 @@ export const layerStrategy = <E = never, R = never>(
 const millis = (value: number | undefined) => (value === undefined ? undefined : Duration.millis(value))
 
 /**
- * The message index. It is hybrid (`Recall.layerHybrid`, with its `Recall.EmbeddingJobs`) when a
- * summarizing strategy recalls with `hybrid` and `embeddings` are given; otherwise it is the
- * store's. Vectors are stored under the OpenAI model's name unless `embeddingModel` names another.
+ * The message index and the user port. They search by meaning too (`Recall.layerHybrid`, with its
+ * `Recall.EmbeddingJobs`) when a summarizing strategy recalls with `hybrid` and `embeddings` are
+ * given; otherwise they are the store's. Vectors are stored under the OpenAI model's name unless `embeddingModel` names another.
  *
  * @since 0.2.0
  * @category layers
  */
 export const layerRecall = <E = never, R = never>(
   options: ChatMemoryConfig.Options<E, R>
-): Layer.Layer<MessageIndex, DataValidationError | E, MessageIndex | R> => {
+): Layer.Layer<MessageIndex | UserStore, DataValidationError | E, MessageIndex | UserStore | R> => {
   const strategy = options.strategy ?? ChatMemoryConfig.defaults.strategy
   const embeddings = options.embeddings
   if (
     embeddings === undefined || options.recall !== "hybrid" ||
     (strategy !== "summarization" && strategy !== "hierarchical")
-  ) return Layer.effect(MessageIndex, MessageIndex)
+  ) return Layer.effectContext(Effect.context<MessageIndex | UserStore>())
   const model = options.embeddingModel ?? (embeddings._tag === "openai" ? embeddings.model : undefined)
   return Recall.layerHybrid({
     model,

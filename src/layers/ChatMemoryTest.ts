@@ -149,6 +149,7 @@ const faultyStore = (store: Store.Store, armed: Ref.Ref<Armed>): Store.Store => 
       mergeFacts: ofUser("mergeFacts", users.mergeFacts),
       listConversations: ofUser("listConversations", users.listConversations),
       searchMessages: ofUser("searchMessages", users.searchMessages),
+      searchEmbeddings: ofUser("searchEmbeddings", users.searchEmbeddings),
       readTurns: ofUser("readTurns", users.readTurns),
       erase: ofUser("erase", users.erase)
     }

@@ -38,6 +38,11 @@ import type { RepositoryError } from "../errors/RepositoryError.js"
  * - `searchMessages` ranks the messages of all the user's conversations at once, as
  *   `MessageIndex.searchMessages` ranks one conversation's. It never finds a summary or leading
  *   system message.
+ * - `searchEmbeddings` ranks the vectors of the user's conversations at once, as
+ *   `MessageIndex.searchEmbeddings` ranks one conversation's: stored under `model`, of the query's
+ *   length, by cosine similarity. It compares the vectors of the newest `scanLimit` seqs, taken
+ *   from the conversations said last (each conversation's newest seqs first). Ties go to the
+ *   conversation said last, then to the newer message.
  * - `readTurns` reads the whole turns that hold the hits, as `RepositoryService.readTurns` does in
  *   one conversation.
  * - `erase` removes, all or nothing, every fact about the user and every conversation of the user:
@@ -80,6 +85,15 @@ export declare namespace UserStore {
     readonly searchMessages: (
       userId: UserId,
       query: SearchQuery
+    ) => Effect.Effect<ReadonlyArray<SearchHit>, RepositoryError>
+    /**
+     * The embedded messages of the user's conversations closest to `query.vector`, best first.
+     *
+     * @since 0.3.0
+     */
+    readonly searchEmbeddings: (
+      userId: UserId,
+      query: VectorQuery
     ) => Effect.Effect<ReadonlyArray<SearchHit>, RepositoryError>
     /** The whole turns that hold the given messages, in one read. */
     readonly readTurns: (
@@ -146,6 +160,36 @@ export declare namespace UserStore {
      * The conversation the search is made for. Only its messages below `before` are searched, since
      * the others are shown. Every other conversation of the user is searched whole.
      */
+    readonly current?: { readonly conversationId: ConversationId; readonly before: number } | undefined
+    /**
+     * `false` searches by words only. A user port that also searches by meaning
+     * (`Recall.layerHybrid`) does so unless told not to. A store's own port ignores it.
+     *
+     * @since 0.3.0
+     */
+    readonly meaning?: boolean | undefined
+  }
+
+  /**
+   * A semantic search of a user's embedded messages, as `MessageIndex.VectorQuery` of one
+   * conversation.
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  export interface VectorQuery {
+    /** The embedding model's name the vectors were stored under. */
+    readonly model: string
+    /** The query's vector, from the same model. */
+    readonly vector: ReadonlyArray<number>
+    /** At most this many hits, from 1 to 100. A value outside is brought into that range. */
+    readonly limit: number
+    /**
+     * The most seqs whose vectors are compared: the newest of the conversations said last, taking
+     * each one's newest seqs first. It bounds the scan, which reads every vector it compares.
+     */
+    readonly scanLimit: number
+    /** The conversation the search is made for: only its messages below `before` are searched. */
     readonly current?: { readonly conversationId: ConversationId; readonly before: number } | undefined
   }
 

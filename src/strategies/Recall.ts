@@ -46,8 +46,8 @@ import { decode } from "../errors/internal/decode.js"
 import type { RepositoryError } from "../errors/RepositoryError.js"
 import { MessageIndex } from "../services/MessageIndex.js"
 import type { RepositoryService } from "../services/RepositoryService.js"
-import type { UserStore } from "../services/UserStore.js"
-import { makeHybrid } from "./internal/recall/hybrid.js"
+import { UserStore } from "../services/UserStore.js"
+import { defaultUserScanLimit, makeHybrid } from "./internal/recall/hybrid.js"
 import * as Search from "./internal/recall/search.js"
 import { makeJobs } from "./internal/summarizer/jobs.js"
 
@@ -156,6 +156,14 @@ export interface HybridOptions {
   readonly batchTimeout?: Duration.DurationInput | undefined
   /** How many conversations are embedded at once; the others wait for a turn. */
   readonly concurrency?: number | undefined
+  /**
+   * The most messages of a user a search by meaning across the user's conversations compares: the
+   * newest, from the conversations said last. Older ones are found by their words. The scan reads
+   * every vector it compares, so this bounds its time as a conversation of that length would.
+   *
+   * @since 0.3.0
+   */
+  readonly userScanLimit?: number | undefined
 }
 
 /**
@@ -165,22 +173,24 @@ const hybridDefaults = {
   model: "text-embedding-3-small",
   queryTimeout: Duration.seconds(2),
   batchTimeout: Duration.seconds(30),
-  concurrency: 16
+  concurrency: 16,
+  userScanLimit: defaultUserScanLimit
 } as const
 
 const HybridOptionsSchema = Schema.Struct({
   model: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255)),
   queryTimeout: PositiveDuration,
   batchTimeout: PositiveDuration,
-  concurrency: Schema.Int.pipe(Schema.between(1, 1000))
+  concurrency: Schema.Int.pipe(Schema.between(1, 1000)),
+  userScanLimit: Schema.Int.pipe(Schema.between(1, 1_000_000))
 })
 
 const decodeOptions = decode(HybridOptionsSchema, "Recall.layerHybrid", "options")
 
 /**
- * The store's `MessageIndex` made hybrid. A search fuses the lexical ranking with the messages
- * nearest the query by meaning (reciprocal rank fusion), unless it asks for words only
- * (`meaning: false`). It provides `EmbeddingJobs`, which computes the vectors with the
+ * The store's `MessageIndex` and `UserStore` made hybrid. A search, of one conversation or of a
+ * user's conversations, fuses the lexical ranking with the messages nearest the query by meaning
+ * (reciprocal rank fusion), unless it asks for words only (`meaning: false`). It provides `EmbeddingJobs`, which computes the vectors with the
  * `EmbeddingModel` in context. An embedding model that fails or hangs fails neither a write nor a
  * context: the context gets the lexical hits. Invalid options fail the layer with a
  * `DataValidationError` naming the option.
@@ -190,18 +200,24 @@ const decodeOptions = decode(HybridOptionsSchema, "Recall.layerHybrid", "options
  */
 export const layerHybrid = (
   options: HybridOptions = {}
-): Layer.Layer<MessageIndex | EmbeddingJobs, DataValidationError, MessageIndex | EmbeddingModel.EmbeddingModel> =>
+): Layer.Layer<
+  MessageIndex | UserStore | EmbeddingJobs,
+  DataValidationError,
+  MessageIndex | UserStore | EmbeddingModel.EmbeddingModel
+> =>
   Layer.scopedContext(Effect.gen(function*() {
     const settings = yield* decodeOptions({
       model: options.model ?? hybridDefaults.model,
       queryTimeout: options.queryTimeout ?? hybridDefaults.queryTimeout,
       batchTimeout: options.batchTimeout ?? hybridDefaults.batchTimeout,
-      concurrency: options.concurrency ?? hybridDefaults.concurrency
+      concurrency: options.concurrency ?? hybridDefaults.concurrency,
+      userScanLimit: options.userScanLimit ?? hybridDefaults.userScanLimit
     })
     const lexical = yield* MessageIndex
+    const users = yield* UserStore
     const embedder = yield* EmbeddingModel.EmbeddingModel
     const pubsub = yield* Effect.acquireRelease(PubSub.sliding<MemoryEvent>(1024), PubSub.shutdown)
-    const hybrid = yield* makeHybrid(lexical, embedder, {
+    const hybrid = yield* makeHybrid({ index: lexical, users }, embedder, {
       ...settings,
       publish: (event) => Effect.asVoid(PubSub.publish(pubsub, event))
     })
@@ -211,7 +227,13 @@ export const layerHybrid = (
       searchMessages: (conversationId, query) =>
         query.meaning === false ? lexical.searchMessages(conversationId, query) : hybrid.search(conversationId, query)
     })
+    const userStore = UserStore.of({
+      ...users,
+      searchMessages: (userId, query) =>
+        query.meaning === false ? users.searchMessages(userId, query) : hybrid.searchUser(userId, query)
+    })
     return Context.make(MessageIndex, index).pipe(
+      Context.add(UserStore, userStore),
       Context.add(EmbeddingJobs, {
         afterWrite: jobs.trigger,
         awaitIdle: jobs.awaitIdle,

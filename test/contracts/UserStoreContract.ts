@@ -320,6 +320,80 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.isEmpty(yield* store.users.readTurns(freshUser("stranger"), { hits, limit: 10 }))
     }))
 
+  it.effect("the search by meaning spans the user's conversations, the current one only below `before`", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const [user, stranger] = [freshUser("meaning"), freshUser("meaning-stranger")]
+      const [earlier, current, strangers] = [freshId("earlier"), freshId("current"), freshId("strangers")]
+      const model = "test-embedding"
+      yield* store.repository.appendMessages(earlier, [
+        said("user", "my sedan stalled on the motorway", 1),
+        said("assistant", "sorry to hear that", 2)
+      ], { userId: user })
+      yield* store.repository.appendMessages(current, [
+        said("user", "the car broke down again", 3),
+        said("assistant", "the same car?", 4)
+      ], { userId: user })
+      yield* store.repository.appendMessages(strangers, [said("user", "my car is fine", 5)], { userId: stranger })
+      yield* store.repository.appendMessages(freshId("nobody"), [said("user", "a car without a user", 6)])
+      // Axis 0 is "car trouble"; the others are orthogonal to it.
+      yield* store.index.storeEmbeddings(earlier, model, [{ seq: 1, vector: [1, 0, 0] }, { seq: 2, vector: [0, 1, 0] }])
+      yield* store.index.storeEmbeddings(current, model, [
+        { seq: 1, vector: [0.8, 0.6, 0] },
+        { seq: 2, vector: [0.6, 0, 0.8] }
+      ])
+      yield* store.index.storeEmbeddings(strangers, model, [{ seq: 1, vector: [1, 0, 0] }])
+      // Another model's vectors, and one of another length, are never compared.
+      yield* store.index.storeEmbeddings(earlier, "other-model", [{ seq: 2, vector: [1, 0, 0] }])
+      const hits = yield* store.users.searchEmbeddings(user, {
+        model,
+        vector: [2, 0, 0],
+        limit: 10,
+        scanLimit: 1000,
+        current: { conversationId: current, before: 2 }
+      })
+      const named = (hit: { readonly conversationId: ConversationId; readonly seq: number }) =>
+        `${
+          hit.conversationId === earlier ? "earlier" : hit.conversationId === current ? "current" : "other"
+        }:${hit.seq}`
+      // Best first; the current conversation's seq 2 is at `before`, so left out.
+      assert.deepStrictEqual(hits.map(named), ["earlier:1", "current:1", "earlier:2"])
+      assert.closeTo(hits[0]?.score ?? 0, 1, 1e-5)
+      assert.closeTo(hits[1]?.score ?? 0, 0.8, 1e-5)
+      // Without a current conversation, every conversation is searched whole; `limit` cuts.
+      const all = yield* store.users.searchEmbeddings(user, { model, vector: [1, 0, 0], limit: 3, scanLimit: 1000 })
+      assert.deepStrictEqual(all.map(named), ["earlier:1", "current:1", "current:2"])
+      // `scanLimit` covers the newest seqs of the conversations said last: here the current
+      // conversation's two, then the earlier one's newest.
+      const scanned = (scanLimit: number) =>
+        Effect.map(
+          store.users.searchEmbeddings(user, { model, vector: [1, 0, 0], limit: 10, scanLimit }),
+          (found) => found.map(named)
+        )
+      assert.deepStrictEqual(yield* scanned(2), ["current:1", "current:2"])
+      assert.deepStrictEqual(yield* scanned(3), ["current:1", "current:2", "earlier:2"])
+      assert.isEmpty(yield* store.users.searchEmbeddings(user, { model, vector: [1, 0], limit: 10, scanLimit: 1000 }))
+      assert.isEmpty(
+        yield* store.users.searchEmbeddings(user, { model: "unknown", vector: [1, 0, 0], limit: 10, scanLimit: 1000 })
+      )
+      assert.isEmpty(
+        yield* store.users.searchEmbeddings(user, { model, vector: [0, 0, 0], limit: 10, scanLimit: 1000 })
+      )
+      // The stranger finds only their own.
+      const theirs = yield* store.users.searchEmbeddings(stranger, {
+        model,
+        vector: [1, 0, 0],
+        limit: 10,
+        scanLimit: 1000
+      })
+      assert.deepStrictEqual(theirs.map((hit) => [hit.conversationId, hit.seq]), [[strangers, 1]])
+      // Erased, the user's vectors are gone with the rest.
+      yield* store.users.erase(user)
+      assert.isEmpty(
+        yield* store.users.searchEmbeddings(user, { model, vector: [1, 0, 0], limit: 10, scanLimit: 1000 })
+      )
+    }))
+
   it.effect("a user's conversation's window carries the facts about the user and the user's other conversations", () =>
     Effect.gen(function*() {
       const store = yield* Store.get
@@ -404,12 +478,21 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       const id = freshId("alike")
       yield* store.repository.appendMessages(id, [said("user", "Ana's address is 12 Rua Augusta", 1)], { userId: user })
       yield* store.users.mergeFacts(user, [fact("address", "12 Rua Augusta", 1)])
+      yield* store.index.storeEmbeddings(id, "alike", [{ seq: 1, vector: [1, 0] }])
+      assert.lengthOf(
+        yield* store.users.searchEmbeddings(user, { model: "alike", vector: [1, 0], limit: 10, scanLimit: 1000 }),
+        1
+      )
       for (const alike of lookalikes(base)) {
         const decoded = Either.getOrUndefined(Either.try(() => userId(alike)))
         if (decoded === undefined) continue
         assert.isEmpty(yield* store.users.getFacts(decoded), alike)
         assert.isEmpty(yield* store.users.listConversations(decoded, { limit: 10 }), alike)
         assert.isEmpty(yield* store.users.searchMessages(decoded, { text: "Rua Augusta address", limit: 10 }), alike)
+        assert.isEmpty(
+          yield* store.users.searchEmbeddings(decoded, { model: "alike", vector: [1, 0], limit: 10, scanLimit: 1000 }),
+          alike
+        )
         assert.isEmpty(yield* store.users.readTurns(decoded, { hits: [{ conversationId: id, seq: 1 }], limit: 5 }))
         const refused = yield* Effect.either(
           store.repository.appendMessages(id, [said("user", "mine?", 2)], { userId: decoded })

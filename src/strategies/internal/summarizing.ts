@@ -258,7 +258,8 @@ export const makeWith = (
           share: options.recallTokenBudget,
           minTurns: options.kRawTurns,
           limit: recallCandidates,
-          source: (before) => userSource(users, userId, conversationId, { before })
+          source: (before) =>
+            userSource(users, userId, conversationId, { before, meaning: hybrid && options.recall === "hybrid" })
         }, Effect.succeed(context)).pipe(
           // A conversation of the user erased meanwhile recalls nothing.
           Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(context))
@@ -294,7 +295,10 @@ export const makeWith = (
                   before,
                   meaning: hybrid && options.recall === "hybrid"
                 })
-                : userSource(users, window.user.userId, conversationId, { before })
+                : userSource(users, window.user.userId, conversationId, {
+                  before,
+                  meaning: hybrid && options.recall === "hybrid"
+                })
           }, policyContext(conversationId, window, options, true))
         },
         // An unknown or cleared conversation has an empty history, not an error. Settings stored

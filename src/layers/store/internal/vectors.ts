@@ -74,15 +74,19 @@ export class VectorIndex {
     }
   }
 
-  /** The vectors below `query.before` of the query's length closest to `query.vector`, best first. */
-  search(query: MessageIndex.VectorQuery): Array<MessageIndex.SearchHit> {
+  /**
+   * The vectors below `query.before` (and above `query.after`, when given) of the query's length
+   * closest to `query.vector`, best first.
+   */
+  search(query: MessageIndex.VectorQuery & { readonly after?: number }): Array<MessageIndex.SearchHit> {
     const entry = this.models.get(query.model)
     const target = normalize(query.vector)
     if (entry === undefined || target.length === 0) return []
+    const after = query.after ?? 0
     const hits: Array<MessageIndex.SearchHit> = []
     for (const [seq, vector] of entry.vectors) {
       // Only vectors of the query's length compare: one of another length is another model's.
-      if (seq >= query.before || vector.length !== target.length) continue
+      if (seq >= query.before || seq <= after || vector.length !== target.length) continue
       hits.push({ seq, score: dot(vector, target) })
     }
     return best(hits, query.limit)

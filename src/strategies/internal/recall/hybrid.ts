@@ -13,10 +13,12 @@ import { Cause, Clock, Data, Duration, Effect, Either, Metric, Option, Predicate
 import type { ConversationId } from "../../../domain/ConversationId.js"
 import { searchableText } from "../../../domain/internal/recall.js"
 import { EmbeddingFailed, type MemoryEvent } from "../../../domain/MemoryEvent.js"
+import type { UserId } from "../../../domain/UserId.js"
 
 type EmbeddingFaultReason = EmbeddingFailed["reason"]
 import type { RepositoryError } from "../../../errors/RepositoryError.js"
 import type { MessageIndex } from "../../../services/MessageIndex.js"
+import type { UserStore } from "../../../services/UserStore.js"
 import * as Metrics from "../metrics.js"
 
 /** Messages embedded per call to the model. */
@@ -31,6 +33,9 @@ export const maxEmbeddedChars = 8000
 /** The longest background embedding rests after failed batches in a row. */
 const maxRestMillis = 10 * 60 * 1000
 
+/** The most of a user's newest messages a search across the user's conversations compares, by default. */
+export const defaultUserScanLimit = 5000
+
 /** The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (k + r). */
 export const fusionK = 60
 
@@ -38,20 +43,29 @@ const failures = (stage: "index" | "query") => Metric.tagged(Metrics.embeddingFa
 
 /**
  * Reciprocal rank fusion of rankings, best first. A message scores `1 / (fusionK + rank)` summed
- * over the rankings that hold it. Ties go to the newer message.
+ * over the rankings that hold it, a message being a `key`. Ties go to the newer seq.
  */
-export const fuse = (
-  rankings: ReadonlyArray<ReadonlyArray<MessageIndex.SearchHit>>,
-  limit: number
-): Array<MessageIndex.SearchHit> => {
-  const scores = new Map<number, number>()
+export const fuse = <H extends MessageIndex.SearchHit>(
+  rankings: ReadonlyArray<ReadonlyArray<H>>,
+  limit: number,
+  key: (hit: H) => string | number = (hit) => hit.seq
+): Array<H> => {
+  const fused = new Map<string | number, { readonly hit: H; readonly score: number }>()
   for (const ranking of rankings) {
-    ranking.forEach((hit, i) => scores.set(hit.seq, (scores.get(hit.seq) ?? 0) + 1 / (fusionK + i + 1)))
+    ranking.forEach((hit, i) => {
+      const k = key(hit)
+      const held = fused.get(k)
+      fused.set(k, { hit: held?.hit ?? hit, score: (held?.score ?? 0) + 1 / (fusionK + i + 1) })
+    })
   }
-  return [...scores].map(([seq, score]) => ({ seq, score }))
-    .sort((a, b) => b.score - a.score || b.seq - a.seq)
+  return [...fused.values()]
+    .sort((a, b) => b.score - a.score || b.hit.seq - a.hit.seq)
     .slice(0, limit)
+    .map(({ hit, score }) => ({ ...hit, score }))
 }
+
+/** A user-wide hit's key: its conversation and seq. */
+const inConversation = (hit: UserStore.SearchHit) => `${hit.conversationId}\u0000${hit.seq}`
 
 /** Why an embedding could not be used, for the texts concerned. */
 export interface Fault {
@@ -161,21 +175,29 @@ export interface Hybrid {
     conversationId: ConversationId,
     query: MessageIndex.SearchQuery
   ) => Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError>
+  /** The same across a user's conversations. */
+  readonly searchUser: (
+    userId: UserId,
+    query: UserStore.SearchQuery
+  ) => Effect.Effect<ReadonlyArray<UserStore.SearchHit>, RepositoryError>
 }
 
-/** Hybrid recall with vectors stored under `options.model`. */
+/** Hybrid recall over a store's index and user port, with vectors stored under `options.model`. */
 export const makeHybrid = (
-  messageIndex: MessageIndex.Service,
+  ports: { readonly index: MessageIndex.Service; readonly users: UserStore.Service },
   embedder: EmbeddingModel.Service,
   options: {
     readonly model: string
     readonly queryTimeout: Duration.Duration
     readonly batchTimeout: Duration.Duration
+    /** The most of a user's newest messages a search across the user's conversations compares. */
+    readonly userScanLimit: number
     readonly publish: (event: MemoryEvent) => Effect.Effect<void>
   }
 ): Effect.Effect<Hybrid> =>
   Effect.gen(function*() {
     const { batchTimeout, model, queryTimeout } = options
+    const { index: messageIndex, users } = ports
     const batchTimeoutMillis = Duration.toMillis(batchTimeout)
     // The model's vector length, learned from its first usable batch in this process. A vector of
     // another length is never stored nor searched with. Stores also compare only vectors of one
@@ -185,13 +207,22 @@ export const makeHybrid = (
     // hung model costs one timeout per rest, not one per write.
     const rest = yield* Ref.make({ failures: 0, until: 0 })
 
-    const report = (conversationId: ConversationId, stage: "index" | "query", fault: Fault, message: string) =>
+    // A search across a user's conversations made for none has no conversation: it is counted and
+    // logged, not published.
+    const report = (
+      conversationId: ConversationId | undefined,
+      stage: "index" | "query",
+      fault: Fault,
+      message: string
+    ) =>
       Effect.all([
         failures(stage)(Effect.succeed(1)),
-        options.publish(new EmbeddingFailed({ conversationId, stage, ...fault })),
+        conversationId === undefined
+          ? Effect.void
+          : options.publish(new EmbeddingFailed({ conversationId, stage, ...fault })),
         Effect.logWarning(message).pipe(
           Effect.annotateLogs({
-            conversationId,
+            ...(conversationId === undefined ? {} : { conversationId }),
             model,
             reason: fault.reason,
             messages: fault.messages,
@@ -318,22 +349,18 @@ export const makeHybrid = (
         }
       }).pipe(Effect.withSpan("HybridRecall.index", { attributes: { conversationId } }))
 
-    /** The nearest messages by meaning: the query's vector, then the store's scan. */
-    const nearest = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
+    /** The nearest messages by meaning: the query's vector, then the store's `scan` with it. */
+    const nearest = <H>(
+      text: string,
+      scan: (vector: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<H>, RepositoryError>
+    ) =>
       Effect.flatMap(Ref.get(dimension), (known) =>
         guarded(
-          Effect.flatMap(embedder.embed(query.text), (
+          Effect.flatMap(embedder.embed(text), (
             vector
-          ): Effect.Effect<ReadonlyArray<MessageIndex.SearchHit>, RepositoryError | UnusableVector> => {
+          ): Effect.Effect<ReadonlyArray<H>, RepositoryError | UnusableVector> => {
             const bad = vectorFault(vector, known)
-            if (bad === undefined) {
-              return messageIndex.searchEmbeddings(conversationId, {
-                model,
-                vector,
-                before: query.before,
-                limit: query.limit
-              })
-            }
+            if (bad === undefined) return scan(vector)
             return Effect.fail(
               new UnusableVector({
                 reason: bad,
@@ -349,25 +376,61 @@ export const makeHybrid = (
           1
         ))
 
-    const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
+    /**
+     * The `lexical` hits fused with the nearest by meaning. The search by meaning has
+     * `queryTimeout` for the model and the store's scan together. Past it, failed or unusable, the
+     * context gets the lexical hits alone.
+     */
+    const fused = <H extends MessageIndex.SearchHit>(
+      conversationId: ConversationId | undefined,
+      lexical: Effect.Effect<ReadonlyArray<H>, RepositoryError>,
+      semantic: Effect.Effect<Either.Either<ReadonlyArray<H>, Fault>>,
+      limit: number,
+      key?: (hit: H) => string | number
+    ) =>
       Effect.gen(function*() {
-        // The search by meaning has `queryTimeout` for the model and the store's scan together.
-        // Past it, failed or unusable, the context gets the lexical hits alone.
-        const [lexical, semantic] = yield* Effect.all([
-          messageIndex.searchMessages(conversationId, query),
-          nearest(conversationId, query)
-        ], { concurrency: 2 })
-        if (Either.isLeft(semantic)) {
+        const [words, meaning] = yield* Effect.all([lexical, semantic], { concurrency: 2 })
+        if (Either.isLeft(meaning)) {
           yield* report(
             conversationId,
             "query",
-            semantic.left,
+            meaning.left,
             "the search by meaning failed; recall is lexical for this context"
           )
-          return lexical
+          return words
         }
-        return fuse([lexical, semantic.right], query.limit)
-      }).pipe(Effect.withSpan("HybridRecall.search", { attributes: { conversationId } }))
+        return fuse([words, meaning.right], limit, key)
+      })
 
-    return { embed, search }
+    const search = (conversationId: ConversationId, query: MessageIndex.SearchQuery) =>
+      fused(
+        conversationId,
+        messageIndex.searchMessages(conversationId, query),
+        nearest(query.text, (vector) =>
+          messageIndex.searchEmbeddings(conversationId, {
+            model,
+            vector,
+            before: query.before,
+            limit: query.limit
+          })),
+        query.limit
+      ).pipe(Effect.withSpan("HybridRecall.search", { attributes: { conversationId } }))
+
+    const searchUser = (userId: UserId, query: UserStore.SearchQuery) =>
+      fused(
+        query.current?.conversationId,
+        users.searchMessages(userId, query),
+        nearest(query.text, (vector) =>
+          users.searchEmbeddings(userId, {
+            model,
+            vector,
+            limit: query.limit,
+            scanLimit: options.userScanLimit,
+            ...(query.current === undefined ? {} : { current: query.current })
+          })),
+        query.limit,
+        inConversation
+      ).pipe(Effect.withSpan("HybridRecall.searchUser"))
+
+    return { embed, search, searchUser }
   })

@@ -161,13 +161,14 @@ export const userSource = (
   users: UserStore.Service,
   userId: UserId,
   conversationId: ConversationId | undefined,
-  options: { readonly before: number }
+  options: { readonly before: number; readonly meaning?: boolean | undefined }
 ): Source => ({
   search: (text, limit) =>
     users.searchMessages(userId, {
       text,
       limit,
-      ...(conversationId === undefined ? {} : { current: { conversationId, before: options.before } })
+      ...(conversationId === undefined ? {} : { current: { conversationId, before: options.before } }),
+      ...(options.meaning === undefined ? {} : { meaning: options.meaning })
     }),
   readTurns: (refs, limit) =>
     Effect.map(users.readTurns(userId, { hits: refs, limit }), (turns) =>

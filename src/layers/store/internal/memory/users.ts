@@ -8,6 +8,7 @@ import { UserErasure } from "../../../../domain/UserErasure.js"
 import type { UserFact } from "../../../../domain/UserFact.js"
 import type { UserId } from "../../../../domain/UserId.js"
 import { MergeResult, UserStore } from "../../../../services/UserStore.js"
+import { clampLimit } from "../search.js"
 import { newUser, turnRange } from "./conversations.js"
 import { type Conversation, readable, type Snapshot, type State } from "./state.js"
 import { entries, liveFacts, sortedByRecency } from "./userViews.js"
@@ -70,6 +71,26 @@ export const make = ({ ref }: State): UserStore.Service =>
           // Synced with this snapshot, synchronously: no other fiber sees a half-updated index.
           onSome: (user) => user.search.search(sortedByRecency(snapshot, userId), query)
         })),
+
+    searchEmbeddings: (userId, query) =>
+      Effect.map(Ref.get(ref), (snapshot) => {
+        // Each conversation's nearest among its newest seqs, the latest said first, until `scanLimit`
+        // seqs are covered. Ties keep that order, then go to the newer seq.
+        const hits: Array<UserStore.SearchHit & { readonly rank: number }> = []
+        let room = Math.max(1, Math.floor(query.scanLimit))
+        for (const [rank, conversation] of sortedByRecency(snapshot, userId).entries()) {
+          if (!(room > 0)) break
+          const { conversationId, lastSeq } = conversation.info
+          const before = conversationId === query.current?.conversationId ? query.current.before : Infinity
+          for (const hit of conversation.vectors.search({ ...query, before, after: lastSeq - room })) {
+            hits.push({ conversationId, seq: hit.seq, score: hit.score, rank })
+          }
+          room -= lastSeq
+        }
+        return hits.sort((x, y) => y.score - x.score || x.rank - y.rank || y.seq - x.seq)
+          .slice(0, clampLimit(query.limit))
+          .map(({ conversationId, score, seq }) => ({ conversationId, seq, score }))
+      }),
 
     readTurns: (userId, query) =>
       Effect.map(Ref.get(ref), (snapshot) => {

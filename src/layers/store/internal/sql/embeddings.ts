@@ -1,14 +1,16 @@
 /**
  * The SQL store's message vectors for hybrid recall: which messages await one, storing them, and
- * ranking one conversation's vectors by cosine. SQL computes it over plain `real[]` columns.
+ * ranking one conversation's vectors, or a user's, by cosine. SQL computes it over plain `real[]` columns.
  * Vectors are normalised on the way in, so the score is a dot product. See migration
  * `5_add_embeddings`.
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Schema } from "effect"
-import type { ConversationId } from "../../../../domain/ConversationId.js"
+import { ConversationId } from "../../../../domain/ConversationId.js"
+import type { UserId } from "../../../../domain/UserId.js"
 import type { MessageIndex } from "../../../../services/MessageIndex.js"
+import type { UserStore } from "../../../../services/UserStore.js"
 import { clampLimit } from "../search.js"
 import { normalize } from "../vectors.js"
 import * as Rows from "./rows.js"
@@ -18,6 +20,8 @@ import { upperBound } from "./statements.js"
 const arrayText = (vector: Float32Array): string => `{${vector.join(",")}}`
 
 const HitRow = Schema.Struct({ seq: Rows.SqlInt, score: Schema.Number })
+
+const UserHitRow = Schema.Struct({ conversation_id: ConversationId, seq: Rows.SqlInt, score: Schema.Number })
 
 /** The statements over one `SqlClient`. */
 export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
@@ -86,6 +90,48 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         LIMIT ${q.limit}`
   })
 
+  const selectUserNearest = SqlSchema.findAll({
+    Request: Schema.Struct({
+      user: Schema.String,
+      model: Schema.String,
+      vector: Schema.String,
+      dimension: Schema.Number,
+      current: Schema.NullOr(Schema.String),
+      before: Schema.Number,
+      scan: Schema.Number,
+      limit: Schema.Number
+    }),
+    Result: UserHitRow,
+    // As `selectNearest`, over the user's conversations said last (by the index on `user_id`),
+    // until their seqs cover `scan`: each one's newest seqs, read as a primary key range of its
+    // vectors (`OFFSET 0` keeps the planner from joining all the user's vectors at once instead).
+    // `newer` counts the seqs of the conversations said after it. Ties go to the
+    // conversation said last, as the user's conversations are listed, then to the newer message.
+    execute: (q) =>
+      sql`WITH convs AS MATERIALIZED (
+          SELECT c.conversation_id, c.last_seq, c.last_said_at,
+            coalesce(sum(c.last_seq) OVER (ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C"
+              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
+          FROM chat_memory_conversations c WHERE c.user_id = ${q.user}
+        )
+        SELECT c.conversation_id, n.seq, n.score
+        FROM convs c CROSS JOIN LATERAL (
+          SELECT e.seq, (
+              SELECT coalesce(sum(a * b), 0) FROM unnest(e.vector, ${q.vector}::real[]) AS t(a, b)
+            )::float8 AS score
+          FROM chat_memory_embeddings e
+          JOIN chat_memory_messages m ON m.conversation_id = e.conversation_id AND m.seq = e.seq
+          WHERE e.conversation_id = c.conversation_id AND e.model = ${q.model}
+            AND e.seq > c.last_seq - (${q.scan}::bigint - c.newer)
+            AND (c.conversation_id IS DISTINCT FROM ${q.current} OR e.seq < ${q.before})
+            AND e.user_id = ${q.user} AND m.user_id = ${q.user} AND cardinality(e.vector) = ${q.dimension}
+          OFFSET 0
+        ) n
+        WHERE c.newer < ${q.scan}::bigint
+        ORDER BY n.score DESC, c.last_said_at DESC, c.conversation_id COLLATE "C", n.seq DESC
+        LIMIT ${q.limit}`
+  })
+
   return {
     pending: (conversationId: ConversationId, query: MessageIndex.PendingEmbeddingsQuery) =>
       Effect.map(
@@ -112,6 +158,22 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
         before: upperBound(query.before),
         limit: clampLimit(query.limit)
       })
+    },
+    searchUser: (userId: UserId, query: UserStore.VectorQuery) => {
+      const vector = normalize(query.vector)
+      return vector.length === 0 ? Effect.succeed([]) : Effect.map(
+        selectUserNearest({
+          user: userId,
+          model: query.model,
+          vector: arrayText(vector),
+          dimension: vector.length,
+          current: query.current?.conversationId ?? null,
+          before: upperBound(query.current?.before ?? 0),
+          scan: Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, Math.floor(query.scanLimit))),
+          limit: clampLimit(query.limit)
+        }),
+        (rows) => rows.map((row) => ({ conversationId: row.conversation_id, seq: row.seq, score: row.score }))
+      )
     }
   }
 }

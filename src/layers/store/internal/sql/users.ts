@@ -11,6 +11,7 @@ import { UserErasure } from "../../../../domain/UserErasure.js"
 import type { UserFact } from "../../../../domain/UserFact.js"
 import { RepositoryError } from "../../../../errors/RepositoryError.js"
 import { MergeResult, UserStore } from "../../../../services/UserStore.js"
+import { makeEmbeddings } from "./embeddings.js"
 import * as Rows from "./rows.js"
 import { makeUserSearch } from "./userSearch.js"
 import { makeUserStatements } from "./userStatements.js"
@@ -63,6 +64,7 @@ const rowLimit = (limit: number, max: number): number | null =>
 export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
   const statements = makeUserStatements(sql)
   const search = makeUserSearch(sql)
+  const embeddings = makeEmbeddings(sql)
 
   return UserStore.of({
     getFacts: Effect.fnUntraced(
@@ -123,6 +125,13 @@ export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
         return yield* search(userId, query)
       },
       (effect) => Effect.catchTags(effect, userErrors("searchMessages"))
+    ),
+
+    searchEmbeddings: Effect.fnUntraced(
+      function*(userId, query) {
+        return yield* embeddings.searchUser(userId, query)
+      },
+      (effect) => Effect.catchTags(effect, userErrors("searchEmbeddings"))
     ),
 
     readTurns: Effect.fnUntraced(

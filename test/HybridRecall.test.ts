@@ -6,7 +6,19 @@
  */
 import { EmbeddingModel } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, type Duration, Effect, Either, Layer, Metric, Queue, Redacted, Schema } from "effect"
+import {
+  Chunk,
+  ConfigProvider,
+  type Duration,
+  Effect,
+  Either,
+  Layer,
+  Metric,
+  Queue,
+  Redacted,
+  Schema,
+  TestClock
+} from "effect"
 import * as ConversationId from "../src/domain/ConversationId.js"
 import { recalledText } from "../src/domain/internal/recall.js"
 import * as UserId from "../src/domain/UserId.js"
@@ -337,6 +349,47 @@ describe("hybrid recall", () => {
         const context = yield* memory.getContext(liveId, { query: byMeaning })
         assert.include(recalledText(context.recalled), "junction 14")
       }).pipe(Effect.provide(live))
+    }).pipe(Effect.provide(Fake.layer(embeddings))))
+
+  it.scoped("embeddingUserScanLimit bounds a user's search by meaning to the newest messages", () =>
+    Effect.gen(function*() {
+      const fake = yield* Fake.FakeOpenAi
+      const recalledFromEarlier = (embeddingUserScanLimit: number | undefined) =>
+        Effect.gen(function*() {
+          const memory = yield* ChatMemoryService
+          const user = UserId.UserId.make("hybrid-scan-user")
+          const earlier = ConversationId.make("hybrid-scan-earlier")
+          yield* memory.addMessages(earlier, [...chatter(1), ...planted], { userId: user })
+          // A later conversation of ten messages, said an hour after.
+          yield* TestClock.adjust("1 hour")
+          yield* memory.addMessages(
+            ConversationId.make("hybrid-scan-later"),
+            [1, 2, 3, 4, 5].flatMap(chatter),
+            { userId: user }
+          )
+          yield* memory.awaitIdle()
+          const context = yield* memory.getContext(ConversationId.make("hybrid-scan-new"), {
+            query: byMeaning,
+            userId: user
+          })
+          return context.recalled.some((turn) =>
+            turn.conversationId === earlier && recalledText([turn]).includes("junction 14")
+          )
+        }).pipe(Effect.provide(ChatMemoryLive.layer({
+          store: { _tag: "memory" },
+          recall: "hybrid",
+          embeddings: {
+            _tag: "openai",
+            apiUrl: fake.apiUrl,
+            apiKey: Redacted.make(Fake.apiKey),
+            model: embeddingModel
+          },
+          embeddingUserScanLimit
+        })))
+      // By default the earlier conversation is within the scan; with room for the later one's ten
+      // messages only, it is not, and its words do not answer the question.
+      assert.isTrue(yield* recalledFromEarlier(undefined))
+      assert.isFalse(yield* recalledFromEarlier(10))
     }).pipe(Effect.provide(Fake.layer(embeddings))))
 
   it("reciprocal rank fusion favours what both rankings hold, then rank", () => {

@@ -165,6 +165,7 @@ export const layerStrategy = <E = never, R = never>(
     embeddings: _embeddings,
     embeddingTimeout: _embeddingTimeout,
     embeddingTimeoutMillis: _embeddingTimeoutMillis,
+    embeddingUserScanLimit: _embeddingUserScanLimit,
     maxFactTokens,
     maxFacts,
     maxMessageLength: _maxMessageLength,
@@ -221,6 +222,7 @@ export const layerRecall = <E = never, R = never>(
     model,
     queryTimeout: options.embeddingTimeout ?? millis(options.embeddingTimeoutMillis),
     batchTimeout: options.embeddingBatchTimeout ?? millis(options.embeddingBatchTimeoutMillis),
+    userScanLimit: options.embeddingUserScanLimit,
     concurrency: options.summarizationConcurrency
   }).pipe(Layer.provide(layerEmbeddings(embeddings)))
 }

@@ -109,6 +109,13 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
   readonly embeddingTimeout?: Duration.DurationInput | undefined
   /** The longest one background embedding call may take (`Recall.HybridOptions.batchTimeout`). */
   readonly embeddingBatchTimeout?: Duration.DurationInput | undefined
+  /**
+   * The most of a user's newest messages a search by meaning across the user's conversations
+   * compares (`Recall.HybridOptions.userScanLimit`).
+   *
+   * @since 0.3.0
+   */
+  readonly embeddingUserScanLimit?: number | undefined
   /** @deprecated Use `embeddingTimeout`. */
   readonly embeddingTimeoutMillis?: number | undefined
   /** @deprecated Use `embeddingBatchTimeout`. */

@@ -372,6 +372,9 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
         )
       assert.deepStrictEqual(yield* scanned(2), ["current:1", "current:2"])
       assert.deepStrictEqual(yield* scanned(3), ["current:1", "current:2", "earlier:2"])
+      // Below 1, or not a number, it is 1; past every seq, it covers them all.
+      for (const odd of [0, -5, Number.NaN]) assert.deepStrictEqual(yield* scanned(odd), ["current:2"])
+      assert.lengthOf(yield* scanned(Number.POSITIVE_INFINITY), 4)
       assert.isEmpty(yield* store.users.searchEmbeddings(user, { model, vector: [1, 0], limit: 10, scanLimit: 1000 }))
       assert.isEmpty(
         yield* store.users.searchEmbeddings(user, { model: "unknown", vector: [1, 0, 0], limit: 10, scanLimit: 1000 })

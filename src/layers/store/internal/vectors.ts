@@ -31,6 +31,10 @@ export const dot = (a: Float32Array, b: Float32Array): number => {
   return sum
 }
 
+/** A user-wide search's `scanLimit` as a count of seqs: at least 1; NaN is 1. */
+export const clampScan = (scanLimit: number): number =>
+  Number.isNaN(scanLimit) ? 1 : Math.max(1, Math.min(Number.MAX_SAFE_INTEGER, Math.floor(scanLimit)))
+
 /** The best `limit` hits, best first; ties go to the newer message. */
 export const best = (hits: Array<MessageIndex.SearchHit>, limit: number): Array<MessageIndex.SearchHit> =>
   hits.sort((x, y) => y.score - x.score || y.seq - x.seq).slice(0, clampLimit(limit))

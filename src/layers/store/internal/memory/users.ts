@@ -9,6 +9,7 @@ import type { UserFact } from "../../../../domain/UserFact.js"
 import type { UserId } from "../../../../domain/UserId.js"
 import { MergeResult, UserStore } from "../../../../services/UserStore.js"
 import { clampLimit } from "../search.js"
+import { clampScan } from "../vectors.js"
 import { newUser, turnRange } from "./conversations.js"
 import { type Conversation, readable, type Snapshot, type State } from "./state.js"
 import { entries, liveFacts, sortedByRecency } from "./userViews.js"
@@ -77,9 +78,9 @@ export const make = ({ ref }: State): UserStore.Service =>
         // Each conversation's nearest among its newest seqs, the latest said first, until `scanLimit`
         // seqs are covered. Ties keep that order, then go to the newer seq.
         const hits: Array<UserStore.SearchHit & { readonly rank: number }> = []
-        let room = Math.max(1, Math.floor(query.scanLimit))
+        let room = clampScan(query.scanLimit)
         for (const [rank, conversation] of sortedByRecency(snapshot, userId).entries()) {
-          if (!(room > 0)) break
+          if (room <= 0) break
           const { conversationId, lastSeq } = conversation.info
           const before = conversationId === query.current?.conversationId ? query.current.before : Infinity
           for (const hit of conversation.vectors.search({ ...query, before, after: lastSeq - room })) {

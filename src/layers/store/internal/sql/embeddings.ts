@@ -12,7 +12,7 @@ import type { UserId } from "../../../../domain/UserId.js"
 import type { MessageIndex } from "../../../../services/MessageIndex.js"
 import type { UserStore } from "../../../../services/UserStore.js"
 import { clampLimit } from "../search.js"
-import { normalize } from "../vectors.js"
+import { clampScan, normalize } from "../vectors.js"
 import * as Rows from "./rows.js"
 import { upperBound } from "./statements.js"
 
@@ -169,7 +169,7 @@ export const makeEmbeddings = (sql: SqlClient.SqlClient) => {
           dimension: vector.length,
           current: query.current?.conversationId ?? null,
           before: upperBound(query.current?.before ?? 0),
-          scan: Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, Math.floor(query.scanLimit))),
+          scan: clampScan(query.scanLimit),
           limit: clampLimit(query.limit)
         }),
         (rows) => rows.map((row) => ({ conversationId: row.conversation_id, seq: row.seq, score: row.score }))

@@ -157,8 +157,8 @@ export const hybridBench = (settings: Settings, stores: ReadonlyArray<BenchStore
         ]),
         [
           r.store,
-          `a user's ${r.user.messages.toLocaleString("en-US")} (${r.user.conversations} conversations), ` +
-          `newest ${r.user.scanLimit.toLocaleString("en-US")} compared`,
+          `a user's ${r.user.messages.toLocaleString("en-US")} in ${r.user.conversations} conversations, ` +
+          `the newest ${r.user.scanLimit.toLocaleString("en-US")} compared`,
           ms(r.user.search),
           times(ratio(r.user.search, r.rows[0]?.search)),
           ""

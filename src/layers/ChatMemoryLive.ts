@@ -203,7 +203,8 @@ const millis = (value: number | undefined) => (value === undefined ? undefined :
 /**
  * The message index and the user port. They search by meaning too (`Recall.layerHybrid`, with its
  * `Recall.EmbeddingJobs`) when a summarizing strategy recalls with `hybrid` and `embeddings` are
- * given; otherwise they are the store's. Vectors are stored under the OpenAI model's name unless `embeddingModel` names another.
+ * given; otherwise they are the store's. Vectors are stored under the OpenAI model's name unless
+ * `embeddingModel` names another.
  *
  * @since 0.2.0
  * @category layers

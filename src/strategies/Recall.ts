@@ -190,10 +190,10 @@ const decodeOptions = decode(HybridOptionsSchema, "Recall.layerHybrid", "options
 /**
  * The store's `MessageIndex` and `UserStore` made hybrid. A search, of one conversation or of a
  * user's conversations, fuses the lexical ranking with the messages nearest the query by meaning
- * (reciprocal rank fusion), unless it asks for words only (`meaning: false`). It provides `EmbeddingJobs`, which computes the vectors with the
- * `EmbeddingModel` in context. An embedding model that fails or hangs fails neither a write nor a
- * context: the context gets the lexical hits. Invalid options fail the layer with a
- * `DataValidationError` naming the option.
+ * (reciprocal rank fusion), unless it asks for words only (`meaning: false`). It provides
+ * `EmbeddingJobs`, which computes the vectors with the `EmbeddingModel` in context. An embedding
+ * model that fails or hangs fails neither a write nor a context: the context gets the lexical hits.
+ * Invalid options fail the layer with a `DataValidationError` naming the option.
  *
  * @since 0.2.0
  * @category layers

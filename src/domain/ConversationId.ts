@@ -4,15 +4,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { StorableString } from "./internal/storable.js"
-
-/**
- * The longest conversation id accepted, in characters.
- */
-const MaxLength = 255
-
-// Control characters (C0, DEL, C1) make ids unprintable in logs and ambiguous in URLs and keys.
-const controlCharacter = /\p{Cc}/u
+import { Key } from "./internal/storable.js"
 
 /**
  * A conversation id: non-empty, at most 255 characters, well-formed Unicode (no unpaired
@@ -27,13 +19,7 @@ const controlCharacter = /\p{Cc}/u
  * @since 0.1.0
  * @category schemas
  */
-export const ConversationId = StorableString.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(MaxLength, { message: () => `must be at most ${MaxLength} characters` }),
-  Schema.filter((s) => !controlCharacter.test(s), { message: () => "must not contain control characters" }),
-  Schema.brand("ConversationId"),
-  Schema.annotations({ identifier: "ConversationId" })
-)
+export const ConversationId = Key("ConversationId")
 
 /**
  * A conversation id, as the `ConversationId` schema decodes it.

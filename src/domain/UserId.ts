@@ -4,13 +4,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
-import { StorableString } from "./internal/storable.js"
-
-const MaxLength = 255
-
-// Control characters make ids unprintable in logs and ambiguous in keys.
-const controlCharacter = /\p{Cc}/u
+import { Key } from "./internal/storable.js"
 
 /**
  * A user id: non-empty, at most 255 characters, well-formed Unicode, no control characters.
@@ -20,13 +14,7 @@ const controlCharacter = /\p{Cc}/u
  * @since 0.2.0
  * @category schemas
  */
-export const UserId = StorableString.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(MaxLength, { message: () => `must be at most ${MaxLength} characters` }),
-  Schema.filter((s) => !controlCharacter.test(s), { message: () => "must not contain control characters" }),
-  Schema.brand("UserId"),
-  Schema.annotations({ identifier: "UserId" })
-)
+export const UserId = Key("UserId")
 
 /**
  * A user id, as the `UserId` schema decodes it.

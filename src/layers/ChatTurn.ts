@@ -218,6 +218,29 @@ const firstPrompt = (
   return system.length === 0 ? turn : Prompt.merge(Prompt.make(system), turn)
 }
 
+/**
+ * What a turn starts from: its decoded options, the context for its prompt (read again after a
+ * system prompt change), the system message to store with it, its first prompt and its toolkit.
+ */
+const begin = <Tools extends Record<string, Tool.Any>, E, R>(
+  operation: string,
+  conversationId: string,
+  options: Options<Tools, E, R>
+) =>
+  Effect.gen(function*() {
+    const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
+    const memory = yield* ChatMemoryService
+    const readContext = memory.getContext(conversationId, {
+      query: prompt,
+      tokenBudget: options.tokenBudget,
+      userId: options.userId
+    })
+    const { context, leading } = yield* systemFor(conversationId, yield* readContext, system, readContext)
+    const toolkit = yield* toolkitOf(conversationId, options)
+    const first = firstPrompt(context, prompt, leading, options.recordRole)
+    return { context, first, leading, maxSteps, memory, prompt, toolkit }
+  })
+
 /** What of a turn's parts `addMessages` gets: all but the calls and results of `unstoredTools`. */
 const storedParts = <Tools extends Record<string, Tool.Any>, Part extends { readonly type: string }>(
   options: Options<Tools, unknown, unknown>,
@@ -287,19 +310,12 @@ export const generateText = <Tools extends Record<string, Tool.Any> = {}, E = ne
   options: Options<Tools, E, R>
 ): Effect.Effect<Turn<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
   Effect.gen(function*() {
-    const operation = "ChatTurn.generateText"
-    const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
-    const memory = yield* ChatMemoryService
-    const readContext = memory.getContext(conversationId, {
-      query: prompt,
-      tokenBudget: options.tokenBudget,
-      userId: options.userId
-    })
-    const read = yield* readContext
-    const { context, leading } = yield* systemFor(conversationId, read, system, readContext)
-    const toolkit = yield* toolkitOf(conversationId, options)
-
-    let current = firstPrompt(context, prompt, leading, options.recordRole)
+    const { context, first, leading, maxSteps, memory, prompt, toolkit } = yield* begin(
+      "ChatTurn.generateText",
+      conversationId,
+      options
+    )
+    let current = first
     const steps: Array<LanguageModel.GenerateTextResponse<Tools>> = []
     for (let step = 1; step <= maxSteps; step++) {
       const response = toolkit === undefined
@@ -358,17 +374,11 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
   options: Options<Tools, E, R>
 ): Stream.Stream<Response.StreamPart<Tools> | TurnEnd<Tools>, TurnError<Tools, E>, TurnContext<Tools, R>> =>
   Stream.unwrap(Effect.gen(function*() {
-    const operation = "ChatTurn.streamText"
-    const { maxSteps = defaultMaxSteps, prompt, system } = yield* decodeOptions(operation, options)
-    const memory = yield* ChatMemoryService
-    const readContext = memory.getContext(conversationId, {
-      query: prompt,
-      tokenBudget: options.tokenBudget,
-      userId: options.userId
-    })
-    const read = yield* readContext
-    const { context, leading } = yield* systemFor(conversationId, read, system, readContext)
-    const toolkit = yield* toolkitOf(conversationId, options)
+    const { context, first, leading, maxSteps, memory, prompt, toolkit } = yield* begin(
+      "ChatTurn.streamText",
+      conversationId,
+      options
+    )
     // This turn's parts in order, for `addMessages` at the end, and where each model call starts.
     const parts: Array<Response.StreamPart<Tools>> = []
     const starts: Array<number> = []
@@ -416,5 +426,5 @@ export const streamText = <Tools extends Record<string, Tool.Any> = {}, E = neve
       )
     )
 
-    return Stream.concat(step(firstPrompt(context, prompt, leading, options.recordRole), 1), Stream.fromEffect(end))
+    return Stream.concat(step(first, 1), Stream.fromEffect(end))
   })).pipe(Stream.withSpan("ChatTurn.streamText", { attributes: { conversationId } }))

@@ -261,3 +261,25 @@ export const Json: Schema.Schema<Json> = Schema.declare([], {
   decode: () => parseJson,
   encode: () => parseJson
 }, { identifier: "Json" })
+
+/** The longest id accepted, in characters. */
+const MaxKeyLength = 255
+
+// Control characters (C0, DEL, C1) make ids unprintable in logs and ambiguous in URLs and keys.
+const controlCharacter = /\p{Cc}/u
+
+/**
+ * An id the app chooses, branded `brand`: non-empty, at most 255 characters, storable, no control
+ * characters. Compared code unit for code unit, with no Unicode normalisation.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const Key = <const Brand extends string>(brand: Brand) =>
+  StorableString.pipe(
+    Schema.minLength(1, { message: () => "must not be empty" }),
+    Schema.maxLength(MaxKeyLength, { message: () => `must be at most ${MaxKeyLength} characters` }),
+    Schema.filter((s) => !controlCharacter.test(s), { message: () => "must not contain control characters" }),
+    Schema.brand(brand),
+    Schema.annotations({ identifier: brand })
+  )

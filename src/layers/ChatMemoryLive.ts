@@ -150,6 +150,14 @@ export const layerEmbeddings = <E = never, R = never>(
 }
 
 /**
+ * The options left for the summarization strategies. An option of `ChatMemoryConfig.Options` that
+ * `layerStrategy` neither takes out nor passes on fails to compile here, naming it.
+ */
+const summarizationKnobs = <K extends Partial<SummarizationStrategy.SummarizationOptions>>(
+  knobs: K & Record<Exclude<keyof K, keyof SummarizationStrategy.SummarizationOptions>, never>
+): Partial<SummarizationStrategy.SummarizationOptions> => knobs
+
+/**
  * The strategy's layer, with the knobs of `options` that the chosen strategy reads.
  *
  * @since 0.1.0
@@ -177,7 +185,7 @@ export const layerStrategy = <E = never, R = never>(
     tokenizer: _tokenizer,
     ...knobs
   } = options
-  const summarization: Partial<SummarizationStrategy.SummarizationOptions> = knobs
+  const summarization = summarizationKnobs(knobs)
   switch (strategy ?? ChatMemoryConfig.defaults.strategy) {
     case "noop":
       return NoopStrategy.layer

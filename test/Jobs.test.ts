@@ -30,6 +30,42 @@ describe("background jobs", () => {
       assert.isFalse(yield* jobs.isRunning(a))
     }))
 
+  it.scoped("busy counts the runs that found work due, until they end or are cancelled", () =>
+    Effect.gen(function*() {
+      const looked = yield* Deferred.make<undefined>()
+      const found = yield* Deferred.make<undefined>()
+      const done = yield* Deferred.make<undefined>()
+      const jobs = yield* makeJobs((id, due) =>
+        Effect.gen(function*() {
+          yield* Deferred.await(looked)
+          if (id === b) return
+          yield* due
+          yield* Deferred.succeed(found, undefined)
+          yield* Deferred.await(done)
+        })
+      )
+      yield* jobs.trigger(a)
+      yield* jobs.trigger(b)
+      yield* Effect.yieldNow()
+      // Both run; neither has found work yet.
+      assert.deepStrictEqual([yield* jobs.size, yield* jobs.busy], [2, 0])
+      yield* Deferred.succeed(looked, undefined)
+      yield* Deferred.await(found)
+      yield* jobs.awaitIdle(b)
+      assert.deepStrictEqual([yield* jobs.size, yield* jobs.busy], [1, 1])
+      yield* Deferred.succeed(done, undefined)
+      yield* jobs.awaitIdle(a)
+      assert.strictEqual(yield* jobs.busy, 0)
+      // A cancelled run is no longer busy.
+      const again = yield* Deferred.make<undefined>()
+      const other = yield* makeJobs((_, due) => Effect.zipRight(due, Deferred.await(again)))
+      yield* other.trigger(a)
+      yield* Effect.yieldNow()
+      assert.strictEqual(yield* other.busy, 1)
+      yield* other.cancel(a)
+      assert.strictEqual(yield* other.busy, 0)
+    }))
+
   it.scoped("a run that leaves work pending runs again, until it leaves none; awaitIdle waits for it", () =>
     Effect.gen(function*() {
       const order = yield* Ref.make<ReadonlyArray<string>>([])

@@ -94,6 +94,29 @@ describe("closing the memory", () => {
       })
     ))
 
+  it.effect("a job still looking for work due (its read of the window in flight) is interrupted unsaid", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.make
+        const reads = yield* Queue.unbounded<string>()
+        // The summarizer's read of the window never answers: its job is still looking.
+        const hanging: Store.Store = {
+          ...store,
+          repository: {
+            ...store.repository,
+            readWindow: (conversationId) => Effect.zipRight(Queue.offer(reads, conversationId), Effect.never)
+          }
+        }
+        const started = yield* Queue.unbounded<string>()
+        const { memory, scope } = yield* openMemory(hanging, started, Effect.succeed("summary"))
+        yield* memory.addMessages("a", turn(1))
+        assert.strictEqual(yield* Queue.take(reads), "a")
+        yield* Scope.close(scope, Exit.void)
+        assert.deepStrictEqual(atInfoOrAbove(entries), [])
+        assert.isTrue(yield* Queue.isEmpty(started), "no summary was started")
+      })
+    ))
+
   it.effect("shutdownDrain: waits for a summary in flight that ends within it, which is applied", () =>
     recording((entries) =>
       Effect.gen(function*() {

@@ -4,7 +4,8 @@
  */
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Metric, TestClock } from "effect"
+import { type Context, Effect, Layer, Metric, TestClock } from "effect"
+import { expectTypeOf } from "vitest"
 import { recalledText } from "../src/domain/internal/recall.js"
 import type { MemoryEvent } from "../src/domain/MemoryEvent.js"
 import * as ChatMemory from "../src/layers/ChatMemory.js"
@@ -82,6 +83,15 @@ describe("ChatMemory.TestFaults", () => {
       const memory = yield* ChatMemory.ChatMemoryService
       assert.deepStrictEqual((yield* memory.getMessages("c2")).map((m) => m.content), ["hello"])
     }).pipe(Effect.provide(ChatMemory.layerTest())))
+
+  it("failStore names the store's operations: a misspelt one does not compile (checked by the typecheck)", () => {
+    type Operation = NonNullable<
+      NonNullable<Parameters<Context.Tag.Service<typeof ChatMemory.TestFaults>["failStore"]>[0]>["operations"]
+    >[number]
+    expectTypeOf<"readWindow" | "getFacts" | "commitSummary" | "withLease">().toMatchTypeOf<Operation>()
+    expectTypeOf<"readwindow">().not.toMatchTypeOf<Operation>()
+    expectTypeOf<string>().not.toMatchTypeOf<Operation>()
+  })
 
   it.effect("a failing summarizer: the messages are kept, the failure is an event with the skill's error", () =>
     Effect.gen(function*() {

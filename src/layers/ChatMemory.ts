@@ -228,7 +228,8 @@ export const layerTest = ChatMemoryTest.layer
 export const TestFaults = ChatMemoryTest.Faults
 
 /**
- * The faults' controls: `failStore`, `failSummarizer`, `failEmbeddings`, `heal`.
+ * `TestFaults` as a requirement, in the `R` of the effects and layers that use it. Its controls are
+ * `Context.Tag.Service<typeof TestFaults>`.
  *
  * @since 0.2.0
  * @category models

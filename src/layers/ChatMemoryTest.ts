@@ -47,6 +47,15 @@ export interface Options<E = never, R = never> extends Partial<HierarchicalOptio
 }
 
 /**
+ * A call of the store's ports, by its method's name (`appendMessages`, `readWindow`, `getFacts`, …):
+ * what `failStore` takes, and what the `RepositoryError`'s `operation` then names.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type StoreOperation = { readonly [Port in keyof Store.Store]: keyof Store.Store[Port] }[keyof Store.Store]
+
+/**
  * Faults on cue, to test a host's error handling. After `failStore`, store calls fail with a
  * `RepositoryError`. After `failSummarizer`, summarizer calls fail with a `SkillExecutionError`.
  * After `failEmbeddings`, embedding calls fail with an `AiError`; recall falls back to words and
@@ -60,7 +69,9 @@ export class Faults extends Context.Tag("effect-chat-memory/ChatMemoryTest/Fault
    * From now on, store calls fail with a `RepositoryError` whose `operation` names the call
    * (`appendMessages`, `readWindow`, …). Every call fails, or only those in `operations`.
    */
-  readonly failStore: (options?: { readonly operations?: ReadonlyArray<string> | undefined }) => Effect.Effect<void>
+  readonly failStore: (
+    options?: { readonly operations?: ReadonlyArray<StoreOperation> | undefined }
+  ) => Effect.Effect<void>
   /** From now on, the summarizer's calls fail with a `SkillExecutionError` (`Unavailable`, retryable). */
   readonly failSummarizer: Effect.Effect<void>
   /** From now on, embedding calls fail with an `AiError` (with `embeddings` and `recall: "hybrid"`). */
@@ -71,7 +82,7 @@ export class Faults extends Context.Tag("effect-chat-memory/ChatMemoryTest/Fault
 
 interface Armed {
   /** The store's operations that fail: all of them (`true`), or those named. */
-  readonly store: boolean | ReadonlySet<string>
+  readonly store: boolean | ReadonlySet<StoreOperation>
   readonly summarizer: boolean
   readonly embeddings: boolean
 }
@@ -93,7 +104,7 @@ const makeFaults = Effect.map(Ref.make<Armed>(healed), (armed) => ({
 }))
 
 /** Fails with the store's error when `operation` is armed. */
-const storeCheck = (armed: Ref.Ref<Armed>) => (operation: string, conversationId?: string) =>
+const storeCheck = (armed: Ref.Ref<Armed>) => (operation: StoreOperation, conversationId?: string) =>
   Effect.flatMap(Ref.get(armed), ({ store }) =>
     store === true || (store !== false && store.has(operation))
       ? Effect.fail(new RepositoryError({ operation, conversationId, detail: "a fault set by the test" }))
@@ -104,13 +115,13 @@ const faultyStore = (store: Store.Store, armed: Ref.Ref<Armed>): Store.Store => 
   const check = storeCheck(armed)
   // A user's calls have no conversation to name in the error.
   const ofConversation = <A extends ReadonlyArray<unknown>, B, E>(
-    operation: string,
+    operation: StoreOperation,
     call: (conversationId: ConversationId, ...rest: A) => Effect.Effect<B, E>
   ) =>
   (conversationId: ConversationId, ...rest: A) =>
     Effect.zipRight(check(operation, conversationId), call(conversationId, ...rest))
   const ofUser =
-    <A extends ReadonlyArray<unknown>, B, E>(operation: string, call: (...args: A) => Effect.Effect<B, E>) =>
+    <A extends ReadonlyArray<unknown>, B, E>(operation: StoreOperation, call: (...args: A) => Effect.Effect<B, E>) =>
     (...args: A) => Effect.zipRight(check(operation), call(...args))
   const { index, lease, repository, settings, summaries, users } = store
   return {

@@ -85,9 +85,9 @@ export const makeWith = (
     const userFacts = yield* makeUserFacts(settings, breaker)
     // A job ends with the conversations the paused summarizer held back; their jobs start.
     const jobs: Jobs = yield* makeJobs(
-      (conversationId) =>
+      (conversationId, due) =>
         Effect.flatMap(
-          summarizer.backgroundJob(conversationId),
+          summarizer.backgroundJob(conversationId, due),
           (woken) => Effect.forEach(woken, (other) => jobs.trigger(other), { discard: true })
         ),
       { concurrency: settings.summarizationConcurrency }

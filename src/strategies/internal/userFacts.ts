@@ -69,7 +69,7 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
     const skill = yield* SkillService
 
     /** One page. True when more may be pending: a full page, or a merge refused as stale. */
-    const page = (conversationId: ConversationId) =>
+    const page = (conversationId: ConversationId, due: Effect.Effect<void>) =>
       Effect.gen(function*() {
         const info = yield* repository.getConversation(conversationId)
         if (info.userId === null || info.factsCursor >= info.lastSeq) return false
@@ -78,6 +78,7 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
         const turns = answered(groupTurns(messages).turns)
         const last = turns[turns.length - 1]?.messages.at(-1)
         if (last === undefined) return false
+        yield* due
         const known = yield* users.getFacts(info.userId)
         const extracted = yield* breaker.guard(
           conversationId,
@@ -131,10 +132,10 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
         return merged._tag === "Stale" || messages.length === pageSize
       })
 
-    const run = (conversationId: ConversationId): Effect.Effect<typeof Pending | undefined> =>
+    const run = (conversationId: ConversationId, due: Effect.Effect<void>): Effect.Effect<typeof Pending | undefined> =>
       Effect.gen(function*() {
         // A few pages a run, then the other conversations' turn: a longer backlog runs again after.
-        for (let i = 0; i < 8; i++) if (!(yield* page(conversationId))) return undefined
+        for (let i = 0; i < 8; i++) if (!(yield* page(conversationId, due))) return undefined
         return Pending
       }).pipe(
         Effect.catchAll((error) =>

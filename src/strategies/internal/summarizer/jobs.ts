@@ -4,7 +4,7 @@
  * coalesce into one rerun after it. Closing the scope may wait for them (`interruptOnClose`)
  * before it interrupts them.
  */
-import { Cause, Duration, Effect, Fiber, FiberMap, HashMap, Option, Ref, type Scope } from "effect"
+import { Cause, Duration, Effect, Fiber, FiberMap, HashMap, HashSet, Option, Ref, type Scope } from "effect"
 import type { ConversationId } from "../../../domain/ConversationId.js"
 
 /** Whether a conversation's job runs, and whether another run was asked for meanwhile. */
@@ -25,6 +25,8 @@ export interface Jobs {
   readonly isRunning: (conversationId: ConversationId) => Effect.Effect<boolean>
   /** How many conversations have a job now, running or waiting for its turn. */
   readonly size: Effect.Effect<number>
+  /** How many of them run work they found due (see `makeJobs`), rather than look for it. */
+  readonly busy: Effect.Effect<number>
 }
 
 /**
@@ -33,15 +35,18 @@ export interface Jobs {
  * neither flood the model and the store, nor find them busy and give up. A run that answers
  * `Pending` left work for later: it runs again after the others' turn. `run` must handle its
  * own failures, as nobody joins a daemon fiber. A defect is logged here, so the conversation can
- * be triggered again. Closing the scope interrupts every job.
+ * be triggered again. A run calls its `due` once it has found work to do (a summary to fold, turns
+ * to learn from); before that, it only looks. Closing the scope interrupts every job.
  */
 export const makeJobs = (
-  run: (conversationId: ConversationId) => Effect.Effect<unknown>,
+  run: (conversationId: ConversationId, due: Effect.Effect<void>) => Effect.Effect<unknown>,
   options: { readonly concurrency?: number | undefined } = {}
 ) =>
   Effect.gen(function*() {
     const fibers = yield* FiberMap.make<ConversationId, unknown, never>()
     const status = yield* Ref.make(HashMap.empty<ConversationId, Status>())
+    // The conversations whose run found work due; cleared when the run ends.
+    const busy = yield* Ref.make(HashSet.empty<ConversationId>())
     const limit = options.concurrency
     const turns = limit === undefined ? undefined : yield* Effect.makeSemaphore(Math.max(1, Math.floor(limit)))
     const inTurn = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
@@ -55,7 +60,7 @@ export const makeJobs = (
           : [false, HashMap.remove(current, conversationId)])
 
     const safeRun = (conversationId: ConversationId) =>
-      run(conversationId).pipe(
+      run(conversationId, Ref.update(busy, HashSet.add(conversationId))).pipe(
         Effect.flatMap((outcome) =>
           outcome === Pending
             ? Ref.update(status, HashMap.set<ConversationId, Status>(conversationId, "rerun"))
@@ -68,7 +73,8 @@ export const makeJobs = (
           (Cause.isInterruptedOnly(cause)
             ? Effect.logWarning("background job interrupted from within", cause)
             : Effect.logError("background job died", cause)).pipe(Effect.annotateLogs({ conversationId }))
-        )
+        ),
+        Effect.ensuring(Ref.update(busy, HashSet.remove(conversationId)))
       )
 
     // A run sees everything written before it starts, so it absorbs requests made until then.
@@ -133,7 +139,8 @@ export const makeJobs = (
         ),
       isRunning: (conversationId) =>
         Effect.map(Ref.get(status), HashMap.has(conversationId)),
-      size: FiberMap.size(fibers)
+      size: FiberMap.size(fibers),
+      busy: Effect.map(Ref.get(busy), HashSet.size)
     }
     return jobs
   })
@@ -144,8 +151,8 @@ const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one 
 /**
  * Registers what closing the scope does to `summaries` and `userFacts`. They are made in this
  * scope before, so this runs first. It waits up to `drain` for their jobs to end. Then it logs at
- * Info how many are left to interrupt, and that they resume on the next write. Nothing is logged
- * when none is left.
+ * Info how many of those left to interrupt had found work due, and that it resumes on the next
+ * write. Nothing is logged when none had.
  */
 export const interruptOnClose = (
   drain: Duration.Duration,
@@ -160,8 +167,9 @@ export const interruptOnClose = (
           drain
         )
       }
-      const summaries = yield* jobs.summaries.size
-      const userFacts = yield* jobs.userFacts.size
+      // A job that has not found work due yet only looks for it: the next write looks again.
+      const summaries = yield* jobs.summaries.busy
+      const userFacts = yield* jobs.userFacts.busy
       if (summaries + userFacts === 0) return
       const what = [
         ...(summaries > 0 ? [counted(summaries, "background summarization", "background summarizations")] : []),

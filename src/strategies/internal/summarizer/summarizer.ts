@@ -43,16 +43,21 @@ export interface Summarizer {
    * holder, in any process, is taking care of the conversation, so the run stops. Fails with the
    * error that stopped it, after logging, counting and emitting it. While the breaker holds the
    * summarizer back, fails with `Unavailable`, counted only as skipped; the skill is not called.
+   * `due` runs once a summarization is found due, before the lease is taken.
    */
   readonly summarizeConversation: (
-    conversationId: ConversationId
+    conversationId: ConversationId,
+    due?: Effect.Effect<void>
   ) => Effect.Effect<void, RepositoryService.Errors | SkillExecutionError>
   /**
    * The job as a background fiber runs it; its failures are already logged, counted and emitted.
    * It ends with the conversations the breaker held back that may run again now. The caller
    * triggers them, so a conversation that stopped writing during a pause is not left behind.
    */
-  readonly backgroundJob: (conversationId: ConversationId) => Effect.Effect<ReadonlyArray<ConversationId>>
+  readonly backgroundJob: (
+    conversationId: ConversationId,
+    due: Effect.Effect<void>
+  ) => Effect.Effect<ReadonlyArray<ConversationId>>
 }
 
 /** How a run ended: the state moved, nothing was due, or the breaker held the call. */
@@ -229,7 +234,7 @@ export const make = (
      * Summarizes a conversation until nothing is due, under the store's lease for each run (see
      * `Summarizer.summarizeConversation`).
      */
-    const summarizeConversation = (conversationId: ConversationId) =>
+    const summarizeConversation = (conversationId: ConversationId, due: Effect.Effect<void> = Effect.void) =>
       Effect.gen(function*() {
         // A fold that starts at the high-water mark goes down to the low-water mark, in as many
         // runs as the summarizer's input limit needs.
@@ -241,6 +246,7 @@ export const make = (
           // A paused summarizer is not called and takes no lease: the summary waits.
           const held = yield* breaker.held
           if (Option.isSome(held)) return held
+          yield* due
           const ran = yield* lease.withLease(conversationId, runOnce(conversationId, continuing))
           if (Option.isNone(ran) || ran.value === "done") return Option.none<Breaker.Held>()
           // Held under the lease: another run took a half-open breaker's one call.
@@ -269,9 +275,9 @@ export const make = (
       summarizeConversation,
       // Nobody joins a background job. `summarizeConversation` already reported its failures, so
       // they end here.
-      backgroundJob: (conversationId) =>
+      backgroundJob: (conversationId, due) =>
         Effect.zipRight(
-          Effect.ignore(summarizeConversation(conversationId)),
+          Effect.ignore(summarizeConversation(conversationId, due)),
           // Once calls may go through, the conversations held back are due again. If another takes
           // a half-open breaker's one call, each is held and waits again.
           Effect.flatMap(breaker.held, (held) =>

@@ -4,10 +4,12 @@
  * with `shutdownDrain` the close waits for them up to that long first. On the test clock.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Layer, LogLevel, Option, Queue, Scope, TestClock } from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, LogLevel, Option, Queue, Schema, Scope, TestClock } from "effect"
 import { ConversationId } from "../src/domain/ConversationId.js"
+import * as UserId from "../src/domain/UserId.js"
 import type { SkillExecutionError } from "../src/errors/SkillExecutionError.js"
 import * as ChatMemoryTest from "../src/layers/ChatMemoryTest.js"
+import type * as ScriptedSkill from "../src/layers/skills/ScriptedSkill.js"
 import * as MemoryStore from "../src/layers/store/MemoryStore.js"
 import * as Store from "../src/layers/store/Store.js"
 import { ChatMemoryService } from "../src/services/ChatMemoryService.js"
@@ -114,6 +116,49 @@ describe("closing the memory", () => {
         yield* Scope.close(scope, Exit.void)
         assert.deepStrictEqual(atInfoOrAbove(entries), [])
         assert.isTrue(yield* Queue.isEmpty(started), "no summary was started")
+      })
+    ))
+
+  it.effect("an extraction of user facts interrupted resumes in the next process on the user's next write, anywhere", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.make
+        const extracting = yield* Queue.unbounded<string>()
+        const open = (extractFacts: NonNullable<ScriptedSkill.ScriptedSkill.Script["extractFacts"]>) =>
+          Effect.gen(function*() {
+            const scope = yield* Scope.make()
+            const layer = ChatMemoryTest.layer({ ...knobs, store: Store.layerFrom(store), script: { extractFacts } })
+            const memory = yield* Effect.provide(ChatMemoryService, yield* Layer.buildWithScope(layer, scope))
+            return { memory, scope }
+          })
+        const first = yield* open((input) =>
+          Effect.zipRight(Queue.offer(extracting, input.conversationId), Effect.never)
+        )
+        yield* first.memory.addMessages("monday", turn(1), { userId: "ana" })
+        assert.strictEqual(yield* Queue.take(extracting), "monday")
+        yield* Scope.close(first.scope, Exit.void)
+        assert.deepStrictEqual(atInfoOrAbove(entries), [{
+          level: LogLevel.Info,
+          message: "closing the memory interrupted 1 extraction of user facts; it resumes on its user's next write"
+        }])
+        // The next process: Monday is not written again, the user's first write on Tuesday has its
+        // turns read.
+        const second = yield* open((input) =>
+          Effect.zipRight(
+            Queue.offer(extracting, input.conversationId),
+            Effect.succeed({
+              facts: input.conversationId === "monday"
+                ? [{ key: "order", value: "ORD-1001", category: "ENTITY" as const }]
+                : [],
+              narrative: ""
+            })
+          )
+        )
+        yield* second.memory.addMessages("tuesday", turn(2), { userId: "ana" })
+        yield* second.memory.awaitIdle()
+        const facts = yield* store.users.getFacts(Schema.decodeSync(UserId.UserId)("ana"))
+        assert.deepStrictEqual(facts.map((fact) => [fact.value, fact.source?.conversationId]), [["ORD-1001", "monday"]])
+        yield* Scope.close(second.scope, Exit.void)
       })
     ))
 

@@ -120,6 +120,32 @@ describe("ChatMemory.TestFaults", () => {
       assert.include(JSON.stringify(extractions.at(-1)?.input.turns), "ORD-1001")
     }).pipe(Effect.provide(ChatMemory.layerTest())))
 
+  it.effect("turns a failure left unread are learned on the user's next write, in any of the user's conversations", () =>
+    Effect.gen(function*() {
+      const faults = yield* ChatMemory.TestFaults
+      const memory = yield* ChatMemory.ChatMemoryService
+      yield* faults.failSummarizer
+      yield* memory.addMessages("u6-monday", turn(1), { userId: "u6" })
+      yield* memory.awaitIdle()
+      yield* faults.heal
+      // Monday is not written again. A user's conversations are looked over at most every 10
+      // minutes: the user's first write after that, on Tuesday, has Monday's turns read too.
+      yield* memory.addMessages("u6-tuesday", turn(2), { userId: "u6" })
+      yield* memory.awaitIdle()
+      const calls = (yield* (yield* ScriptedSkill.ScriptedSkill).calls).length
+      yield* TestClock.adjust("11 minutes")
+      yield* memory.addMessages("u6-tuesday", turn(3), { userId: "u6" })
+      yield* memory.awaitIdle()
+      const read = yield* ScriptedSkill.ScriptedSkill
+      const later = (yield* read.calls).slice(calls)
+      const monday = later.flatMap((call) =>
+        call.skill === "extractFacts" && call.input.conversationId === "u6-monday" ? [call.input] : []
+      )
+      assert.lengthOf(monday, 1)
+      assert.include(JSON.stringify(monday[0]?.turns), "ORD-1001")
+      assert.strictEqual((yield* memory.stats("u6-monday")).messagesStored, 2)
+    }).pipe(Effect.provide(ChatMemory.layerTest())))
+
   it.effect("failStore fails every port of the store: settings, the user's facts, the summary's commit", () =>
     Effect.gen(function*() {
       const faults = yield* ChatMemory.TestFaults

@@ -144,6 +144,13 @@ export declare namespace UserStore {
     readonly before?: DateTime.Utc | undefined
     /** The next page: only the conversations listed after this one (ties of time go by id). */
     readonly after?: { readonly lastSaidAt: DateTime.Utc; readonly conversationId: ConversationId } | undefined
+    /**
+     * Only the conversations with messages past their facts cursor: turns not read yet to learn what
+     * is known about the user (`ConversationInfo.factsCursor` below `lastSeq`).
+     *
+     * @since 0.3.0
+     */
+    readonly factsPending?: boolean | undefined
   }
 
   /**

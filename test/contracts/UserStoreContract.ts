@@ -163,6 +163,26 @@ export const userStoreContract = (it: Vitest.MethodsNonLive<Store.Ports>) => {
       assert.strictEqual(other._tag, "Stale")
     }))
 
+  it.effect("the list with factsPending: only the user's conversations with messages past their facts cursor", () =>
+    Effect.gen(function*() {
+      const store = yield* Store.get
+      const [user, other] = [freshUser("pending"), freshUser("pending")]
+      const [read, unread, later, others] = [freshId("read"), freshId("unread"), freshId("later"), freshId("others")]
+      yield* store.repository.appendMessages(read, [said("user", "my dog is Pixel", 1)], { userId: user })
+      yield* store.repository.appendMessages(unread, [said("user", "my cat is Tom", 2)], { userId: user })
+      yield* store.repository.appendMessages(later, [said("user", "I live in Lyon", 3)], { userId: user })
+      yield* store.repository.appendMessages(others, [said("user", "my dog is Rex", 4)], { userId: other })
+      yield* store.users.mergeFacts(user, [fact("dog", "Pixel", 1)], { conversationId: read, expected: 0, next: 1 })
+      yield* store.users.mergeFacts(user, [fact("city", "Lyon", 3)], { conversationId: later, expected: 0, next: 1 })
+      const pending = (limit: number) => store.users.listConversations(user, { limit, factsPending: true })
+      assert.deepStrictEqual((yield* pending(10)).map((entry) => entry.conversationId), [unread])
+      // A message past the cursor makes the conversation pending again, listed the latest said first.
+      yield* store.repository.appendMessages(later, [said("assistant", "Noted: Lyon", 5)])
+      assert.deepStrictEqual((yield* pending(10)).map((entry) => entry.conversationId), [later, unread])
+      assert.deepStrictEqual((yield* pending(1)).map((entry) => entry.conversationId), [later])
+      assert.lengthOf(yield* store.users.listConversations(user, { limit: 10 }), 3)
+    }))
+
   it.effect("facts read before an erasure never merge into the conversation written again", () =>
     Effect.gen(function*() {
       const store = yield* Store.get

@@ -100,7 +100,7 @@ export const embeddingFailures = Metric.counter("chat_memory_embedding_failures_
   incremental: true
 })
 
-/** Extractions of what is known about a user that failed: their turns stay pending, read again on the next write. */
+/** Extractions of what is known about a user that failed: their turns stay pending, read again by a later write. */
 export const userFactsFailures = Metric.counter("chat_memory_user_facts_failures_total", {
   description: "Extractions of what is known about a user that failed; their turns stay pending",
   incremental: true

@@ -131,7 +131,8 @@ export const Options = Schema.Struct({
   /**
    * How long closing the strategy waits for background summarizations in flight before it
    * interrupts them: a graceful drain for rolling deploys. Zero, the default, interrupts them at
-   * once. Those interrupted are logged at Info, and resume on their conversation's next write.
+   * once. Those interrupted are logged at Info. A summary resumes on its conversation's next write,
+   * what is known about a user on the user's next write.
    */
   shutdownDrain: NonNegativeDuration
 }).pipe(

@@ -5,7 +5,7 @@
  * by its source message, and the removals the skill names. The merge moves the cursor in the same
  * transaction, so a turn is read once, whatever runs at the same time.
  */
-import { Effect, Option } from "effect"
+import { Cache, Duration, Effect, Option } from "effect"
 import type { ConversationId } from "../../domain/ConversationId.js"
 import type { Fact } from "../../domain/Fact.js"
 import { factsNamedIn } from "../../domain/internal/facts.js"
@@ -13,14 +13,24 @@ import { groupTurns } from "../../domain/internal/turns.js"
 import type { Message } from "../../domain/Message.js"
 import type { Turn } from "../../domain/Turn.js"
 import { UserFact } from "../../domain/UserFact.js"
+import type { UserId } from "../../domain/UserId.js"
 import { RepositoryService } from "../../services/RepositoryService.js"
 import { SkillService } from "../../services/SkillService.js"
 import { UserStore } from "../../services/UserStore.js"
 import * as Metrics from "./metrics.js"
 import type { SummarizationOptions } from "./options.js"
 import type * as Breaker from "./summarizer/breaker.js"
-import { makeJobs, Pending } from "./summarizer/jobs.js"
+import { type Jobs, makeJobs, Pending } from "./summarizer/jobs.js"
 import { callSkill } from "./summarizer/producers.js"
+
+/** The most conversations of a user a look for turns left unread resumes. */
+const resumeLimit = 50
+
+/** The most users whose look is remembered; the least recent are looked over again. */
+const lookedUsers = 10_000
+
+/** How long a look over a user's conversations holds. */
+const lookEvery = Duration.minutes(10)
 
 /** The most messages one page reads. A longer backlog takes several pages. */
 const pageSize = 200
@@ -67,19 +77,56 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
     const repository = yield* RepositoryService
     const users = yield* UserStore
     const skill = yield* SkillService
+    /**
+     * Starts the jobs of the user's conversations with turns an earlier run left unread (a process
+     * closed in its middle, the skill failed), but those running. A user is looked over on the first
+     * run of theirs in a process, then at most once per `lookEvery`: a failing skill is not called
+     * again for each of the user's conversations on every write.
+     */
+    const looked = yield* Cache.make({
+      capacity: lookedUsers,
+      timeToLive: lookEvery,
+      lookup: (userId: UserId) =>
+        users.listConversations(userId, { limit: resumeLimit, factsPending: true }).pipe(
+          Effect.flatMap((pending) =>
+            Effect.forEach(pending, ({ conversationId }) =>
+              Effect.flatMap(
+                jobs.isRunning(conversationId),
+                (running) => running ? Effect.void : jobs.trigger(conversationId)
+              ), { discard: true })
+          ),
+          Effect.catchAll((error) =>
+            Effect.logDebug("looking for turns left unread failed").pipe(Effect.annotateLogs({ error: error.message }))
+          )
+        )
+    })
 
     /** One page. True when more may be pending: a full page, or a merge refused as stale. */
     const page = (conversationId: ConversationId, due: Effect.Effect<void>) =>
       Effect.gen(function*() {
         const info = yield* repository.getConversation(conversationId)
-        if (info.userId === null || info.factsCursor >= info.lastSeq) return false
+        const userId = info.userId
+        if (userId === null) return false
+        yield* looked.get(userId)
+        if (info.factsCursor >= info.lastSeq) return false
+        return yield* learn(conversationId, info, userId, due)
+      })
+
+    /** Reads the turns past the cursor, and merges the facts they state. */
+    const learn = (
+      conversationId: ConversationId,
+      info: RepositoryService.ConversationInfo,
+      userId: UserId,
+      due: Effect.Effect<void>
+    ) =>
+      Effect.gen(function*() {
         const after = Math.max(info.factsCursor, info.systemPrefixSeq)
         const messages = yield* repository.listMessages(conversationId, { after, limit: pageSize })
         const turns = answered(groupTurns(messages).turns)
         const last = turns[turns.length - 1]?.messages.at(-1)
         if (last === undefined) return false
         yield* due
-        const known = yield* users.getFacts(info.userId)
+        const known = yield* users.getFacts(userId)
         const extracted = yield* breaker.guard(
           conversationId,
           callSkill(
@@ -97,7 +144,7 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
           )
         )
         if (Option.isNone(extracted)) {
-          // The skill is left alone for now: the turns stay pending, read by the next write's run.
+          // The skill is left alone for now: the turns stay pending, read by a later run.
           yield* Effect.logDebug("skill paused by its breaker; learning what is known about the user waits")
             .pipe(Effect.annotateLogs({ conversationId }))
           return false
@@ -123,7 +170,7 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
             }, { disableValidation: true })
           ]
         })
-        const merged = yield* users.mergeFacts(info.userId, [...facts, ...removed], {
+        const merged = yield* users.mergeFacts(userId, [...facts, ...removed], {
           conversationId,
           expected: info.factsCursor,
           next: last.seq,
@@ -150,5 +197,6 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
         Effect.withSpan("UserFacts.learn", { attributes: { conversationId } })
       )
 
-    return yield* makeJobs(run, { concurrency: settings.summarizationConcurrency })
+    const jobs: Jobs = yield* makeJobs(run, { concurrency: settings.summarizationConcurrency })
+    return jobs
   })

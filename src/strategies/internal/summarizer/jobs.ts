@@ -152,7 +152,8 @@ const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one 
  * Registers what closing the scope does to `summaries` and `userFacts`. They are made in this
  * scope before, so this runs first. It waits up to `drain` for their jobs to end. Then it logs at
  * Info how many of those left to interrupt had found work due, and that it resumes on the next
- * write. Nothing is logged when none had.
+ * write (of any of the user's conversations, for what is known about a user). Nothing is logged
+ * when none had.
  */
 export const interruptOnClose = (
   drain: Duration.Duration,
@@ -175,9 +176,14 @@ export const interruptOnClose = (
         ...(summaries > 0 ? [counted(summaries, "background summarization", "background summarizations")] : []),
         ...(userFacts > 0 ? [counted(userFacts, "extraction of user facts", "extractions of user facts")] : [])
       ].join(" and ")
-      const resume = summaries + userFacts === 1
-        ? "it resumes on the conversation's next write"
-        : "they resume on each conversation's next write"
+      // A summary resumes on its conversation's next write; learning about a user, on the user's.
+      const resume = userFacts === 0
+        ? summaries === 1
+          ? "it resumes on the conversation's next write"
+          : "they resume on each conversation's next write"
+        : summaries === 0
+        ? userFacts === 1 ? "it resumes on its user's next write" : "they resume on their user's next write"
+        : "summaries resume on their conversation's next write, extractions on their user's next write"
       yield* Effect.logInfo(`closing the memory interrupted ${what}; ${resume}`).pipe(
         Effect.annotateLogs({ summarizations: summaries, userFacts, shutdownDrain: Duration.format(drain) })
       )

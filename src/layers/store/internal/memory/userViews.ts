@@ -100,10 +100,12 @@ const byRecency = (
     readonly before?: DateTime.Utc | undefined
     readonly after?: After | undefined
     readonly exclude?: ConversationId
+    readonly factsPending?: boolean | undefined
   } = {}
 ): ReadonlyArray<Conversation> =>
   sortedByRecency(snapshot, userId).filter((conversation) =>
     conversation.info.conversationId !== query.exclude &&
+    (query.factsPending !== true || conversation.info.factsCursor < conversation.info.lastSeq) &&
     (query.before === undefined || DateTime.lessThan(conversation.lastSaidAt, query.before)) &&
     (query.after === undefined || listedAfter(conversation, query.after))
   )
@@ -120,6 +122,7 @@ export const entries = (
     readonly before?: DateTime.Utc | undefined
     readonly after?: After | undefined
     readonly exclude?: ConversationId
+    readonly factsPending?: boolean | undefined
   }
 ): ReadonlyArray<ConversationEntry> => {
   if (query.limit <= 0) return []

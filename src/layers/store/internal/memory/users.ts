@@ -62,7 +62,8 @@ export const make = ({ ref }: State): UserStore.Service =>
         entries(snapshot, userId, {
           limit: Math.max(0, Math.min(1000, Math.floor(query.limit))),
           before: query.before,
-          after: query.after
+          after: query.after,
+          factsPending: query.factsPending
         })),
 
     searchMessages: (userId, query) =>

@@ -96,7 +96,8 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
       user: Schema.String,
       limit: Schema.Number,
       before: Schema.NullOr(Schema.String),
-      after: Schema.NullOr(Schema.Struct({ at: Schema.String, id: Schema.String }))
+      after: Schema.NullOr(Schema.Struct({ at: Schema.String, id: Schema.String })),
+      factsPending: Schema.Boolean
     }),
     Result: Rows.EntryRow,
     execute: (q) =>
@@ -109,7 +110,7 @@ export const makeUserStatements = (sql: SqlClient.SqlClient) => {
       }${
         q.after === null ? sql.literal("") : sql` AND (c.last_said_at < ${q.after.at}::timestamptz
           OR (c.last_said_at = ${q.after.at}::timestamptz AND c.conversation_id COLLATE "C" > ${q.after.id}))`
-      }
+      }${q.factsPending ? sql.literal(" AND c.facts_cursor < c.last_seq") : sql.literal("")}
         ORDER BY c.last_said_at DESC, c.conversation_id COLLATE "C"
         LIMIT ${q.limit}`
   })

@@ -113,7 +113,8 @@ export const make = (sql: SqlClient.SqlClient): UserStore.Service => {
           before: query.before === undefined ? null : DateTime.formatIso(query.before),
           after: query.after === undefined
             ? null
-            : { at: DateTime.formatIso(query.after.lastSaidAt), id: query.after.conversationId }
+            : { at: DateTime.formatIso(query.after.lastSaidAt), id: query.after.conversationId },
+          factsPending: query.factsPending === true
         })
         return rows.map((row) => Rows.toEntry(userId, row))
       },

@@ -159,7 +159,7 @@ describe("CLI: replay of the bundled conversation", () => {
         )
         assert.match(
           row("turns left out"),
-          /^0 now \(neither shown nor summarized\); some left out at 0 of the 330 turns$/
+          /^0 now \(neither shown nor summarized\); none after any of the 330 turns$/
         )
         assert.match(row("prompt only added to"), /^at \d+ of 329 turns /)
         assert.match(row("summaries cut to the cap"), /^0 \(over 500 tokens even when asked again; --cap\)$/)

@@ -7,7 +7,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { existsSync, mkdirSync, readdirSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Launch from "../src/cli/Launch.js"
 import { cli, type Run, tempDir } from "./fixtures/cli.js"
@@ -101,6 +101,22 @@ describe("CLI: commands that read never create a store", () => {
       oneLine(yield* cli(["context", "nope", "--data-dir", missing]))
       assert.isFalse(existsSync(missing))
       assert.deepStrictEqual(readdirSync(dir), ["data"])
+    }))
+
+  it.scoped("files that cannot be read or are not what the command takes: one line naming the file and why", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const questions = join(dir, "questions.json")
+      writeFileSync(questions, JSON.stringify({ transcript: "t.jsonl", questions: [{ question: "Where?" }] }))
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["eval", questions], `error: ${questions}: not a questions file: questions[0].id: is missing`],
+        [["eval", join(dir, "nope.json")], `error: ${join(dir, "nope.json")}: file not found`],
+        [["replay", join(dir, "nope.jsonl")], `error: ${join(dir, "nope.jsonl")}: file not found`],
+        [["replay", dir], `error: ${dir}: not a file`]
+      ]
+      for (const [args, expected] of cases) {
+        assert.strictEqual(oneLine(yield* cli([...args, "--store", "memory"])), expected, args.join(" "))
+      }
     }))
 })
 

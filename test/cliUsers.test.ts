@@ -75,12 +75,26 @@ describe("CLI: users", () => {
   it.scoped("another user's conversation, or a user id that is not one, fails in one line naming the user", () =>
     Effect.gen(function*() {
       const { env } = yield* replayed
-      assertOneLineFailure(yield* cli(["context", "tess-march", "--user", "ravi"], { env }), "userId")
+      assertOneLineFailure(
+        yield* cli(["context", "tess-march", "--user", "ravi"], { env }),
+        "invalid --user: the conversation belongs to another user"
+      )
       const other = yield* cli(["context", "ravi-new", "--user", "ravi", "--query", "Biscuit"], { env })
       assert.strictEqual(other.code, 0, other.stderr)
       assert.notInclude(other.stdout, "Biscuit")
       assert.notInclude(other.stdout, "Rowan")
-      assertOneLineFailure(yield* cli(["context", "tess-may", "--user", "tab\there"], { env }), "userId", "control")
+      assertOneLineFailure(yield* cli(["context", "tess-may", "--user", "tab\there"], { env }), "--user", "control")
+      // A bad user is refused before a replay clears the earlier one of the same id.
+      assertOneLineFailure(
+        yield* cli(["replay", "--conversation", "tess-march", "--user", ""], { env }),
+        "invalid --user: must not be empty"
+      )
+      assert.include((yield* cli(["messages", "tess-march"], { env })).stdout, "#1")
+      // The MCP server refuses another user's conversation when it starts, not on every call.
+      assertOneLineFailure(
+        yield* cli(["mcp", "--conversation", "tess-march", "--user", "ravi"], { env, stdin: "" }),
+        "invalid --user: the conversation belongs to another user"
+      )
     }))
 
   it.scoped("chat --user: a new conversation of the user sends the model what the user said before", () =>

@@ -151,7 +151,7 @@ describe("CLI: mcp", () => {
         const { tools } = Schema.decodeUnknownSync(ToolList)(yield* mcp.request("tools/list", {}))
         assert.deepStrictEqual(
           tools.map((tool) => [tool.name, tool.inputSchema.required, Object.keys(tool.inputSchema.properties)]),
-          [["search_memory", ["query", "limit"], ["query", "limit"]], ["read_turns", ["fromSeq", "toSeq"], [
+          [["search_memory", ["query"], ["query", "limit"]], ["read_turns", ["fromSeq", "toSeq"], [
             "fromSeq",
             "toSeq"
           ]]]
@@ -166,7 +166,7 @@ describe("CLI: mcp", () => {
               minimum: 1,
               maximum: 10
             }, { type: "null" }],
-            description: "How many turns to return, 1 to 10; null for 5."
+            description: "How many turns to return, 1 to 10; 5 when left out or null."
           }
         })
 
@@ -186,6 +186,14 @@ describe("CLI: mcp", () => {
         assert.deepStrictEqual(turn?.messages.map((m) => m.role), ["user", "assistant", "tool", "assistant"])
         assert.include(turn?.messages[1]?.text, "[calls lookup_order")
         assert.include(turn?.messages[2]?.text, orderNumber)
+        // Over MCP, limit may be left out: the default number of turns.
+        const defaulted = Schema.decodeUnknownSync(CallResult)(
+          yield* mcp.request("tools/call", { name: "search_memory", arguments: { query: orderNumber } })
+        )
+        assert.isFalse(defaulted.isError ?? false, defaulted.content[0]?.text)
+        const byDefault = Schema.decodeUnknownSync(SearchResult)(defaulted.content[0]?.text).turns
+        assert.isAtLeast(byDefault.length, 1)
+        assert.isAtMost(byDefault.length, 5)
 
         // read_turns reads the stored messages; a bad range is an error result, not a protocol error.
         const read = Schema.decodeUnknownSync(CallResult)(
@@ -216,7 +224,7 @@ describe("CLI: mcp", () => {
     () =>
       Effect.map(cli(["mcp", "--conversation", "", "--store", "memory"]), (result) => {
         assert.notStrictEqual(result.code, 0)
-        assert.include(result.stderr, "conversationId")
+        assert.include(result.stderr, "invalid --conversation: must not be empty")
       })
   )
 })

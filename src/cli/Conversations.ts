@@ -133,11 +133,16 @@ export const inspect = ({ conversationId, flags, json }: Input & { readonly json
         ["roles", roles.join(", ")],
         ["created", DateTime.formatIso(info.createdAt)],
         ["updated", DateTime.formatIso(info.updatedAt)],
-        ["summary covers", `messages up to #${state.cursor} (summary version ${state.version})`],
-        ["not summarized yet", `${stats.lagMessages} messages, ${stats.lagTokens} tokens`],
+        [
+          "summary covers",
+          state.cursor === 0 ? "nothing yet" : `messages up to #${state.cursor} (summary version ${state.version})`
+        ],
+        ["not summarized yet", `${Report.count(stats.lagMessages, "message")}, ${stats.lagTokens} tokens`],
         [
           "next context",
-          `${stats.contextTokens} tokens, ${stats.turnsShown} turns shown, ${stats.turnsOmitted} left out ` +
+          `${stats.contextTokens} tokens, ${
+            Report.count(stats.turnsShown, "turn")
+          } shown, ${stats.turnsOmitted} left out ` +
           "(neither shown nor summarized)"
         ],
         ["tokens stored per context token", Report.ratio(stats.compressionRatio)]

@@ -2,7 +2,9 @@
  * Failures as the command line shows them: one line, no stack trace, naming the variable or flag
  * at fault.
  */
-import { ConfigError, Predicate, Schema } from "effect"
+import type { PlatformError } from "@effect/platform/Error"
+import { ConfigError, Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import { formatPath } from "../errors/internal/decode.js"
 import { flagOf } from "./Settings.js"
 
 /**
@@ -52,10 +54,62 @@ const withCause = (message: string | undefined, cause: string | undefined): stri
     ? message
     : `${message}: ${cause}`
 
+/**
+ * The command line's words for the fields of the memory's calls it fills in: a refused call names
+ * the flag or argument the user typed.
+ */
+const fieldWords: Readonly<Record<string, string>> = {
+  conversationId: "conversation id",
+  "options.userId": "--user",
+  "options.limit": "--limit",
+  "options.query": "--query"
+}
+
+const isDataValidationError = (
+  error: unknown
+): error is { readonly path: string; readonly reason: string } =>
+  Predicate.isTagged(error, "DataValidationError") && Predicate.hasProperty(error, "path") &&
+  typeof error.path === "string" && Predicate.hasProperty(error, "reason") && typeof error.reason === "string"
+
+/**
+ * Checks `value` as the memory would, before a command acts on it: a bad one fails with a
+ * `CliError` naming `what` (a flag or an argument) and the first problem.
+ */
+export const check = <A>(schema: Schema.Schema<A, string>, what: string, value: string): Effect.Effect<A, CliError> =>
+  Either.match(Schema.decodeEither(schema, { errors: "first" })(value), {
+    onLeft: (error) => Effect.fail(new CliError({ reason: `invalid ${what}: ${firstIssue(error)}` })),
+    onRight: Effect.succeed
+  })
+
+/** Why a file could not be read, in a few words. */
+export const fileProblem = (error: PlatformError): string => {
+  if (error._tag === "SystemError") {
+    switch (error.reason) {
+      case "NotFound":
+        return "file not found"
+      case "PermissionDenied":
+        return "permission denied"
+      case "BadResource":
+        return "not a file"
+    }
+  }
+  return error.message
+}
+
+/** The first problem of a parse, with the path to it (`questions[3].factKey: is missing`). */
+export const firstIssue = (error: ParseResult.ParseError): string => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  if (issue === undefined) return "is invalid"
+  return issue.path.length === 0 ? issue.message : `${formatPath(issue.path, "")}: ${issue.message}`
+}
+
 /** The failure as one line. A store failure with a `detail` has named its cause already. */
 export const describe = (error: unknown): string => {
+  const words = isDataValidationError(error) ? fieldWords[error.path] : undefined
   const text = ConfigError.isConfigError(error)
     ? configMessage(error)
+    : isDataValidationError(error) && words !== undefined
+    ? `invalid ${words}: ${error.reason}`
     : Predicate.isTagged(error, "RepositoryError") && Predicate.hasProperty(error, "cause") &&
         !(Predicate.hasProperty(error, "detail") && typeof error.detail === "string")
     ? withCause(causeMessage(error), causeMessage(error.cause))

@@ -295,9 +295,9 @@ export const run = ({ askModel, flags, json, questions, strategies, user }: Inpu
     const late = file.questions.filter((q) => q.askedAfterTurn > turns.length)
     if (late.length > 0) {
       return yield* new CliError({
-        reason: `${late.length} questions are asked after turn ${turns.length}, the transcript's last (${
-          late.map((q) => q.id).join(", ")
-        })`
+        reason: `${
+          Report.count(late.length, "question is", "questions are")
+        } asked after turn ${turns.length}, the transcript's last (${late.map((q) => q.id).join(", ")})`
       })
     }
     const chosen = yield* parseStrategies(strategies)

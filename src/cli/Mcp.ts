@@ -5,10 +5,13 @@
  */
 import * as McpServer from "@effect/ai/McpServer"
 import { Cause, Console, Effect, Either, Exit, Fiber, Layer, Option, type ParseResult, Schema } from "effect"
+import { ConversationId } from "../domain/ConversationId.js"
+import { UserId } from "../domain/UserId.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import * as RecallTools from "../layers/internal/recallTools.js"
 import * as RecallToolkit from "../layers/RecallToolkit.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { check } from "./Errors.js"
 import * as McpStdio from "./McpStdio.js"
 import * as Settings from "./Settings.js"
 import { Stdio } from "./Stdio.js"
@@ -38,10 +41,11 @@ const argumentsCheck = <A, I>(schema: Schema.Schema<A, I>) => {
     })
 }
 
-/** The recall tools' argument checks, by name. */
+/** The recall tools' argument checks, by name, as the tools served take them. */
+const mcpTools = RecallTools.mcpToolkit.tools
 const tools: ReadonlyMap<string, (args: unknown) => Option.Option<string>> = new Map([
-  [RecallTools.SearchMemory.name, argumentsCheck(RecallTools.SearchMemory.parametersSchema)],
-  [RecallTools.ReadTurns.name, argumentsCheck(RecallTools.ReadTurns.parametersSchema)]
+  [mcpTools.search_memory.name, argumentsCheck(mcpTools.search_memory.parametersSchema)],
+  [mcpTools.read_turns.name, argumentsCheck(mcpTools.read_turns.parametersSchema)]
 ])
 
 /**
@@ -52,15 +56,18 @@ export const serve = ({ conversation, flags, server, user }: Input) =>
   Effect.gen(function*() {
     const options = yield* Settings.resolve(flags)
     const stdio = yield* Stdio
-    // The conversation and its user are fixed here, so no tool parameter can name another.
-    const userId = Option.getOrUndefined(user)
+    // The conversation and its user are fixed here, so no tool parameter can name another. Both
+    // are checked before serving, so a bad one is refused once, not on every call.
+    const userId = Option.isSome(user) ? yield* check(UserId, "--user", user.value) : undefined
+    yield* check(ConversationId, "--conversation", conversation)
     const served = McpServer.toolkit(RecallTools.mcpToolkit).pipe(
       Layer.provide(RecallToolkit.layer(conversation, { userId })),
       Layer.provide(McpStdio.layer({ ...server, stdin: stdio.stdin, writeOut: stdio.writeOut, tools }))
     )
     yield* Effect.gen(function*() {
       const memory = yield* ChatMemoryService
-      const known = yield* memory.stats(conversation).pipe(
+      // Refuses a conversation of another user.
+      const known = yield* memory.getMessages(conversation, { limit: 1, userId }).pipe(
         Effect.as(true),
         Effect.catchTag("ConversationNotFoundError", () => Effect.succeed(false))
       )

@@ -5,7 +5,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { dirname, resolve } from "node:path"
-import { CliError } from "./Errors.js"
+import { CliError, fileProblem, firstIssue } from "./Errors.js"
 
 const Turn = Schema.Int.pipe(Schema.positive())
 
@@ -63,10 +63,10 @@ export const readQuestions = (path: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new CliError({ reason: `${path}: ${error.message}` }))
+      Effect.mapError((error) => new CliError({ reason: `${path}: ${fileProblem(error)}` }))
     )
-    const file = yield* Schema.decodeUnknown(Schema.parseJson(QuestionsFile))(text).pipe(
-      Effect.mapError((error) => new CliError({ reason: `${path}: not a questions file: ${error.message}` }))
+    const file = yield* Schema.decodeUnknown(Schema.parseJson(QuestionsFile), { errors: "first" })(text).pipe(
+      Effect.mapError((error) => new CliError({ reason: `${path}: not a questions file: ${firstIssue(error)}` }))
     )
     return { ...file, transcript: resolve(dirname(path), file.transcript) }
   })

@@ -9,14 +9,17 @@
 import { Clock, Console, Effect, Option, type Queue, Schema } from "effect"
 import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
+import { ConversationId } from "../domain/ConversationId.js"
 import { ConversationStats } from "../domain/ConversationStats.js"
 import { MemoryContext } from "../domain/MemoryContext.js"
 import type { MemoryEvent } from "../domain/MemoryEvent.js"
 import type { Message, MessageInput } from "../domain/Message.js"
+import { UserId } from "../domain/UserId.js"
 import { isAppendOnly } from "../layers/ai/internal/prefix.js"
 import type * as ChatMemoryConfig from "../layers/ChatMemoryConfig.js"
 import * as ChatMemoryLive from "../layers/ChatMemoryLive.js"
 import { ChatMemoryService } from "../services/ChatMemoryService.js"
+import { check } from "./Errors.js"
 import * as Progress from "./Progress.js"
 import * as Report from "./Report.js"
 import * as Settings from "./Settings.js"
@@ -184,6 +187,9 @@ const run = (
     const configuration = Settings.describe(options)
     const kRawTurns = configuration.kRawTurns ?? 1
     const memory = yield* ChatMemoryService
+    // Checked before anything is cleared: a bad id must not cost the earlier replay.
+    if (userId !== undefined) yield* check(UserId, "--user", userId)
+    for (const { conversationId } of conversations) yield* check(ConversationId, "conversation id", conversationId)
     for (const { conversationId } of conversations) {
       yield* startOver(conversationId)
       // Recorded, so `context` and `inspect` read the conversation with the strategy that wrote it.
@@ -313,8 +319,10 @@ const run = (
       ["turns shown now", stats.turnsShown],
       [
         "turns left out",
-        `${stats.turnsOmitted} now (neither shown nor summarized); some left out at ${omittedAt} of the ` +
-        `${perTurn.length} turns`
+        `${stats.turnsOmitted} now (neither shown nor summarized); ` +
+        (omittedAt === 0
+          ? `none after any of the ${perTurn.length} turns`
+          : `some after ${omittedAt} of the ${perTurn.length} turns`)
       ],
       ...(summarizes && configuration.recall !== "off"
         ? [

@@ -27,18 +27,21 @@ export const context = (value: MemoryContext): string =>
     return gutter(message.role, text)
   }).join("\n")
 
+/** `n` and its noun: "1 turn", "2 turns". */
+export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+
 /** What the context holds, in one line. */
 export const contextLine = (value: MemoryContext): string =>
   [
     `${value.strategy}`,
     `${value.tokenCount} of ${value.tokenBudget ?? "unbounded"} tokens`,
-    `${value.facts.length} facts`,
+    count(value.facts.length, "fact"),
     value.summary === null ? "no summary" : `a summary of messages up to #${value.summarizedUpTo}`,
-    `${value.turnsShown} turns shown`,
+    `${count(value.turnsShown, "turn")} shown`,
     `${value.turnsOmitted} left out`,
     ...(value.recalled.length === 0
       ? []
-      : [`${value.recalled.length} older turns recalled (${value.recalledTokens} tokens)`])
+      : [`${count(value.recalled.length, "older turn")} recalled (${value.recalledTokens} tokens)`])
   ].join(", ")
 
 /** A stored message, with its seq. */

@@ -8,6 +8,7 @@ import { DateTime, Effect, ParseResult, Predicate, Schema } from "effect"
 import { createdAtProblem } from "../domain/internal/messageLimits.js"
 import { MessageInput } from "../domain/Message.js"
 import { formatPath } from "../errors/internal/decode.js"
+import { fileProblem } from "./Errors.js"
 
 /**
  * A transcript that cannot be read, with where the bad entry is: its 1-based line in JSONL, or its
@@ -126,11 +127,7 @@ export const readEntries = (path: string) =>
       Effect.mapError((error) =>
         new TranscriptError({
           path,
-          reason: error._tag === "SystemError" && error.reason === "NotFound"
-            ? "file not found"
-            : error._tag === "SystemError" && error.reason === "PermissionDenied"
-            ? "permission denied"
-            : error.message
+          reason: fileProblem(error)
         })
       )
     )

@@ -6,7 +6,7 @@
  *
  * - A line that is not JSON gets a parse error (-32700, id null).
  * - A message that is not a request gets an invalid-request error (-32600).
- * - An unknown method gets -32601, and params the method does not take get -32602.
+ * - An unknown method gets -32601, and params the method refuses get -32602 (unknown fields are ignored).
  * - A `tools/call` whose arguments the tool refuses gets a tool error result (`isError: true`).
  *
  * Each answer of the server is rewritten to plain JSON-RPC. Its id is the one the client sent,

@@ -1,7 +1,8 @@
 /**
  * Closing the memory with summaries in flight: by default they are interrupted at once, and the
  * close says so in one Info line (how many, and that they resume on the next write, which they do);
- * with `shutdownDrain` the close waits for them up to that long first. On the test clock.
+ * with `shutdownDrain` the close waits for them up to that long first. On the test clock. An
+ * extraction of user facts cut short resumes on the user's next write, from any conversation.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { type Duration, Effect, Exit, Fiber, Layer, LogLevel, Option, Queue, Schema, Scope, TestClock } from "effect"
@@ -212,4 +213,48 @@ describe("closing the memory", () => {
         "SummarizationStrategy.make: invalid options.shutdownDrain: must be a duration of zero or more"
       )
     }).pipe(Effect.scoped))
+})
+
+describe("a look over a user's conversations for turns left unread", () => {
+  it.effect("a look at a user's conversations cut short by a clear does not end another job that waits on it", () =>
+    recording((entries) =>
+      Effect.gen(function*() {
+        const store = yield* MemoryStore.make
+        const looks = yield* Queue.unbounded<string>()
+        let first = true
+        // The first look for conversations with turns unread never answers.
+        const hanging: Store.Store = {
+          ...store,
+          users: {
+            ...store.users,
+            listConversations: (userId, query) => {
+              if (query.factsPending !== true || !first) return store.users.listConversations(userId, query)
+              first = false
+              return Effect.zipRight(Queue.offer(looks, userId), Effect.never)
+            }
+          }
+        }
+        const extracted = yield* Queue.unbounded<string>()
+        const layer = ChatMemoryTest.layer({
+          ...knobs,
+          store: Store.layerFrom(hanging),
+          script: {
+            extractFacts: (input) =>
+              Effect.as(Queue.offer(extracted, input.conversationId), { facts: [], narrative: "" })
+          }
+        })
+        const scope = yield* Scope.make()
+        const memory = yield* Effect.provide(ChatMemoryService, yield* Layer.buildWithScope(layer, scope))
+        yield* memory.addMessages("a", turn(1), { userId: "ana" })
+        assert.strictEqual(yield* Queue.take(looks), "ana")
+        // B's job waits on A's look; clearing A interrupts A's job, and its look with it.
+        yield* memory.addMessages("b", turn(2), { userId: "ana" })
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+        yield* memory.clearMessages("a")
+        yield* memory.awaitIdle()
+        assert.deepStrictEqual([...yield* Queue.takeAll(extracted)], ["b"])
+        assert.deepStrictEqual(entries.filter((entry) => entry.message.includes("interrupted from within")), [])
+        yield* Scope.close(scope, Exit.void)
+      })
+    ))
 })

@@ -107,7 +107,8 @@ export const makeUserFacts = (settings: SummarizationOptions, breaker: Breaker.B
         const info = yield* repository.getConversation(conversationId)
         const userId = info.userId
         if (userId === null) return false
-        yield* looked.get(userId)
+        // Another job's look at the user, interrupted (its conversation cleared), is not this run's end.
+        yield* Effect.catchAllCause(looked.get(userId), () => Effect.void)
         if (info.factsCursor >= info.lastSeq) return false
         return yield* learn(conversationId, info, userId, due)
       })

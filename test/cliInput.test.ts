@@ -103,6 +103,18 @@ describe("CLI: commands that read never create a store", () => {
       assert.deepStrictEqual(readdirSync(dir), ["data"])
     }))
 
+  it.scoped("arguments the parser refuses: one line with the others' `error:`, no usage block", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["context"], "error: Missing argument <conversationId>"],
+        [["messages", "x", "--limit", "abc"], "error: 'abc' is not a integer"],
+        [["context", "a", "extra"], "error: unexpected argument: 'extra'"]
+      ]
+      for (const [args, expected] of cases) {
+        assert.strictEqual(oneLine(yield* cli([...args, "--store", "memory"])), expected, args.join(" "))
+      }
+    }))
+
   it.scoped("files that cannot be read or are not what the command takes: one line naming the file and why", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

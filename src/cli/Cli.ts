@@ -3,7 +3,7 @@
  * one line on stderr. `main.ts` runs it in the process. Tests run it with their own console and
  * configuration.
  */
-import { Command, ValidationError } from "@effect/cli"
+import { CliConfig, Command, CommandDescriptor, HelpDoc, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Logger, LogLevel, Option } from "effect"
 import { program, root } from "./Commands.js"
 import { CliError, describe } from "./Errors.js"
@@ -29,6 +29,29 @@ export const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
   ) => (arg === "--k" ? "--k-raw-turns" : arg.startsWith("--k=") ? `--k-raw-turns=${arg.slice(4)}` : arg))
 }
 
+// Terminal colour codes, which a one-line message does without.
+const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g")
+
+/**
+ * The arguments parsed before the command runs, so that a bad one is one line like every other
+ * failure (`error: Missing argument <conversationId>`), where the parser would print its own.
+ */
+const preParse = (args: ReadonlyArray<string>) =>
+  CommandDescriptor.parse(root.descriptor, [program.name, ...args], CliConfig.defaultConfig).pipe(
+    Effect.flatMap((directive) =>
+      directive._tag === "UserDefined" && directive.leftover.length > 0
+        ? Effect.fail(new CliError({ reason: `unexpected argument: '${directive.leftover[0]}'` }))
+        : Effect.void
+    ),
+    Effect.mapError((error) =>
+      ValidationError.isValidationError(error)
+        ? new CliError({
+          reason: HelpDoc.toAnsiText(error.error).replace(ansi, "").trim().replaceAll(/\s*\n\s*/g, " ")
+        })
+        : error
+    )
+  )
+
 /**
  * Runs the command line on `args`, the arguments after the program's name. Help is compact, one
  * line per flag. An unknown flag is named, with the nearest known one. A failure prints one line
@@ -40,7 +63,7 @@ export const run = (args: ReadonlyArray<string>) => {
   const unknown = Flags.unknownFlag(root, program.name, normalized)
   const command = Option.isSome(unknown)
     ? Effect.fail(new CliError({ reason: unknown.value }))
-    : parse(["node", program.name, ...normalized])
+    : Effect.zipRight(preParse(normalized), parse(["node", program.name, ...normalized]))
   return Help.orRun(root, normalized, program.version, command).pipe(
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)

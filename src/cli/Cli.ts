@@ -3,7 +3,7 @@
  * one line on stderr. `main.ts` runs it in the process. Tests run it with their own console and
  * configuration.
  */
-import { CliConfig, Command, CommandDescriptor, HelpDoc, ValidationError } from "@effect/cli"
+import { CliConfig, Command, CommandDescriptor, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Logger, LogLevel, Option } from "effect"
 import { program, root } from "./Commands.js"
 import { CliError, describe } from "./Errors.js"
@@ -29,9 +29,6 @@ export const normalize = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
   ) => (arg === "--k" ? "--k-raw-turns" : arg.startsWith("--k=") ? `--k-raw-turns=${arg.slice(4)}` : arg))
 }
 
-// Terminal colour codes, which a one-line message does without.
-const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g")
-
 /**
  * The arguments parsed before the command runs, so that a bad one is one line like every other
  * failure (`error: Missing argument <conversationId>`), where the parser would print its own.
@@ -44,11 +41,7 @@ const preParse = (args: ReadonlyArray<string>) =>
         : Effect.void
     ),
     Effect.mapError((error) =>
-      ValidationError.isValidationError(error)
-        ? new CliError({
-          reason: HelpDoc.toAnsiText(error.error).replace(ansi, "").trim().replaceAll(/\s*\n\s*/g, " ")
-        })
-        : error
+      ValidationError.isValidationError(error) ? new CliError({ reason: Help.oneLine(error.error) }) : error
     )
   )
 

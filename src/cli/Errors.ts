@@ -3,8 +3,8 @@
  * at fault.
  */
 import type { PlatformError } from "@effect/platform/Error"
-import { ConfigError, Effect, Either, ParseResult, Predicate, Schema } from "effect"
-import { formatPath } from "../errors/internal/decode.js"
+import { ConfigError, Effect, Either, type ParseResult, Predicate, Schema } from "effect"
+import { firstProblem } from "../errors/internal/decode.js"
 import { flagOf } from "./Settings.js"
 
 /**
@@ -65,11 +65,15 @@ const fieldWords: Readonly<Record<string, string>> = {
   "options.query": "--query"
 }
 
-const isDataValidationError = (
-  error: unknown
-): error is { readonly path: string; readonly reason: string } =>
-  Predicate.isTagged(error, "DataValidationError") && Predicate.hasProperty(error, "path") &&
-  typeof error.path === "string" && Predicate.hasProperty(error, "reason") && typeof error.reason === "string"
+/** A memory call's refusal of a field the command line filled in, in the command line's words. */
+const refusedField = (error: unknown): string | undefined => {
+  if (
+    !Predicate.isTagged(error, "DataValidationError") || !Predicate.hasProperty(error, "path") ||
+    !Predicate.hasProperty(error, "reason") || typeof error.path !== "string"
+  ) return undefined
+  const words = fieldWords[error.path]
+  return words === undefined ? undefined : `invalid ${words}: ${String(error.reason)}`
+}
 
 /**
  * Checks `value` as the memory would, before a command acts on it: a bad one fails with a
@@ -98,18 +102,18 @@ export const fileProblem = (error: PlatformError): string => {
 
 /** The first problem of a parse, with the path to it (`questions[3].factKey: is missing`). */
 export const firstIssue = (error: ParseResult.ParseError): string => {
-  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
-  if (issue === undefined) return "is invalid"
-  return issue.path.length === 0 ? issue.message : `${formatPath(issue.path, "")}: ${issue.message}`
+  const { path, reason } = firstProblem(error, "")
+  // An empty path is the whole input, named by what the caller adds before.
+  return path === "input" ? reason : `${path}: ${reason}`
 }
 
 /** The failure as one line. A store failure with a `detail` has named its cause already. */
 export const describe = (error: unknown): string => {
-  const words = isDataValidationError(error) ? fieldWords[error.path] : undefined
+  const refused = refusedField(error)
   const text = ConfigError.isConfigError(error)
     ? configMessage(error)
-    : isDataValidationError(error) && words !== undefined
-    ? `invalid ${words}: ${error.reason}`
+    : refused !== undefined
+    ? refused
     : Predicate.isTagged(error, "RepositoryError") && Predicate.hasProperty(error, "cause") &&
         !(Predicate.hasProperty(error, "detail") && typeof error.detail === "string")
     ? withCause(causeMessage(error), causeMessage(error.cause))

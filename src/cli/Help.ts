@@ -71,6 +71,9 @@ const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
   }
 }
 
+/** A help document as plain text on one line, such as the parser's refusal of an argument. */
+export const oneLine = (doc: HelpDoc.HelpDoc): string => paragraphs(doc).join(" ").trim()
+
 /** A help document's sections: each header with the paragraphs and definitions under it. */
 interface Section {
   readonly title: string

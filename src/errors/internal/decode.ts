@@ -18,6 +18,15 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>, root: string): stri
   return out.length === 0 ? "input" : out
 }
 
+/** The first problem of a parse: the path to it under `root`, and what is wrong there. */
+export const firstProblem = (
+  error: ParseResult.ParseError,
+  root: string
+): { readonly path: string; readonly reason: string } => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return { path: formatPath(issue?.path ?? [], root), reason: issue?.message ?? "is invalid" }
+}
+
 /**
  * A decoder of outside input for the public method `operation`. The first problem `schema` finds
  * becomes a `DataValidationError`, its path starting at `root`, the argument's name. Excess
@@ -26,12 +35,8 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>, root: string): stri
 export const decode = <A, I>(schema: Schema.Schema<A, I>, operation: string, root: string) => {
   const decodeUnknown = Schema.decodeUnknown(schema, parseOptions)
   return (input: unknown): Effect.Effect<A, DataValidationError> =>
-    Effect.mapError(decodeUnknown(input), (error) => {
-      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
-      return new DataValidationError({
-        operation,
-        path: formatPath(issue?.path ?? [], root),
-        reason: issue?.message ?? "is invalid"
-      })
-    })
+    Effect.mapError(
+      decodeUnknown(input),
+      (error) => new DataValidationError({ operation, ...firstProblem(error, root) })
+    )
 }

@@ -78,11 +78,10 @@ const searchQuery = described(
   "Words to look for: names, ids, numbers, topics said earlier."
 )
 const searchLimit = Schema.NullOr(Schema.Int.pipe(Schema.between(1, MaxSearchLimit)))
-const searchLimitDescription = `How many turns to return, 1 to ${MaxSearchLimit}; null for ${DefaultSearchLimit}.`
 
 export const SearchParameters = Schema.Struct({
   query: searchQuery,
-  limit: described(searchLimit, searchLimitDescription)
+  limit: described(searchLimit, `How many turns to return, 1 to ${MaxSearchLimit}; null for ${DefaultSearchLimit}.`)
 }).annotations(strictParameters)
 
 // An MCP client may leave an optional parameter out: over MCP, `limit` may also be absent.
